@@ -1,0 +1,37 @@
+"""Framework adapters ("backends"): one framework on one kind of device.
+
+A backend knows how to start its framework (import it, pin threads, report versions),
+place arrays on its device, poison and read back buffers, and wait for work to finish.
+The harness never touches a framework directly, so adding one is one module here plus
+one line in :data:`BACKENDS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from gpubench.backends.base import Backend, Unavailable
+
+#: backend id -> "module:Class". Ids are ``<framework>-<device>``.
+BACKENDS: dict[str, str] = {
+    "numpy-cpu": "gpubench.backends.numpy_cpu:NumpyCPU",
+    "numba-cpu": "gpubench.backends.numba_cpu:NumbaCPU",
+    "jax-cpu": "gpubench.backends.jax_backend:JaxCPU",
+    "torch-cpu": "gpubench.backends.torch_backend:TorchCPU",
+}
+
+__all__ = ["BACKENDS", "Backend", "Unavailable", "load_backend", "split_backend_id"]
+
+
+def split_backend_id(backend_id: str) -> tuple[str, str]:
+    """``"jax-cpu"`` -> ``("jax", "cpu")``."""
+    framework, _, device = backend_id.rpartition("-")
+    return framework, device
+
+
+def load_backend(backend_id: str) -> Backend:
+    """Instantiate a backend without importing its framework (that happens in start())."""
+    if backend_id not in BACKENDS:
+        raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
+    module, _, cls = BACKENDS[backend_id].partition(":")
+    return getattr(importlib.import_module(module), cls)()

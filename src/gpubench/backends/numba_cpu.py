@@ -1,0 +1,21 @@
+"""Numba compiling for the host CPU (njit, prange, vectorize, guvectorize)."""
+
+from __future__ import annotations
+
+from gpubench.backends.base import Backend, Unavailable
+
+
+class NumbaCPU(Backend):
+    framework = "numba"
+    device = "cpu"
+
+    def start(self, threads: int) -> dict[str, str]:
+        try:
+            import numba
+        except Exception as exc:  # noqa: BLE001 - any import failure is a reason
+            raise Unavailable(f"import numba failed: {type(exc).__name__}: {exc}") from exc
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        import numpy as np
+
+        return {"numba": numba.__version__, "numpy": np.__version__,
+                "threading_layer": str(numba.config.THREADING_LAYER)}

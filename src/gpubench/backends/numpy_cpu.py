@@ -1,0 +1,18 @@
+"""NumPy on the host: the baseline every speedup is quoted against."""
+
+from __future__ import annotations
+
+from gpubench.backends.base import Backend
+
+
+class NumpyCPU(Backend):
+    framework = "numpy"
+    device = "cpu"
+
+    def start(self, threads: int) -> dict[str, str]:
+        import numpy as np
+        from threadpoolctl import threadpool_limits
+
+        # BLAS (matmul) is NumPy's only multi-threaded path; cap it explicitly.
+        self._limits = threadpool_limits(limits=threads)
+        return {"numpy": np.__version__}

@@ -1,0 +1,191 @@
+"""The measurement loop: check first, then warm up, then time until the noise is low.
+
+Order for each case: skip if it cannot fit; build; poison the outputs; time the first
+call alone (JIT compilation lands there); check against the float64 reference; warm up;
+poison again; time calls one by one until the relative spread (IQR / median) is under
+the target, or the time cap or sample cap is hit; check the outputs again. A wrong
+result is recorded as ``wrong_result`` and is not timed further.
+"""
+
+from __future__ import annotations
+
+import math
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpubench.backends.base import Backend
+from gpubench.spec import BuildContext, Case, Implementation, KernelSpec
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How hard to measure; every field is a config key under ``harness``."""
+
+    warmup: int = 2
+    min_samples: int = 5
+    max_samples: int = 1000
+    target_rel_spread: float = 0.05
+    max_time_s: float = 1.0
+    seed: int = 20261122
+    #: a case runs only if memory_bytes * this <= free memory
+    memory_headroom: float = 1.5
+
+
+@dataclass
+class Measurement:
+    """What the harness learned about one (case, implementation): row fields + samples."""
+
+    fields: dict[str, Any]
+    samples: list[float]
+
+
+def summarize(samples: list[float]) -> dict[str, float]:
+    arr = np.asarray(samples, dtype=np.float64)
+    q1, med, q3 = np.percentile(arr, [25, 50, 75])
+    return {
+        "samples": len(arr),
+        "median_s": float(med),
+        "min_s": float(arr.min()),
+        "max_s": float(arr.max()),
+        "q1_s": float(q1),
+        "q3_s": float(q3),
+        "iqr_s": float(q3 - q1),
+        "mean_s": float(arr.mean()),
+        "rel_spread": float((q3 - q1) / med) if med > 0 else math.inf,
+    }
+
+
+def time_samples(
+    call: Callable[[], Any], backend: Backend, settings: Settings,
+    clock: Callable[[], float] | None = None,
+) -> tuple[list[float], str, Any]:
+    """Time ``call`` until converged; return (samples, stop reason, last result)."""
+    import time
+
+    clock = clock or time.perf_counter
+    samples: list[float] = []
+    started = clock()
+    next_check = settings.min_samples
+    result = None
+    while True:
+        result, seconds = backend.time_call(call)
+        samples.append(seconds)
+        n = len(samples)
+        if n >= settings.max_samples:
+            return samples, "max_samples", result
+        if n >= next_check:
+            # Checking every sample would cost more than tiny kernels: check at ~10% steps.
+            next_check = n + max(1, n // 10)
+            q1, med, q3 = np.percentile(samples, [25, 50, 75])
+            if med > 0 and (q3 - q1) / med <= settings.target_rel_spread:
+                return samples, "converged", result
+        if n >= settings.min_samples and clock() - started >= settings.max_time_s:
+            return samples, "time_cap", result
+
+
+def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
+    if result is None:
+        if len(outputs) != 1:
+            raise RuntimeError("implementation returned nothing and the kernel has "
+                               f"{len(outputs)} output buffers")
+        result = next(iter(outputs.values()))
+    return backend.to_host(result)
+
+
+def skip_reason(spec: KernelSpec, impl: Implementation, case: Case, backend: Backend,
+                settings: Settings) -> str:
+    """Why a case must not run (too big for the implementation or for memory), or ''."""
+    if impl.max_size is not None and case.size > impl.max_size:
+        return (f"{impl.name} is capped at size {impl.max_size} "
+                f"(hand-written loop; see the implementation's max_size)")
+    need = spec.memory_bytes(case) * settings.memory_headroom
+    free = backend.free_memory()
+    if free is not None and need > free:
+        return (f"needs about {need / 2**30:.2f} GiB with headroom, "
+                f"{free / 2**30:.2f} GiB free on {backend.device}")
+    return ""
+
+
+def measure(
+    spec: KernelSpec,
+    impl: Implementation,
+    case: Case,
+    backend: Backend,
+    settings: Settings,
+    host_inputs: dict[str, np.ndarray],
+    ref: Any,
+    progress: Callable[[str], None] = lambda msg: None,
+) -> Measurement:
+    """Measure one implementation on one case; never raises for the implementation's faults."""
+    import time
+
+    fields: dict[str, Any] = {
+        "bytes": spec.bytes_moved(case),
+        "flops": spec.flops(case),
+        "tolerance": spec.tolerance(case),
+        "timer": backend.timer,
+        "mode": "hot",
+    }
+    reason = skip_reason(spec, impl, case, backend, settings)
+    if reason:
+        return Measurement({**fields, "status": "skipped", "reason": reason}, [])
+    stage = "placing inputs on the device"
+    try:
+        inputs = {k: backend.to_device(v) for k, v in host_inputs.items()}
+        outputs = {name: backend.empty(shape, dtype)
+                   for name, (shape, dtype) in spec.outputs(case).items()}
+        outputs = {k: v for k, v in outputs.items() if v is not None}
+        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed))
+        stage = "building"
+        t0 = time.perf_counter()
+        call = impl.builder(ctx)
+        fields["setup_s"] = time.perf_counter() - t0
+        for buf in outputs.values():
+            backend.poison(buf)
+        stage = "first call"
+        result, fields["first_call_s"] = backend.time_call(call)
+        check = spec.check(case, _result_on_host(backend, result, outputs), ref)
+        fields["rel_err"] = check.rel_err
+        if not check.passed:
+            return Measurement({**fields, "status": "wrong_result",
+                                "reason": f"first call: {check.reason}"}, [])
+        stage = "warm-up"
+        for _ in range(settings.warmup):
+            backend.block(call())
+        for buf in outputs.values():
+            backend.poison(buf)
+        stage = "timed calls"
+        samples, stop, result = time_samples(call, backend, settings)
+        progress(f"{len(samples)} samples ({stop})")
+        check = spec.check(case, _result_on_host(backend, result, outputs), ref)
+        fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err
+        if not check.passed:
+            return Measurement({**fields, "status": "wrong_result",
+                                "reason": f"after timed calls: {check.reason}"}, samples)
+    except MemoryError as exc:
+        return Measurement({**fields, "status": "skipped",
+                            "reason": f"out of memory while {stage}: {exc}"}, [])
+    except Exception as exc:  # noqa: BLE001 - one failing implementation must not stop the rest
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        status = "skipped" if _is_oom(exc) else "error"
+        return Measurement({**fields, "status": status, "reason": f"{stage}: {tb}"[:500]}, [])
+    stats = summarize(samples)
+    med = stats["median_s"]
+    fields.update(stats)
+    fields.update({
+        "status": "ok",
+        "reason": "",
+        "stop_reason": stop,
+        "gbps": fields["bytes"] / med / 1e9 if med > 0 else math.nan,
+        "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
+    })
+    return Measurement(fields, samples)
+
+
+def _is_oom(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "out of memory" in text or "outofmemory" in text or "resource_exhausted" in text

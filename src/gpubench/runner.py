@@ -1,0 +1,255 @@
+"""Run one backend's benchmarks in watched worker processes.
+
+The parent never imports a framework. It plans every (implementation, case, threads)
+item, starts a worker process per thread count (pinned to that many cores), and reads
+the worker's results line by line. A worker that crashes, is killed for memory or hangs
+past the case time-out costs exactly one ``error`` row: the parent records it and starts
+a fresh worker at the next item. So every planned item ends as exactly one row.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpubench import provenance, results
+from gpubench.backends import split_backend_id
+from gpubench.backends.base import pin_threads_env
+from gpubench.spec import KERNELS, get_kernel, implementations
+
+SRC_DIR = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class PlanItem:
+    """One future row: an implementation on a case at a thread count."""
+
+    kernel: str
+    variant: str
+    size: int
+    dtype: str
+    implementation: str
+    threads: int
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def thread_counts(spec: list[Any], cores: int) -> list[int]:
+    """Resolve the config's thread list (ints, 'max', or 'sweep' = powers of two) to ints."""
+    counts: set[int] = set()
+    for item in spec:
+        if item == "max":
+            counts.add(cores)
+        elif item == "sweep":
+            t = 1
+            while t < cores:
+                counts.add(t)
+                t *= 2
+            counts.add(cores)
+        else:
+            counts.add(min(int(item), cores))
+    return sorted(counts)
+
+
+def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanItem]:
+    """Every item the backend's step must produce a row for, in run order."""
+    framework, device = split_backend_id(backend_id)
+    sweep = thread_counts(config.get("threads", [1, "max"]), cores)
+    items: list[PlanItem] = []
+    for name in KERNELS:
+        kcfg = config.get("kernels", {}).get(name)
+        if kcfg is None or not kcfg.get("enabled", True):
+            continue
+        spec = get_kernel(name)
+        impls = implementations(name, framework, device)
+        cases = spec.cases(kcfg.get("sizes"), kcfg.get("dtypes"), kcfg.get("variants"),
+                           kcfg.get("params"))
+        for case in cases:
+            for impl in impls:
+                if not impl.supports(case)[0]:
+                    continue
+                counts = sweep if (device == "cpu" and impl.parallel) else (
+                    [1] if device == "cpu" else [cores])
+                for t in counts:
+                    items.append(PlanItem(case.kernel, case.variant, case.size, case.dtype,
+                                          impl.name, t, dict(case.params)))
+    # One worker per thread count: group by threads, keep run order inside a group.
+    return sorted(items, key=lambda it: it.threads)
+
+
+def _reader(stream: Any, q: queue.Queue[str | None]) -> None:
+    for line in stream:
+        q.put(line)
+    q.put(None)
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+class BackendRun:
+    """Drives workers for one backend and turns their messages into schema rows."""
+
+    def __init__(self, backend_id: str, config: Mapping[str, Any], cores: int,
+                 log: Any = None) -> None:
+        self.backend_id = backend_id
+        self.framework, self.device = split_backend_id(backend_id)
+        self.config = config
+        self.cores = cores
+        self.log = log or sys.stderr
+        harness = config.get("harness", {})
+        self.case_timeout = float(harness.get("case_timeout_s", 600))
+        self.start_timeout = float(harness.get("start_timeout_s", 300))
+        self.items = plan(backend_id, config, cores)
+        self.rows: list[dict[str, Any]] = []
+        self.samples: list[dict[str, Any]] = []
+        self.common = {**provenance.host_info(),
+                       "config_hash": provenance.config_hash(dict(config)),
+                       "schema_version": results.SCHEMA_VERSION}
+
+    def say(self, msg: str) -> None:
+        print(f"[{self.backend_id}] {msg}", file=self.log, flush=True)
+
+    def row(self, item: PlanItem, fields: Mapping[str, Any], hello: Mapping[str, Any]) -> None:
+        row = results.empty_row()
+        row.update(self.common)
+        row.update({
+            "framework": self.framework, "device": self.device, "backend": self.backend_id,
+            "implementation": item.implementation, "kernel": item.kernel,
+            "variant": item.variant, "size": item.size, "dtype": item.dtype,
+            "threads": item.threads, "timestamp": provenance.utc_now(),
+            "device_name": hello.get("device_name", ""),
+            "framework_version": ";".join(f"{k}={v}" for k, v in
+                                          sorted(hello.get("versions", {}).items())),
+            "timer": hello.get("timer", ""), "mode": "hot",
+        })
+        row.update({k: v for k, v in fields.items() if k in results.COLUMN_NAMES})
+        self.rows.append(row)
+
+    def run(self) -> None:
+        groups: dict[int, list[int]] = {}
+        for i, item in enumerate(self.items):
+            groups.setdefault(item.threads, []).append(i)
+        self.say(f"{len(self.items)} measurements planned, thread counts {sorted(groups)}")
+        for threads, indices in groups.items():
+            self._run_group(threads, indices)
+
+    def _run_group(self, threads: int, indices: list[int]) -> None:
+        pending = list(indices)
+        while pending:
+            done = self._worker(threads, pending)
+            pending = pending[done:]
+
+    def _worker(self, threads: int, indices: list[int]) -> int:
+        """Run a worker over ``indices``; return how many of them now have rows."""
+        job = {"backend": self.backend_id, "threads": threads,
+               "harness": self.config.get("harness", {}),
+               "items": [asdict(self.items[i]) for i in indices]}
+        env = {**os.environ, **pin_threads_env(threads),
+               "PYTHONPATH": os.pathsep.join(
+                   [str(SRC_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpubench.worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.log if hasattr(self.log, "fileno") else None,
+            text=True, env=env,
+        )
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps(job))
+        proc.stdin.close()
+        q: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, q), daemon=True).start()
+        hello: dict[str, Any] = {}
+        done = 0
+        current: int | None = None
+        timeout = self.start_timeout
+        while True:
+            try:
+                line = q.get(timeout=timeout)
+            except queue.Empty:
+                proc.kill()
+                proc.wait()
+                what = "starting the framework" if current is None else "this case"
+                reason = f"timed out after {timeout:.0f} s while {what} (harness.case_timeout_s)"
+                return self._fail_from(indices, done, current, hello, reason)
+            if line is None:
+                code = proc.wait()
+                if done == len(indices):
+                    return done
+                reason = f"worker {_describe_exit(code)}; see the step's log"
+                return self._fail_from(indices, done, current, hello, reason)
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError:
+                self.say(f"worker said: {line.rstrip()}")
+                continue
+            event = msg.get("event")
+            if event == "hello":
+                hello = msg
+                if not msg.get("available", False):
+                    proc.wait()
+                    for i in indices:
+                        self.row(self.items[i], {"status": "unavailable",
+                                                 "reason": msg.get("reason", "")}, hello)
+                    self.say(f"unavailable: {msg.get('reason')}")
+                    return len(indices)
+                timeout = self.case_timeout
+            elif event == "start":
+                current = msg["index"]
+            elif event == "result":
+                item = self.items[indices[msg["index"]]]
+                self.row(item, msg["fields"], hello)
+                key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
+                self.samples.extend({**key, "sample": j, "time_s": t}
+                                    for j, t in enumerate(msg["samples"]))
+                done = msg["index"] + 1
+                current = None
+
+    def _fail_from(self, indices: list[int], done: int, current: int | None,
+                   hello: Mapping[str, Any], reason: str) -> int:
+        """Record the failure on the item in flight (or, at start-up, on all items)."""
+        self.say(reason)
+        if current is None and not hello:
+            for i in indices[done:]:
+                self.row(self.items[i], {"status": "error",
+                                         "reason": f"framework did not start: {reason}"}, hello)
+            return len(indices)
+        victim = current if current is not None else done
+        self.row(self.items[indices[victim]], {"status": "error", "reason": reason}, hello)
+        return victim + 1
+
+    def write(self, csv_path: str | os.PathLike[str],
+              samples_path: str | os.PathLike[str]) -> None:
+        """Samples first, then the timings file: the timings file's existence means done."""
+        import pandas as pd
+
+        results.atomic_write_csv(samples_path, pd.DataFrame(
+            self.samples, columns=list(results.SAMPLE_COLUMNS)))
+        results.atomic_write_csv(csv_path, results.rows_frame(self.rows))
+
+
+def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
+                samples_path: str) -> BackendRun:
+    """Plan, run and write one backend's results. Returns the run for inspection."""
+    t0 = time.perf_counter()
+    run = BackendRun(backend_id, config, cores)
+    run.run()
+    run.write(csv_path, samples_path)
+    counts: dict[str, int] = {}
+    for r in run.rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    run.say(f"wrote {len(run.rows)} rows {counts} in {time.perf_counter() - t0:.1f} s")
+    return run

@@ -1,0 +1,270 @@
+"""Kernel specifications and the implementation registry.
+
+A kernel spec says *what* is computed (inputs, float64 reference, bytes and flops,
+tolerance); implementations say *how* one framework computes it. Implementation modules
+import their framework only inside their builder, so listing what exists never needs
+the framework installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Kernels in the order they run and appear in the report. A new kernel is a new
+#: package under ``gpubench/kernels`` plus one line here.
+KERNELS: tuple[str, ...] = (
+    "vector_add",
+    "elementwise",
+    "reduction",
+    "matmul",
+    "fft",
+    "monte_carlo_pi",
+    "moving_average",
+)
+
+DTYPE_BYTES = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One problem instance: what a single result row is about (minus who runs it)."""
+
+    kernel: str
+    variant: str
+    size: int
+    dtype: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def seed(self, base_seed: int) -> int:
+        """A per-case seed, so every case draws its own random data."""
+        text = f"{base_seed}:{self.kernel}:{self.variant}:{self.size}:{self.dtype}"
+        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+@dataclass
+class Check:
+    """Outcome of comparing a result with the reference."""
+
+    rel_err: float
+    tolerance: float
+    passed: bool
+    reason: str = ""
+
+
+class KernelSpec:
+    """Base class for a kernel: subclass it in ``gpubench/kernels/<name>/__init__.py``.
+
+    Sizes mean what :attr:`size_meaning` says (elements, matrix order, samples).
+    """
+
+    name: str = ""
+    description: str = ""
+    size_meaning: str = "elements"
+    variants: tuple[str, ...] = ("default",)
+    dtypes: tuple[str, ...] = ("float32", "float64")
+    default_sizes: tuple[int, ...] = (1 << 10, 1 << 16, 1 << 20)
+    default_params: Mapping[str, Any] = {}
+    #: relative tolerance of ||out - ref|| / ||ref|| per dtype
+    tolerances: Mapping[str, float] = {
+        "float32": 1e-5,
+        "float64": 1e-12,
+        "complex64": 1e-5,
+        "complex128": 1e-12,
+    }
+
+    # -- what to compute -------------------------------------------------------------
+    def make_inputs(self, case: Case, rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Host inputs for the case: seeded random data, never zeros, distinct buffers."""
+        raise NotImplementedError
+
+    def reference(self, case: Case, inputs: Mapping[str, np.ndarray]) -> Any:
+        """The float64 (or complex128) NumPy answer."""
+        raise NotImplementedError
+
+    def outputs(self, case: Case) -> dict[str, tuple[tuple[int, ...], str]]:
+        """Preallocated output buffers (name -> (shape, dtype)) the harness poisons."""
+        return {}
+
+    # -- what it costs ---------------------------------------------------------------
+    def bytes_moved(self, case: Case) -> float:
+        """Fewest bytes through memory per call: each input read once, output written once."""
+        raise NotImplementedError
+
+    def flops(self, case: Case) -> float:
+        """Floating-point operations per call (by the convention the kernel documents)."""
+        return 0.0
+
+    def memory_bytes(self, case: Case) -> float:
+        """Peak bytes the case needs on one device: inputs, outputs, reference, slack."""
+        return 3.0 * self.bytes_moved(case)
+
+    # -- how to check ----------------------------------------------------------------
+    def tolerance(self, case: Case) -> float:
+        return float(self.tolerances[case.dtype])
+
+    def check(self, case: Case, result: Any, ref: Any) -> Check:
+        """Relative error in the 2-norm; NaN (an unwritten output) never passes."""
+        tol = self.tolerance(case)
+        out = np.asarray(result)
+        ref_arr = np.asarray(ref)
+        if out.shape != ref_arr.shape:
+            return Check(float("nan"), tol, False, f"shape {out.shape} != expected {ref_arr.shape}")
+        n_nan = int(np.count_nonzero(~np.isfinite(out)))
+        if n_nan:
+            return Check(
+                float("nan"), tol, False, f"{n_nan} of {out.size} outputs not finite (unwritten?)"
+            )
+        diff = out.astype(ref_arr.dtype) - ref_arr
+        denom = float(np.linalg.norm(ref_arr.ravel()))
+        err = float(np.linalg.norm(diff.ravel())) / (denom if denom > 0 else 1.0)
+        passed = err <= tol
+        return Check(err, tol, passed, "" if passed else f"relative error {err:.3g} > {tol:.3g}")
+
+    # -- helpers ---------------------------------------------------------------------
+    def cases(
+        self,
+        sizes: list[int] | None = None,
+        dtypes: list[str] | None = None,
+        variants: list[str] | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> list[Case]:
+        """Cases in run order: variant, dtype, then ascending size (so JIT cost lands first)."""
+        merged = {**self.default_params, **(params or {})}
+        return [
+            Case(self.name, v, int(s), d, merged)
+            for v in (variants or self.variants)
+            for d in (dtypes or self.dtypes)
+            for s in sorted(sizes or self.default_sizes)
+        ]
+
+
+def itemsize(dtype: str) -> int:
+    return DTYPE_BYTES[dtype]
+
+
+def random_array(rng: np.random.Generator, shape: Any, dtype: str, low: float = 0.5,
+                 high: float = 1.5) -> np.ndarray:
+    """Uniform random data away from zero (no cancellation traps), in the case's dtype."""
+    if dtype.startswith("complex"):
+        real = "float32" if dtype == "complex64" else "float64"
+        return (rng.uniform(low, high, shape).astype(real)
+                + 1j * rng.uniform(low, high, shape).astype(real)).astype(dtype)
+    return rng.uniform(low, high, shape).astype(dtype)
+
+
+# -- implementations -----------------------------------------------------------------
+
+
+@dataclass
+class BuildContext:
+    """What a builder gets: the case, device-resident inputs and poisoned output buffers."""
+
+    case: Case
+    backend: Any
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    seed: int
+
+    def out(self, name: str) -> Any:
+        return self.outputs[name]
+
+
+#: A builder returns the callable the harness times. The callable returns the result
+#: (a device object), or None when it wrote into ``ctx.outputs``.
+Builder = Callable[[BuildContext], Callable[[], Any]]
+
+
+@dataclass(frozen=True)
+class Implementation:
+    kernel: str
+    framework: str
+    name: str
+    builder: Builder
+    devices: tuple[str, ...] = ("cpu",)
+    #: uses several CPU threads, so it runs once per thread count in the sweep
+    parallel: bool = False
+    variants: tuple[str, ...] | None = None
+    dtypes: tuple[str, ...] | None = None
+    #: hand-written O(n^3) loops and the like cap the size they are run at
+    max_size: int | None = None
+    source_file: str = ""
+
+    def supports(self, case: Case) -> tuple[bool, str]:
+        """Whether this implementation exists for the case; a reason when not."""
+        if self.variants is not None and case.variant not in self.variants:
+            return False, ""
+        if self.dtypes is not None and case.dtype not in self.dtypes:
+            return False, ""
+        return True, ""
+
+
+_IMPLEMENTATIONS: list[Implementation] = []
+
+
+def implementation(
+    kernel: str,
+    framework: str,
+    name: str,
+    *,
+    devices: tuple[str, ...] = ("cpu",),
+    parallel: bool = False,
+    variants: tuple[str, ...] | None = None,
+    dtypes: tuple[str, ...] | None = None,
+    max_size: int | None = None,
+) -> Callable[[Builder], Builder]:
+    """Register a builder as an implementation of ``kernel`` in ``framework``."""
+
+    def register(builder: Builder) -> Builder:
+        _IMPLEMENTATIONS.append(
+            Implementation(
+                kernel=kernel,
+                framework=framework,
+                name=name,
+                builder=builder,
+                devices=devices,
+                parallel=parallel,
+                variants=variants,
+                dtypes=dtypes,
+                max_size=max_size,
+                source_file=getattr(builder, "__module__", ""),
+            )
+        )
+        return builder
+
+    return register
+
+
+_loaded: dict[str, KernelSpec] = {}
+
+
+def get_kernel(name: str) -> KernelSpec:
+    """Load a kernel's spec and register all its implementations (no framework imports)."""
+    if name not in KERNELS:
+        raise KeyError(f"unknown kernel {name!r}; known: {', '.join(KERNELS)}")
+    if name not in _loaded:
+        package = importlib.import_module(f"gpubench.kernels.{name}")
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("with_"):
+                importlib.import_module(f"gpubench.kernels.{name}.{info.name}")
+        _loaded[name] = package.SPEC
+    return _loaded[name]
+
+
+def implementations(kernel: str, framework: str | None = None,
+                    device: str | None = None) -> list[Implementation]:
+    """Registered implementations of a kernel, optionally for one framework and device."""
+    get_kernel(kernel)
+    return [
+        i
+        for i in _IMPLEMENTATIONS
+        if i.kernel == kernel
+        and (framework is None or i.framework == framework)
+        and (device is None or device in i.devices)
+    ]

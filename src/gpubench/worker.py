@@ -1,0 +1,97 @@
+"""Worker process: starts one framework and measures a list of plan items.
+
+Reads a JSON job on stdin, writes JSON lines on stdout (hello, start, result) and
+human progress on stderr (the step's log). Run by :mod:`gpubench.runner` only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+
+def emit(msg: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(msg, default=float) + "\n")
+    sys.stdout.flush()
+
+
+def pin_cpus(threads: int) -> None:
+    """Confine the process to ``threads`` cores so every runtime's pool honours the count."""
+    if hasattr(os, "sched_getaffinity"):
+        allowed = sorted(os.sched_getaffinity(0))
+        if threads < len(allowed):
+            os.sched_setaffinity(0, allowed[:threads])
+
+
+def main() -> int:
+    job = json.loads(sys.stdin.read())
+    from gpubench.backends import load_backend
+    from gpubench.harness import Settings, measure
+    from gpubench.spec import Case, get_kernel, implementations
+
+    backend_id, threads = job["backend"], int(job["threads"])
+    backend = load_backend(backend_id)
+    if backend.device == "cpu":
+        pin_cpus(threads)
+    harness = {k: v for k, v in job.get("harness", {}).items()
+               if k in Settings.__dataclass_fields__}
+    settings = Settings(**harness)
+    hello: dict[str, Any] = {"event": "hello", "timer": backend.timer}
+    try:
+        t0 = time.perf_counter()
+        hello["versions"] = backend.start(threads)
+        hello["start_s"] = time.perf_counter() - t0
+        hello["device_name"] = backend.device_name()
+        hello["available"] = True
+    except Exception as exc:  # noqa: BLE001 - Unavailable or any start failure is a reason
+        hello.update(available=False, reason=f"{type(exc).__name__}: {exc}"[:500],
+                     versions={})
+        emit(hello)
+        return 0
+    emit(hello)
+    tag = f"[{backend_id} t={threads}]"
+    print(f"{tag} started in {hello['start_s']:.2f} s on {hello['device_name']}",
+          file=sys.stderr, flush=True)
+    cached_key: tuple | None = None
+    host_inputs: dict[str, np.ndarray] = {}
+    ref: Any = None
+    for index, item in enumerate(job["items"]):
+        emit({"event": "start", "index": index})
+        spec = get_kernel(item["kernel"])
+        case = Case(item["kernel"], item["variant"], int(item["size"]), item["dtype"],
+                    item.get("params", {}))
+        impl = next(i for i in implementations(case.kernel, backend.framework, backend.device)
+                    if i.name == item["implementation"])
+        key = (case.kernel, case.variant, case.size, case.dtype)
+        if key != cached_key:
+            # Inputs and reference are shared by all implementations of one case.
+            host_inputs, ref, cached_key = {}, None, None
+            rng = np.random.default_rng(case.seed(settings.seed))
+            try:
+                host_inputs = spec.make_inputs(case, rng)
+                ref = spec.reference(case, host_inputs)
+                cached_key = key
+            except MemoryError as exc:
+                emit({"event": "result", "index": index, "samples": [],
+                      "fields": {"status": "skipped",
+                                 "reason": f"out of memory making inputs: {exc}"}})
+                continue
+        t0 = time.perf_counter()
+        m = measure(spec, impl, case, backend, settings, host_inputs, ref)
+        med = m.fields.get("median_s")
+        extra = f" median {med * 1e3:.4g} ms" if med else ""
+        print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} "
+              f"{impl.name}: {m.fields['status']}, {len(m.samples)} samples{extra} "
+              f"({time.perf_counter() - t0:.2f} s) {m.fields.get('reason', '')}",
+              file=sys.stderr, flush=True)
+        emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
