@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gpubench import provenance, results
-from gpubench.backends import split_backend_id
+from gpubench.backends import load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.spec import KERNELS, get_kernel, implementations
 
@@ -62,6 +62,7 @@ def thread_counts(spec: list[Any], cores: int) -> list[int]:
 
 def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanItem]:
     """Every item the backend's step must produce a row for, in run order."""
+    load_plugins()
     framework, device = split_backend_id(backend_id)
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
     items: list[PlanItem] = []

@@ -30,10 +30,11 @@ def pin_cpus(threads: int) -> None:
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
-    from gpubench.backends import load_backend
+    from gpubench.backends import load_backend, load_plugins
     from gpubench.harness import Settings, measure
     from gpubench.spec import Case, get_kernel, implementations
 
+    load_plugins()
     backend_id, threads = job["backend"], int(job["threads"])
     backend = load_backend(backend_id)
     if backend.device == "cpu":

@@ -9,6 +9,7 @@ one line in :data:`BACKENDS`.
 from __future__ import annotations
 
 import importlib
+import os
 
 from gpubench.backends.base import Backend, Unavailable
 
@@ -20,7 +21,20 @@ BACKENDS: dict[str, str] = {
     "torch-cpu": "gpubench.backends.torch_backend:TorchCPU",
 }
 
-__all__ = ["BACKENDS", "Backend", "Unavailable", "load_backend", "split_backend_id"]
+__all__ = ["BACKENDS", "Backend", "Unavailable", "load_backend", "load_plugins",
+           "split_backend_id"]
+
+
+def load_plugins() -> list[str]:
+    """Import the modules named in ``GPUBENCH_PLUGINS`` (comma-separated).
+
+    A plugin registers extra backends (adding to :data:`BACKENDS`) or implementations
+    without editing this package: out-of-tree frameworks, and the fault-injection tests.
+    """
+    names = [n.strip() for n in os.environ.get("GPUBENCH_PLUGINS", "").split(",") if n.strip()]
+    for name in names:
+        importlib.import_module(name)
+    return names
 
 
 def split_backend_id(backend_id: str) -> tuple[str, str]:

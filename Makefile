@@ -1,0 +1,41 @@
+# Two commands do all set-up:  `make run`  (benchmark + report)  and  `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= all
+SNAKEMAKE_ARGS ?=
+
+.PHONY: run smoke test lint format clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -r requirements-dev.txt
+	touch $@
+
+## run: install, benchmark every configured framework, render results/report/index.html
+run: $(VENV)/.installed
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
+
+## smoke: the same workflow on tiny sizes (.test/config/config.yaml), under a minute
+smoke: $(VENV)/.installed
+	$(BIN)/snakemake --profile profiles/local --cores $(CORES) \
+		--configfile .test/config/config.yaml $(SNAKEMAKE_ARGS)
+
+## test: install, lint, and run the test suite
+test: $(VENV)/.installed lint
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check src tests workflow/scripts
+	$(BIN)/snakefmt --check workflow
+	$(BIN)/snakemake --lint --cores 1
+
+format: $(VENV)/.installed
+	$(BIN)/ruff check --fix src tests workflow/scripts
+	$(BIN)/snakefmt workflow
+
+clean:
+	rm -rf results logs .test/results .test/logs .snakemake

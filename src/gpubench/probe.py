@@ -1,0 +1,134 @@
+"""Host and device probe: what the machine is, and what the timer itself costs.
+
+Its JSON is the report's environment section. GPUs are read through NVML
+(nvidia-ml-py); on a machine without a driver the reason is recorded instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from importlib import metadata
+from typing import Any
+
+from gpubench import provenance
+from gpubench.results import atomic_write_text
+
+PACKAGES = ("numpy", "numba", "jax", "jaxlib", "torch", "cupy-cuda12x", "cupy-cuda13x",
+            "numba-cuda", "cuda-python", "cuda-core", "cuda-bindings", "mpi4py", "pandas",
+            "matplotlib", "snakemake", "nvidia-ml-py")
+
+
+def timer_overhead(samples: int = 20000) -> dict[str, float]:
+    """Cost of timing an empty call through the harness: the floor under every CPU sample.
+
+    ``per_sample_s`` is the bias inside each reported time; ``loop_s`` is the whole
+    harness iteration (timing, bookkeeping, stopping rule), which bounds how many
+    samples a second the harness can take.
+    """
+    import numpy as np
+
+    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.harness import Settings, time_samples
+
+    backend = NumpyCPU()
+
+    def empty() -> None:
+        return None
+
+    inside = [backend.time_call(empty)[1] for _ in range(samples)]
+    settings = Settings(min_samples=samples, max_samples=samples, max_time_s=60,
+                        target_rel_spread=0.0)
+    t0 = time.perf_counter()
+    got, _, _ = time_samples(empty, backend, settings)
+    loop = (time.perf_counter() - t0) / len(got)
+    return {"per_sample_s": float(np.median(inside)), "loop_s": float(loop),
+            "samples": samples}
+
+
+def gpu_info() -> tuple[list[dict[str, Any]], str]:
+    """(GPUs seen by NVML, reason when there are none)."""
+    try:
+        import pynvml
+    except ImportError as exc:
+        return [], f"nvidia-ml-py not installed ({exc})"
+    try:
+        pynvml.nvmlInit()
+    except Exception as exc:  # noqa: BLE001 - NVMLError_LibraryNotFound etc.
+        return [], f"no NVIDIA driver: NVML could not start ({exc})"
+    try:
+        gpus = []
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            mem = pynvml.nvmlDeviceGetMemoryInfo(h)
+            info: dict[str, Any] = {
+                "index": i,
+                "name": pynvml.nvmlDeviceGetName(h),
+                "uuid": pynvml.nvmlDeviceGetUUID(h),
+                "memory_bytes": int(mem.total),
+                "driver_version": driver,
+            }
+            for key, fn in (("sm_clock_max_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(
+                                h, pynvml.NVML_CLOCK_SM)),
+                            ("memory_clock_max_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(
+                                h, pynvml.NVML_CLOCK_MEM)),
+                            ("cuda_driver_version", pynvml.nvmlSystemGetCudaDriverVersion)):
+                try:
+                    info[key] = fn()
+                except Exception:  # noqa: BLE001 - optional fields vary by driver
+                    pass
+            gpus.append(info)
+        return gpus, "" if gpus else "NVML found no GPUs"
+    finally:
+        pynvml.nvmlShutdown()
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def probe() -> dict[str, Any]:
+    gpus, reason = gpu_info()
+    try:
+        import psutil
+
+        memory = int(psutil.virtual_memory().total)
+    except ImportError:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        **provenance.host_info(),
+        "memory_bytes": memory,
+        "os": platform.platform(),
+        "timestamp": provenance.utc_now(),
+        "timer_overhead_s": timer_overhead(),
+        "gpus": gpus,
+        "gpu_reason": reason,
+        "packages": package_versions(),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", required=True, help="JSON file to write")
+    args = parser.parse_args(argv)
+    info = probe()
+    atomic_write_text(args.out, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    ovh = info["timer_overhead_s"]
+    print(f"timer overhead: {ovh['per_sample_s'] * 1e6:.3f} us inside a sample, "
+          f"{ovh['loop_s'] * 1e6:.3f} us per harness iteration; "
+          f"GPUs: {len(info['gpus']) or info['gpu_reason']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

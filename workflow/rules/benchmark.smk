@@ -1,0 +1,17 @@
+rule run_backend:
+    output:
+        timings=f"{RESULTS}/raw/{{backend}}.csv",
+        samples=f"{RESULTS}/raw/{{backend}}.samples.csv",
+    log:
+        f"{LOGS}/run_backend/{{backend}}.log",
+    threads: step_threads
+    resources:
+        gpu=step_gpus,
+    params:
+        python=step_python,
+        script=SCRIPTS / "run.py",
+        step_config=step_config,
+    shell:
+        "{params.python} {params.script} --backend {wildcards.backend}"
+        " --threads {threads} --config-json {params.step_config:q}"
+        " --csv {output.timings} --samples {output.samples} > {log} 2>&1"

@@ -1,0 +1,16 @@
+rule collect:
+    input:
+        timings=raw_timings(),
+        samples=raw_samples(),
+    output:
+        timings=f"{RESULTS}/timings.csv",
+        samples=f"{RESULTS}/samples.csv",
+    log:
+        f"{LOGS}/collect.log",
+    params:
+        python=step_python,
+        script=SCRIPTS / "collect.py",
+    shell:
+        "{params.python} {params.script} --timings {input.timings}"
+        " --samples {input.samples} --out-timings {output.timings}"
+        " --out-samples {output.samples} > {log} 2>&1"

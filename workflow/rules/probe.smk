@@ -1,0 +1,10 @@
+rule probe:
+    output:
+        f"{RESULTS}/env/host.json",
+    log:
+        f"{LOGS}/probe.log",
+    params:
+        python=step_python,
+        script=SCRIPTS / "probe.py",
+    shell:
+        "{params.python} {params.script} --out {output} > {log} 2>&1"
