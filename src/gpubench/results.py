@@ -119,7 +119,8 @@ def coerce(frame: pd.DataFrame) -> pd.DataFrame:
         if col.name not in frame:
             continue
         if col.kind == "str":
-            frame[col.name] = frame[col.name].fillna("").astype(str)
+            values = frame[col.name].astype(object)
+            frame[col.name] = values.where(values.notna(), "").astype(str)
         elif col.kind == "int":
             frame[col.name] = pd.to_numeric(frame[col.name], errors="raise").astype("Int64")
         else:

@@ -4,6 +4,8 @@ rule run_backend:
         samples=f"{RESULTS}/raw/{{backend}}.samples.csv",
     log:
         f"{LOGS}/run_backend/{{backend}}.log",
+    conda:
+        step_conda_env
     threads: step_threads
     resources:
         gpu=step_gpus,

@@ -7,6 +7,8 @@ rule collect:
         samples=f"{RESULTS}/samples.csv",
     log:
         f"{LOGS}/collect.log",
+    conda:
+        "../envs/driver.yaml"
     params:
         python=step_python,
         script=SCRIPTS / "collect.py",

@@ -74,3 +74,9 @@ def step_config(wildcards):
     """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
     keys = ("threads", "harness", "kernels")
     return json.dumps({k: config[k] for k in keys}, sort_keys=True)
+
+
+def step_conda_env(wildcards):
+    """The framework's own environment spec (used with --sdm conda)."""
+    framework = split_backend_id(wildcards.backend)[0]
+    return f"../envs/{framework}.yaml"

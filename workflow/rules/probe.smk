@@ -3,6 +3,8 @@ rule probe:
         f"{RESULTS}/env/host.json",
     log:
         f"{LOGS}/probe.log",
+    conda:
+        "../envs/driver.yaml"
     params:
         python=step_python,
         script=SCRIPTS / "probe.py",

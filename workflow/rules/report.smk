@@ -8,6 +8,8 @@ rule report:
         md=f"{RESULTS}/report/summary.md",
     log:
         f"{LOGS}/report.log",
+    conda:
+        "../envs/driver.yaml"
     params:
         python=step_python,
         script=SCRIPTS / "report.py",

@@ -1,0 +1,118 @@
+"""The Snakemake workflow end to end: dry run, a real smoke run, bad input up front."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpubench import results
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
+SMOKE = ROOT / ".test" / "config" / "config.yaml"
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SNAKEMAKE, "--cores", "2", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env={**os.environ, "PYTHONWARNINGS": ""})
+
+
+def test_dry_run_of_default_config_plans_every_step():
+    out = snakemake("-n", "--quiet", "rules")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout + out.stderr
+    for rule in ("probe", "run_backend", "collect", "report", "all"):
+        assert rule in text
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("smoke")
+    out = snakemake("--configfile", str(SMOKE), "--config", f"results_dir={base}/results",
+                    f"logs_dir={base}/logs")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return base
+
+
+def test_smoke_run_produces_valid_timings_and_report(smoke_run):
+    res = smoke_run / "results"
+    frame = results.read_timings(res / "timings.csv")
+    assert set(frame["backend"]) == {"numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"}
+    assert {"vector_add", "elementwise", "reduction", "matmul", "fft", "monte_carlo_pi",
+            "moving_average"} <= set(frame["kernel"])
+    bad = frame[~frame["status"].isin(["ok", "skipped"])]
+    assert bad.empty, bad[["backend", "implementation", "kernel", "status", "reason"]]
+    ok = frame[frame["status"] == "ok"]
+    assert (ok["rel_err"] <= ok["tolerance"]).all()
+    assert (ok["git_commit"] != "").all() and (ok["config_hash"] != "").all()
+    samples = pd.read_csv(res / "samples.csv")
+    assert len(samples) == int(ok["samples"].sum()) + int(
+        frame.loc[frame["status"] != "ok", "samples"].fillna(0).sum())
+    html = (res / "report" / "index.html").read_text()
+    assert "vector_add" in html and "<img" in html
+    assert (res / "report" / "summary.md").read_text().strip()
+    assert (res / "env" / "host.json").exists()
+    for backend in ("numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"):
+        log = (smoke_run / "logs" / "run_backend" / f"{backend}.log").read_text()
+        assert "samples" in log  # progress is visible while the step runs
+
+
+def test_rerunning_one_framework_leaves_the_others(smoke_run):
+    res = smoke_run / "results"
+    before = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}
+    out = snakemake("--configfile", str(SMOKE), "--config", f"results_dir={smoke_run}/results",
+                    f"logs_dir={smoke_run}/logs", "--forcerun", "run_backend",
+                    "--", f"{res}/raw/numpy-cpu.csv", f"{res}/report/index.html")
+    # asking for one step's file re-runs that framework alone (plus collect and report)
+    assert out.returncode == 0, out.stderr[-3000:]
+    after = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}
+    assert after["numpy-cpu.csv"] != before["numpy-cpu.csv"]
+    assert after["jax-cpu.csv"] == before["jax-cpu.csv"]
+    assert after["torch-cpu.csv"] == before["torch-cpu.csv"]
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("backends=['numpy-cpu','fortran-cpu']", "backends[1]"),
+        ("threads=[0]", "threads[0]"),
+        ("results_dir='a; rm -rf ~'", "results_dir"),
+    ],
+)
+def test_bad_config_fails_before_any_job_with_the_key(override, key, tmp_path):
+    out = snakemake("-n", "--config", override)
+    assert out.returncode != 0
+    assert f"config key {key}" in out.stderr + out.stdout
+    assert "Traceback" not in out.stderr
+
+
+def test_bad_kernel_size_in_a_config_file(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("kernels:\n  vector_add:\n    sizes: [1024, -3]\n")
+    out = snakemake("-n", "--configfile", str(cfg))
+    assert out.returncode != 0
+    assert "config key kernels.vector_add.sizes[1]" in out.stderr + out.stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_results_dir(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    out = snakemake("-n", "--config", f"results_dir={locked}/results")
+    assert out.returncode != 0 and "cannot write" in out.stderr + out.stdout
+
+
+def test_unwritable_results_dir_as_file(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    out = snakemake("-n", "--config", f"results_dir={blocker}/results")
+    assert out.returncode != 0
+    assert "config key results_dir" in out.stderr + out.stdout
