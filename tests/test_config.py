@@ -78,5 +78,5 @@ def test_missing_required_key(default):
 def test_min_above_max_samples(default):
     cfg = _set(default, "harness.min_samples", 50)
     cfg = _set(cfg, "harness.max_samples", 10)
-    with pytest.raises(ConfigError, match="harness.min_samples"):
+    with pytest.raises(ConfigError, match=r"harness\.min_samples"):
         validate_config(cfg)

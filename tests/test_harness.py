@@ -13,7 +13,10 @@ SPEC = get_kernel("vector_add")
 CASE = Case("vector_add", "default", 1000, "float64", {})
 
 
-def _run(builder, settings=Settings(max_time_s=0.05, min_samples=3, warmup=1)):
+QUICK = Settings(max_time_s=0.05, min_samples=3, warmup=1)
+
+
+def _run(builder, settings=QUICK):
     backend = NumpyCPU()
     backend.start(1)
     inputs = SPEC.make_inputs(CASE, np.random.default_rng(0))

@@ -53,13 +53,13 @@ def test_missing_column_and_bad_type_name_the_file(tmp_path):
 
 
 def test_missing_empty_and_corrupt_files_name_the_file(tmp_path):
-    with pytest.raises(results.SchemaError, match="nope.csv: file is missing"):
+    with pytest.raises(results.SchemaError, match=r"nope\.csv: file is missing"):
         results.read_timings(tmp_path / "nope.csv")
     (tmp_path / "empty.csv").write_text("")
-    with pytest.raises(results.SchemaError, match="empty.csv"):
+    with pytest.raises(results.SchemaError, match=r"empty\.csv"):
         results.read_timings(tmp_path / "empty.csv")
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage\x00\n\x01")
-    with pytest.raises(results.SchemaError, match="bin.csv"):
+    with pytest.raises(results.SchemaError, match=r"bin\.csv"):
         results.read_timings(tmp_path / "bin.csv")
 
 

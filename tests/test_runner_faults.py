@@ -67,6 +67,7 @@ def test_every_planned_item_gets_exactly_one_row(fault_plugin, tmp_path):
 
 def test_unavailable_framework_gives_a_row_per_item_with_reason(fault_plugin):
     import fault_plugin as fp
+
     from gpubench.spec import implementation
 
     implementation("vector_add", "broken", "anything")(fp.correct)

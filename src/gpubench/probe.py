@@ -72,13 +72,15 @@ def gpu_info() -> tuple[list[dict[str, Any]], str]:
                 "memory_bytes": int(mem.total),
                 "driver_version": driver,
             }
-            for key, fn in (("sm_clock_max_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(
-                                h, pynvml.NVML_CLOCK_SM)),
-                            ("memory_clock_max_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(
-                                h, pynvml.NVML_CLOCK_MEM)),
-                            ("cuda_driver_version", pynvml.nvmlSystemGetCudaDriverVersion)):
+            optional = {
+                "sm_clock_max_mhz": (pynvml.nvmlDeviceGetMaxClockInfo, h, pynvml.NVML_CLOCK_SM),
+                "memory_clock_max_mhz": (pynvml.nvmlDeviceGetMaxClockInfo, h,
+                                         pynvml.NVML_CLOCK_MEM),
+                "cuda_driver_version": (pynvml.nvmlSystemGetCudaDriverVersion,),
+            }
+            for key, (fn, *args) in optional.items():
                 try:
-                    info[key] = fn()
+                    info[key] = fn(*args)
                 except Exception:  # noqa: BLE001 - optional fields vary by driver
                     pass
             gpus.append(info)

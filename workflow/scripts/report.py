@@ -5,6 +5,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-from gpubench.cli import main  # noqa: E402
+from gpubench.cli import main
 
 raise SystemExit(main(["report", *sys.argv[1:]]))

@@ -16,7 +16,7 @@ class JaxBase(Backend):
     def start(self, threads: int) -> dict[str, str]:
         try:
             import jax
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Unavailable(f"import jax failed: {type(exc).__name__}: {exc}") from exc
         # Without x64, jnp silently computes float64 requests in float32.
         jax.config.update("jax_enable_x64", True)

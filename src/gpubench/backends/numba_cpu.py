@@ -12,7 +12,7 @@ class NumbaCPU(Backend):
     def start(self, threads: int) -> dict[str, str]:
         try:
             import numba
-        except Exception as exc:  # noqa: BLE001 - any import failure is a reason
+        except Exception as exc:
             raise Unavailable(f"import numba failed: {type(exc).__name__}: {exc}") from exc
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         import numpy as np

@@ -16,7 +16,7 @@ class TorchBase(Backend):
     def start(self, threads: int) -> dict[str, str]:
         try:
             import torch
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise Unavailable(f"import torch failed: {type(exc).__name__}: {exc}") from exc
         torch.set_num_threads(threads)
         self._torch = torch

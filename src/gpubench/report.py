@@ -1,0 +1,828 @@
+"""Build the HTML report and summary.md from one timings CSV and the probe's environment JSON.
+
+The report reads nothing but those two files (and, optionally, notes the samples file), so
+it can be rebuilt anywhere, and the same inputs give byte-identical outputs: data is sorted
+before it is drawn or tabled, PNGs carry no software tag or time, and the only timestamps
+shown are the ones in the data. Every string from the inputs is escaped: a reason or host
+name is text, never markup. Only ``ok`` rows are plotted or ranked.
+
+Each part of the page is one small function returning an HTML fragment (and, for the
+summary, failures and environment, a Markdown one), so later sections (roofline,
+crossovers, run-vs-run comparison) are new functions added to :func:`render_html`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import io
+import json
+import math
+import re
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib import style as mpl_style
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+from gpubench import results
+from gpubench.spec import KERNELS, KernelSpec, get_kernel
+
+#: kernels whose throughput is counted in floating-point operations, not bytes
+FLOP_KERNELS = frozenset({"matmul", "fft"})
+#: kernels whose throughput is problem size (samples) per second
+SAMPLE_KERNELS = frozenset({"monte_carlo_pi"})
+BASELINE_FRAMEWORK = "numpy"
+UNKNOWN = "unknown"
+DPI = 100
+FIG_WIDTH = 10.0  # inches
+#: how a thread count that is missing (e.g. on a GPU row) is grouped and sorted
+NO_THREADS = -1
+
+CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;
+max-width:1100px;padding:0 1em;color:#222;line-height:1.4}
+h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
+th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
+.banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
+.alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
+.note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
+"""
+
+
+# -- small helpers ------------------------------------------------------------------------
+
+
+def esc(value: Any) -> str:
+    """HTML-escape anything that came from the inputs."""
+    return html.escape(str(value), quote=True)
+
+
+# Underscores only at word edges: inside words (vector_add) they never mean emphasis.
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|&])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def md_esc(value: Any) -> str:
+    """Markdown-escape a cell: pipes cannot split the table and ``<tag>`` stays text."""
+    text = " ".join(str(value).split())
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return x is not None and x is not pd.NA and math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def fmt_time(seconds: Any) -> str:
+    """Seconds in human units (ns, µs, ms, s), three significant digits."""
+    if not _finite(seconds):
+        return "—"
+    s = float(f"{float(seconds):.3g}")
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if abs(s) >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def fmt_sig(x: Any, digits: int = 3) -> str:
+    if not _finite(x):
+        return "—"
+    x = float(x)
+    if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-3):
+        return f"{x:.{digits - 1}e}"
+    return f"{x:.{digits}g}"
+
+
+def fmt_speedup(x: Any) -> str:
+    if not _finite(x):
+        return "—"
+    x = float(x)
+    return f"{x:.2f}×" if x < 10 else f"{x:.1f}×" if x < 100 else f"{x:,.0f}×"
+
+
+def fmt_bytes(n: Any) -> str:
+    if not _finite(n):
+        return UNKNOWN
+    n = float(n)
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def fmt_int(x: Any) -> str:
+    return f"{int(x):,}" if _finite(x) else "—"
+
+
+def fmt_threads(x: Any) -> str:
+    return str(int(x)) if _finite(x) and int(x) != NO_THREADS else "—"
+
+
+def fmt_relerr(x: Any) -> str:
+    return f"{float(x):.2e}" if _finite(x) else "—"
+
+
+def _ordered(values: Iterable[str], preferred: Sequence[str] = ()) -> list[str]:
+    """Known names in their declared order, then the rest sorted: stable and readable."""
+    present = set(values)
+    return [v for v in preferred if v in present] + sorted(present - set(preferred))
+
+
+def _kernel_spec(name: str) -> KernelSpec | None:
+    """The spec for descriptions and size units; None for a kernel this code does not know."""
+    try:
+        return get_kernel(name)
+    except Exception:  # noqa: BLE001 - unknown name, or its package not importable here
+        return None
+
+
+def _slug(text: str, index: int) -> str:
+    return f"k{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:40]
+
+
+@dataclass
+class Table:
+    """A table of already formatted strings, rendered to escaped HTML or Markdown."""
+
+    headers: list[str]
+    rows: list[list[str]]
+    numeric: frozenset[str] = frozenset()
+    row_classes: list[str] = field(default_factory=list)
+
+    def html(self) -> str:
+        num = [h in self.numeric for h in self.headers]
+        head = "".join(f"<th>{esc(h)}</th>" for h in self.headers)
+        body = []
+        for i, row in enumerate(self.rows):
+            cls = self.row_classes[i] if i < len(self.row_classes) else ""
+            tr = f'<tr class="{esc(cls)}">' if cls else "<tr>"
+            cells = "".join(
+                f'<td class="num">{esc(c)}</td>' if n else f"<td>{esc(c)}</td>"
+                for c, n in zip(row, num, strict=True)
+            )
+            body.append(tr + cells + "</tr>")
+        return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + (
+            "\n</tbody></table>\n")
+
+    def markdown(self) -> str:
+        lines = ["| " + " | ".join(md_esc(h) for h in self.headers) + " |",
+                 "| " + " | ".join("---:" if h in self.numeric else "---"
+                                   for h in self.headers) + " |"]
+        lines += ["| " + " | ".join(md_esc(c) for c in row) + " |" for row in self.rows]
+        return "\n".join(lines) + "\n"
+
+
+# -- inputs -------------------------------------------------------------------------------
+
+
+@dataclass
+class Environment:
+    """The probe's JSON, with a note when it could not be read (every field then unknown)."""
+
+    data: dict[str, Any]
+    source: str
+    problem: str = ""
+
+    def get(self, key: str) -> Any:
+        value = self.data.get(key)
+        return UNKNOWN if value is None or value == "" else value
+
+
+def load_env(path: str | Path) -> Environment:
+    """Read the environment JSON; a missing or unreadable file is reported, not fatal."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Environment({}, path.name, f"environment file {path.name} is missing")
+    except (OSError, ValueError) as exc:
+        return Environment({}, path.name, f"environment file {path.name} is unreadable: {exc}")
+    if not isinstance(data, dict):
+        return Environment({}, path.name, f"environment file {path.name} is not a JSON object")
+    return Environment(data, path.name)
+
+
+def throughput_unit(kernel: str, rows: pd.DataFrame) -> str:
+    """GFLOP/s for compute-bound kernels with counted flops, samples/s for Monte Carlo,
+    else GB/s."""
+    if kernel in SAMPLE_KERNELS:
+        return "Msamples/s"
+    if kernel in FLOP_KERNELS and (rows["flops"] > 0).any():
+        return "GFLOP/s"
+    return "GB/s"
+
+
+def throughput(rows: pd.DataFrame, unit: str) -> pd.Series:
+    """Throughput of each row in ``unit``; NaN where it cannot be counted."""
+    median = rows["median_s"].where(rows["median_s"] > 0)
+    if unit == "Msamples/s":
+        return rows["size"].astype("float64") / median / 1e6
+    if unit == "GFLOP/s":
+        return rows["gflops"].fillna(rows["flops"].where(rows["flops"] > 0) / median / 1e9)
+    return rows["gbps"].fillna(rows["bytes"].where(rows["bytes"] > 0) / median / 1e9)
+
+
+def prepare(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add the derived columns the sections share: grouping keys, series label, speedup,
+    throughput. Speedup is against the fastest ok NumPy row of the same kernel, variant,
+    size, dtype and mode; only ok rows get one."""
+    df = frame.copy()
+    df["threads_key"] = df["threads"].fillna(NO_THREADS).astype("int64")
+    df["size_key"] = df["size"].fillna(NO_THREADS).astype("int64")
+    backend = df["backend"].where(df["backend"] != "", df["framework"] + "-" + df["device"])
+    threads_txt = df["threads_key"].map(
+        lambda t: "" if t == NO_THREADS else f", {t} thread" + ("s" if t != 1 else ""))
+    df["series"] = backend + " " + df["implementation"] + threads_txt
+    ok = df["status"] == "ok"
+    case = ["kernel", "variant", "size_key", "dtype", "mode"]
+    base = (df[ok & (df["framework"] == BASELINE_FRAMEWORK)]
+            .groupby(case, sort=True)["median_s"].min().rename("baseline_s"))
+    df = df.join(base, on=case)
+    df["speedup"] = (df["baseline_s"] / df["median_s"]).where(ok)
+    df["throughput"] = math.nan
+    df["unit"] = ""
+    for kernel, rows in df.groupby("kernel", sort=True):
+        unit = throughput_unit(str(kernel), rows)
+        df.loc[rows.index, "unit"] = unit
+        df.loc[rows.index, "throughput"] = throughput(rows, unit).where(ok[rows.index])
+    return df
+
+
+def _sort_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A total order: size, ok before not, fastest first, then names."""
+    key = rows.assign(_bad=(rows["status"] != "ok").astype(int),
+                      _med=rows["median_s"].fillna(math.inf))
+    return key.sort_values(
+        ["size_key", "_bad", "_med", "framework", "implementation", "device", "threads_key",
+         "backend", "mode"], kind="mergesort").drop(columns=["_bad", "_med"])
+
+
+# -- figures ------------------------------------------------------------------------------
+
+
+def _png(fig: Figure) -> str:
+    FigureCanvasAgg(fig)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _log_scale(ax: Any, which: str, values: np.ndarray) -> None:
+    """Log scale; minor ticks only where the data spans under two decades (so the axis
+    still has labels), because hundreds of minor ticks make drawing several times slower."""
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    v = values[np.isfinite(values) & (values > 0)]
+    decades = np.log10(v.max() / v.min()) if v.size else 0.0
+    axis.set_major_formatter(FuncFormatter(_pow10))
+    if decades < 2:
+        subs = np.arange(2.0, 10.0) if decades < 1 and which == "y" else (2.0, 3.0, 5.0)
+        axis.set_minor_locator(LogLocator(subs=subs))
+        axis.set_minor_formatter(FuncFormatter(_pow10))
+    else:
+        axis.set_minor_locator(NullLocator())
+        axis.set_minor_formatter(NullFormatter())
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _pow10(value: float, _pos: Any = None) -> str:
+    """Tick label like 10⁻⁶, 2×10⁶ or 20 in plain Unicode: matplotlib's mathtext labels
+    cost more to lay out than the rest of the figure."""
+    if not value > 0:
+        return ""
+    exp = math.floor(math.log10(value) + 1e-9)
+    if 0 <= exp <= 2:
+        return f"{value:.6g}"
+    mant = round(value / 10.0**exp, 6)
+    power = "10" + str(exp).translate(_SUPERSCRIPT)
+    return power if mant == 1 else f"{mant:g}×{power}"
+
+
+def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
+    """Two log-log panels (median time with q1-q3 bars, throughput) vs size; base64 PNG."""
+    series = _series_order(rows)
+    colors = matplotlib.colormaps["tab10" if len(series) <= 10 else "tab20"]
+    markers = "os^Dv<>ph*"
+    # Fixed margins in inches, not constrained layout: that costs a second full draw, and
+    # drawing dominates the report's run time. The legend gets its own band below the axes.
+    ncol = min(3, len(series))
+    legend_h = 0.2 * math.ceil(len(series) / ncol) + 0.1
+    top, axes_h, below = 0.55, 3.0, 0.62
+    height = top + axes_h + below + legend_h
+    with matplotlib.rc_context():
+        mpl_style.use("default")
+        fig = Figure(figsize=(FIG_WIDTH, height))
+        fig.subplots_adjust(left=0.85 / FIG_WIDTH, right=1 - 0.2 / FIG_WIDTH,
+                            top=1 - top / height, bottom=(below + legend_h) / height,
+                            wspace=0.26)
+        ax_t, ax_r = fig.subplots(1, 2)
+        xlabel = f"problem size ({size_meaning}, log scale)" if size_meaning else (
+            "problem size (log scale)")
+        handles = []
+        for i, name in enumerate(series):
+            s = rows[rows["series"] == name].sort_values("size_key")
+            x = s["size_key"].to_numpy(float)
+            med = s["median_s"].to_numpy(float)
+            lo = np.clip(np.nan_to_num(med - s["q1_s"].to_numpy(float)), 0, med * 0.999)
+            hi = np.clip(np.nan_to_num(s["q3_s"].to_numpy(float) - med), 0, None)
+            style = {"color": colors(i % colors.N), "marker": markers[i % len(markers)],
+                     "markersize": 4, "linewidth": 1.3,
+                     "linestyle": "--" if (s["device"] == "gpu").any() else "-"}
+            h = ax_t.errorbar(x, med, yerr=[lo, hi], capsize=2, **style)
+            handles.append(h)
+            thr = s["throughput"].to_numpy(float)
+            if np.isfinite(thr).any():
+                ax_r.plot(x, thr, **style)
+        sizes = rows["size_key"].to_numpy(float)
+        _log_scale(ax_t, "x", sizes)
+        _log_scale(ax_t, "y", np.concatenate([rows["q1_s"].to_numpy(float),
+                                               rows["q3_s"].to_numpy(float),
+                                               rows["median_s"].to_numpy(float)]))
+        ax_t.set_xlabel(xlabel)
+        ax_t.set_ylabel("median time per call (s, log scale)")
+        ax_t.set_title("time (bars: 25th–75th percentile)", fontsize=10)
+        _log_scale(ax_r, "x", sizes)
+        ax_r.set_xlabel(xlabel)
+        thr_all = rows["throughput"].to_numpy(float)
+        if np.isfinite(thr_all).any():
+            _log_scale(ax_r, "y", thr_all)
+            ax_r.set_ylabel(f"throughput ({unit}, log scale)")
+        else:
+            ax_r.text(0.5, 0.5, f"no {unit} counted for this kernel", ha="center",
+                      va="center", transform=ax_r.transAxes)
+            ax_r.set_yticks([])
+        ax_r.set_title(f"throughput ({unit}, higher is better)", fontsize=10)
+        xs = np.unique(sizes)
+        for ax in (ax_t, ax_r):
+            if xs.size == 1:  # one size: centre it and label it, not a decade of blank axis
+                ax.set_xlim(xs[0] / 2, xs[0] * 2)
+                ax.set_xticks([xs[0]], [f"{int(xs[0]):,}"])
+                ax.xaxis.set_minor_locator(NullLocator())
+            else:
+                ax.set_xlim(xs[0] / 1.4, xs[-1] * 1.4)
+        for ax in (ax_t, ax_r):
+            ax.grid(True, which="major", alpha=0.35)
+            ax.grid(True, which="minor", alpha=0.15)
+        fig.suptitle(title, fontsize=11)
+        fig.legend(handles, series, loc="lower center", bbox_to_anchor=(0.5, 0.02),
+                   ncol=ncol, fontsize=8, frameon=False)
+        return _png(fig)
+
+
+def _series_order(rows: pd.DataFrame) -> list[str]:
+    """Line labels ordered by backend, implementation, then thread count as a number."""
+    keys = rows[["backend", "implementation", "threads_key", "mode", "series"]]
+    return list(dict.fromkeys(keys.sort_values(list(keys.columns), kind="mergesort")["series"]))
+
+
+def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
+    series = _series_order(rows)
+    largest = rows["size_key"].max()
+    best = _sort_rows(rows[rows["size_key"] == largest]).iloc[0]
+    return (f"Log-log plots for {title}: median time per call in seconds and throughput in "
+            f"{unit} versus problem size{f' in {size_meaning}' if size_meaning else ''}, "
+            f"{len(series)} line(s): "
+            f"{'; '.join(series)}. Fastest at the largest size {largest:,}: "
+            f"{best['series']} at {fmt_time(best['median_s'])}.")
+
+
+# -- sections -----------------------------------------------------------------------------
+
+
+def how_to_read_html() -> str:
+    return (
+        "<p>Times are <strong>medians</strong> of the kept timed calls of each measurement "
+        "(the first call, which includes compilation, is not among them; it is shown in the "
+        "<em>first call</em> column). Spread is the interquartile range over the median; "
+        "error bars span the 25th to 75th percentile. Throughput is the counted bytes "
+        "(GB/s) or floating-point operations (GFLOP/s) of one call divided by its median "
+        "time; for Monte Carlo it is samples per second. <strong>Speedup</strong> is "
+        "relative to the fastest NumPy implementation on the same kernel, variant, size and "
+        "dtype (and timing mode): above 1× is faster than NumPy. Only rows with status "
+        "<code>ok</code> are plotted or ranked; wrong results are never ranked, and every "
+        "row that did not run or did not pass is listed under "
+        '<a href="#failures">Failures and skips</a>.</p>\n')
+
+
+def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
+    """Distinct reasons why GPU rows did not run, with their row counts."""
+    gpu = df[(df["device"] == "gpu") & df["status"].isin(["unavailable", "skipped"])]
+    counts = gpu.groupby("reason", sort=True).size()
+    return [(str(r), int(n)) for r, n in counts.items()]
+
+
+def banners_html(df: pd.DataFrame, env: Environment) -> str:
+    out = []
+    if env.problem:
+        out.append(f'<div class="banner">Environment: {esc(env.problem)}; '
+                   f"machine details are shown as {UNKNOWN}.</div>")
+    for reason, n in gpu_skip_reasons(df):
+        out.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
+                   f"({n} row{'s' if n != 1 else ''}).</div>")
+    if df.empty:
+        out.append('<div class="alert"><strong>No successful measurements</strong>: the '
+                   "timings file has no rows.</div>")
+    elif not (df["status"] == "ok").any():
+        out.append('<div class="alert"><strong>No successful measurements</strong>: none of '
+                   f"the {len(df)} rows has status ok; see "
+                   '<a href="#failures">Failures and skips</a>.</div>')
+    n_wrong = int((df["status"] == "wrong_result").sum())
+    if n_wrong:
+        out.append(f'<div class="alert">{n_wrong} measurement(s) gave a <strong>wrong '
+                   'result</strong>; see <a href="#correctness">Correctness</a>.</div>')
+    return "\n".join(out) + "\n"
+
+
+def summary_table(df: pd.DataFrame) -> Table | None:
+    """Fastest ok row per kernel, variant, dtype (and mode) at the largest size with ok rows."""
+    ok = df[df["status"] == "ok"]
+    if ok.empty:
+        return None
+    modes = sorted(set(ok["mode"]))
+    headers = ["kernel", "variant", "dtype"] + (["mode"] if len(modes) > 1 else []) + [
+        "size", "fastest (framework / implementation)", "device", "threads", "median",
+        "speedup vs NumPy", "ok rows at size"]
+    rows = []
+    for kernel in _ordered(ok["kernel"], KERNELS):
+        k = ok[ok["kernel"] == kernel]
+        spec = _kernel_spec(kernel)
+        for variant in _ordered(k["variant"], spec.variants if spec else ()):
+            kv = k[k["variant"] == variant]
+            for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
+                for mode in sorted(set(kv[kv["dtype"] == dtype]["mode"])):
+                    g = kv[(kv["dtype"] == dtype) & (kv["mode"] == mode)]
+                    at = g[g["size_key"] == g["size_key"].max()]
+                    best = _sort_rows(at).iloc[0]
+                    rows.append([kernel, variant, dtype] + ([mode] if len(modes) > 1 else []) + [
+                        fmt_int(best["size_key"]),
+                        f"{best['framework']} / {best['implementation']}", best["device"],
+                        fmt_threads(best["threads_key"]), fmt_time(best["median_s"]),
+                        fmt_speedup(best["speedup"]), str(len(at))])
+    return Table(headers, rows, frozenset({"size", "threads", "median", "speedup vs NumPy",
+                                           "ok rows at size"}))
+
+
+def summary_html(df: pd.DataFrame) -> str:
+    table = summary_table(df)
+    body = table.html() if table else '<p class="alert">No successful measurements.</p>\n'
+    return ('<h2 id="summary">Summary</h2>\n<p class="note">Per kernel, variant and dtype, '
+            "the fastest ok implementation at the largest size that has ok rows.</p>\n" + body)
+
+
+def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
+    headers = ["framework", "implementation", "device", "threads", "size", "median", "spread",
+               "samples", "first call", unit, "speedup vs NumPy", "rel_err", "status"]
+    out, classes = [], []
+    for _, r in _sort_rows(rows).iterrows():
+        ok = r["status"] == "ok"
+        out.append([
+            r["framework"], r["implementation"], r["device"], fmt_threads(r["threads_key"]),
+            fmt_int(r["size_key"]), fmt_time(r["median_s"]),
+            f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
+            fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
+            fmt_sig(r["throughput"]) if ok else "—",
+            fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
+        classes.append("" if ok else "bad")
+    return Table(headers, out, frozenset({"threads", "size", "median", "spread", "samples",
+                                          "first call", unit, "speedup vs NumPy", "rel_err"}),
+                 classes)
+
+
+def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str) -> str:
+    """One kernel: per variant, dtype (and mode) a figure of the ok rows and their table."""
+    spec = _kernel_spec(kernel)
+    k = df[df["kernel"] == kernel]
+    unit = str(k["unit"].iloc[0])
+    size_meaning = spec.size_meaning if spec else ""
+    parts = [f'<h2 id="{esc(anchor)}">Kernel: {esc(kernel)}</h2>\n']
+    if spec and spec.description:
+        parts.append(f"<p>{esc(spec.description.rstrip('.'))}. Size is in "
+                     f"{esc(size_meaning)}.</p>\n")
+    elif not spec:
+        parts.append('<p class="note">Not a kernel this version of gpubench knows; '
+                     "shown as recorded.</p>\n")
+    measured = k[k["status"].isin(["ok", "wrong_result"])]
+    n_other = len(k) - len(measured)
+    if n_other:
+        parts.append(f'<p class="note">{n_other} row(s) of this kernel did not run '
+                     '(unavailable, error or skipped); see <a href="#failures">Failures '
+                     "and skips</a>.</p>\n")
+    for variant in _ordered(k["variant"], spec.variants if spec else ()):
+        kv = k[k["variant"] == variant]
+        for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
+            for mode in sorted(set(kv[kv["dtype"] == dtype]["mode"])):
+                g = kv[(kv["dtype"] == dtype) & (kv["mode"] == mode)]
+                title = f"{kernel} · {variant} · {dtype}" + (f" · {mode}" if mode else "")
+                parts.append(f"<h3>{esc(title)}</h3>\n")
+                ok = g[g["status"] == "ok"]
+                if ok.empty:
+                    parts.append('<p class="alert">No successful measurements for this '
+                                 "variant and dtype.</p>\n")
+                else:
+                    png = scaling_figure(ok, title, size_meaning, unit)
+                    alt = _alt_text(ok, title, size_meaning, unit)
+                    parts.append(f'<img alt="{esc(alt)}" src="data:image/png;base64,{png}">\n')
+                shown = g[g["status"].isin(["ok", "wrong_result"])]
+                if not shown.empty:
+                    parts.append(kernel_table(shown, unit).html())
+    return "".join(parts)
+
+
+def correctness_html(df: pd.DataFrame) -> str:
+    """Worst relative error per implementation against its tolerance; every wrong row."""
+    parts = ['<h2 id="correctness">Correctness</h2>\n<p class="note">Each result is '
+             "compared with a float64 NumPy reference: rel_err = ‖out − ref‖ / ‖ref‖, "
+             "largest over sizes and thread counts.</p>\n"]
+    checked = df[df["status"].isin(["ok", "wrong_result"])]
+    if checked.empty:
+        return "".join(parts) + "<p>No results were checked.</p>\n"
+    keys = ["kernel", "variant", "dtype", "framework", "implementation", "device"]
+    rows, classes = [], []
+    order = {k: i for i, k in enumerate(KERNELS)}
+    groups = sorted(checked.groupby(keys, sort=True),
+                    key=lambda kv: (order.get(kv[0][0], len(order)), kv[0]))
+    for key, g in groups:
+        n_wrong = int((g["status"] == "wrong_result").sum())
+        nan_err = n_wrong and g.loc[g["status"] == "wrong_result", "rel_err"].isna().any()
+        worst = "nan" if nan_err else fmt_relerr(g["rel_err"].max())
+        rows.append([*key, worst, fmt_relerr(g["tolerance"].max()), str(len(g)),
+                     f"FAIL ({n_wrong} wrong)" if n_wrong else "pass"])
+        classes.append("bad" if n_wrong else "")
+    parts.append(Table([*keys, "max rel_err", "tolerance", "checks", "verdict"], rows,
+                       frozenset({"max rel_err", "tolerance", "checks"}), classes).html())
+    wrong = checked[checked["status"] == "wrong_result"]
+    if wrong.empty:
+        parts.append("<p>No wrong results.</p>\n")
+    else:
+        parts.append(f'<h3>Wrong results ({len(wrong)})</h3>\n')
+        parts.append(_row_list(wrong, ["rel_err", "tolerance"]).html())
+    return "".join(parts)
+
+
+def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> Table:
+    """Every row by key, with its status and reason: nothing is summarised away."""
+    order = {k: i for i, k in enumerate(KERNELS)}
+    rows = rows.assign(_k=rows["kernel"].map(lambda k: order.get(k, len(order))))
+    rows = rows.sort_values(["_k", "kernel", "variant", "dtype", "size_key", "backend",
+                             "implementation", "threads_key", "mode"], kind="mergesort")
+    headers = ["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
+               *extra, "status", "reason"]
+    out = []
+    for _, r in rows.iterrows():
+        out.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]), r["backend"],
+                    r["implementation"], fmt_threads(r["threads_key"])]
+                   + [fmt_relerr(r[c]) for c in extra] + [r["status"], r["reason"]])
+    return Table(headers, out, frozenset({"size", "threads", *extra}),
+                 ["bad" if s == "wrong_result" else "warn" for s in rows["status"]])
+
+
+def failure_groups(df: pd.DataFrame) -> Table | None:
+    """Non-ok rows grouped by status, backend and reason, with counts and kernels."""
+    bad = df[df["status"] != "ok"]
+    if bad.empty:
+        return None
+    rank = {s: i for i, s in enumerate(results.STATUSES)}
+    rows = []
+    for (status, backend, reason), g in bad.groupby(["status", "backend", "reason"], sort=True):
+        rows.append((rank.get(status, len(rank)), [
+            status, backend, str(len(g)), ", ".join(_ordered(g["kernel"], KERNELS)), reason]))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return Table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
+                 frozenset({"rows"}))
+
+
+def failures_html(df: pd.DataFrame) -> str:
+    parts = ['<h2 id="failures">Failures and skips</h2>\n']
+    for reason, n in gpu_skip_reasons(df):
+        parts.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
+                     f"({n} row{'s' if n != 1 else ''}).</div>\n")
+    table = failure_groups(df)
+    if table is None:
+        return "".join(parts) + "<p>Every row has status ok.</p>\n"
+    parts.append(table.html())
+    bad = df[df["status"] != "ok"]
+    parts.append(f"<details><summary>All {len(bad)} rows that are not ok</summary>\n"
+                 + _row_list(bad).html() + "</details>\n")
+    return "".join(parts)
+
+
+def _timer_overhead(value: Any) -> str:
+    """The probe records either one float or {per_sample_s, loop_s, samples}."""
+    if _finite(value):
+        return fmt_time(value)
+    if isinstance(value, Mapping):
+        parts = []
+        if _finite(value.get("per_sample_s")):
+            parts.append(f"{fmt_time(value['per_sample_s'])} inside each sample")
+        if _finite(value.get("loop_s")):
+            parts.append(f"{fmt_time(value['loop_s'])} per harness iteration")
+        if parts:
+            return ", ".join(parts)
+    return UNKNOWN
+
+
+def environment_table(env: Environment) -> Table:
+    gpus = env.data.get("gpus")
+    if isinstance(gpus, list) and gpus:
+        gpu_text = "; ".join(
+            f"{g.get('index', '?')}: {g.get('name', UNKNOWN)} "
+            f"({fmt_bytes(g.get('memory_bytes'))}, driver {g.get('driver_version', UNKNOWN)})"
+            if isinstance(g, Mapping) else str(g) for g in gpus)
+    elif isinstance(gpus, list):
+        gpu_text = f"none ({env.get('gpu_reason')})"
+    else:
+        reason = env.get("gpu_reason")
+        gpu_text = UNKNOWN if reason == UNKNOWN else f"none ({reason})"
+    overhead = _timer_overhead(env.data.get("timer_overhead_s"))
+    rows = [
+        ["host", str(env.get("host"))],
+        ["CPU", str(env.get("cpu_model"))],
+        ["CPU cores", str(env.get("cpu_cores"))],
+        ["memory", fmt_bytes(env.data.get("memory_bytes"))],
+        ["OS", str(env.get("os"))],
+        ["Python", str(env.get("python_version"))],
+        ["git commit", str(env.get("git_commit"))],
+        ["probed at", str(env.get("timestamp"))],
+        ["timer overhead", overhead],
+        ["GPUs", gpu_text],
+    ]
+    return Table(["field", "value"], rows)
+
+
+def backend_table(df: pd.DataFrame) -> Table | None:
+    """Per backend, the framework versions and device names its rows recorded."""
+    if df.empty:
+        return None
+    rows = []
+    for backend, g in df.groupby("backend", sort=True):
+        def values(col: str, g: pd.DataFrame = g) -> str:
+            found = sorted({v for v in g[col] if v})
+            return "; ".join(found) if found else UNKNOWN
+        rows.append([backend or UNKNOWN, values("framework_version"), values("device_name"),
+                     values("host"), str(int((g["status"] == "ok").sum())), str(len(g))])
+    return Table(["backend", "framework version", "device", "host", "ok rows", "rows"], rows,
+                 frozenset({"ok rows", "rows"}))
+
+
+def gpu_table(env: Environment) -> Table | None:
+    gpus = [g for g in env.data.get("gpus") or [] if isinstance(g, Mapping)]
+    if not gpus:
+        return None
+    keys = _ordered({k for g in gpus for k in g}, ("index", "name", "memory_bytes",
+                                                   "driver_version", "uuid"))
+    rows = [[fmt_bytes(g.get(k)) if k == "memory_bytes" else
+             (UNKNOWN if g.get(k) in (None, "") else str(g.get(k))) for k in keys] for g in gpus]
+    return Table(keys, rows)
+
+
+def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> Table:
+    counts = ", ".join(f"{s} {int((df['status'] == s).sum())}" for s in results.STATUSES
+                       if (df["status"] == s).any()) or "no rows"
+    stamps = sorted(t for t in df["timestamp"] if t)
+    commits = sorted({c for c in df["git_commit"] if c}) or [UNKNOWN]
+    return Table(["field", "value"], [
+        ["timings file", f"{timings_name} ({len(df)} rows: {counts})"],
+        ["samples file", samples_note],
+        ["measured", f"{stamps[0]} to {stamps[-1]}" if stamps else UNKNOWN],
+        ["git commit(s) in rows", "; ".join(commits)],
+        ["schema version", str(results.SCHEMA_VERSION)],
+    ])
+
+
+def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
+                     samples_note: str) -> str:
+    parts = ['<h2 id="environment">Environment</h2>\n']
+    if env.problem:
+        parts.append(f'<p class="banner">{esc(env.problem)}.</p>\n')
+    parts.append(environment_table(env).html())
+    gpus = gpu_table(env)
+    if gpus:
+        parts.append("<h3>GPUs</h3>\n" + gpus.html())
+    backends = backend_table(df)
+    if backends:
+        parts.append("<h3>Backends</h3>\n" + backends.html())
+    packages = env.data.get("packages")
+    if isinstance(packages, Mapping) and packages:
+        parts.append("<h3>Packages</h3>\n" + Table(
+            ["package", "version"], [[str(k), str(packages[k])] for k in sorted(packages)]
+        ).html())
+    parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).html())
+    return "".join(parts)
+
+
+# -- documents ----------------------------------------------------------------------------
+
+
+def render_html(df: pd.DataFrame, env: Environment, timings_name: str,
+                samples_note: str) -> str:
+    """The whole page: sections in reading order, with a table of contents."""
+    kernels = _ordered(df["kernel"], KERNELS)
+    anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
+    toc = ['<a href="#summary">Summary</a>']
+    toc += [f'<a href="#{esc(anchors[k])}">{esc(k)}</a>' for k in kernels]
+    toc += ['<a href="#correctness">Correctness</a>', '<a href="#failures">Failures and '
+            'skips</a>', '<a href="#environment">Environment</a>']
+    body = [
+        "<h1>gpubench report</h1>\n",
+        f'<p class="note">From {esc(timings_name)} on host {esc(env.get("host"))}, commit '
+        f'{esc(env.get("git_commit"))}.</p>\n',
+        "<nav>" + " · ".join(toc) + "</nav>\n",
+        how_to_read_html(),
+        banners_html(df, env),
+        summary_html(df),
+        *(kernel_section_html(df, k, anchors[k]) for k in kernels),
+        correctness_html(df),
+        failures_html(df),
+        environment_html(df, env, timings_name, samples_note),
+    ]
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f"<title>gpubench report</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
+            + "".join(body) + "</body>\n</html>\n")
+
+
+def render_markdown(df: pd.DataFrame, env: Environment, timings_name: str,
+                    samples_note: str) -> str:
+    """summary.md: the summary table, the failures and the environment, without images."""
+    out = ["# gpubench summary\n",
+           f"From {md_esc(timings_name)}. Times are medians; speedup is against the fastest "
+           "NumPy implementation on the same kernel, variant, size and dtype; only ok rows "
+           "are ranked.\n"]
+    if env.problem:
+        out.append(f"> {md_esc(env.problem)}.\n")
+    for reason, n in gpu_skip_reasons(df):
+        out.append(f"> **GPU steps skipped: {md_esc(reason)}** ({n} rows).\n")
+    out.append("## Summary\n")
+    table = summary_table(df)
+    out.append(table.markdown() if table else "**No successful measurements.**\n")
+    n_wrong = int((df["status"] == "wrong_result").sum())
+    if n_wrong:
+        out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
+    out.append("## Failures and skips\n")
+    groups = failure_groups(df)
+    out.append(groups.markdown() if groups else "Every row has status ok.\n")
+    out.append("## Environment\n")
+    out.append(environment_table(env).markdown())
+    backends = backend_table(df)
+    if backends:
+        out.append("\n" + backends.markdown())
+    out.append("\n" + data_table(df, timings_name, samples_note).markdown())
+    return "\n".join(out)
+
+
+def _samples_note(samples_csv: str | None) -> str:
+    """The samples file is optional: say whether it was given and how many samples it has."""
+    if not samples_csv:
+        return "not given"
+    path = Path(samples_csv)
+    if not path.exists():
+        return f"{path.name} (missing)"
+    return f"{path.name} ({len(results.read_samples(path))} samples)"
+
+
+def build_report(timings_csv: str, env_json: str, out_html: str, out_md: str,
+                 samples_csv: str | None = None) -> None:
+    """Write the HTML report and summary.md; a corrupt timings CSV raises SchemaError."""
+    frame = prepare(results.read_timings(timings_csv))
+    env = load_env(env_json)
+    name = Path(timings_csv).name
+    note = _samples_note(samples_csv)
+    results.atomic_write_text(out_html, render_html(frame, env, name, note))
+    results.atomic_write_text(out_md, render_markdown(frame, env, name, note))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``python -m gpubench.report --timings T --env E --html H --md M [--samples S]``."""
+    parser = argparse.ArgumentParser(prog="python -m gpubench.report", description=__doc__
+                                     .splitlines()[0])
+    parser.add_argument("--timings", required=True, help="timings CSV (collected)")
+    parser.add_argument("--env", required=True, help="environment JSON from the probe step")
+    parser.add_argument("--html", required=True, help="HTML report to write")
+    parser.add_argument("--md", required=True, help="summary.md to write")
+    parser.add_argument("--samples", help="raw samples CSV (optional)")
+    args = parser.parse_args(argv)
+    try:
+        build_report(args.timings, args.env, args.html, args.md, args.samples)
+    except results.SchemaError as exc:
+        parser.exit(2, f"gpubench.report: {exc}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""matmul, fft and monte_carlo_pi: every implementation passes its check through the harness."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gpubench.backends import load_backend
+from gpubench.harness import Settings, measure
+from gpubench.spec import Case, get_kernel, implementations
+
+FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
+FRAMEWORKS = {"numpy": None, "numba": "numba", "jax": "jax", "torch": "torch"}
+SIZES = {"matmul": (64, 96), "fft": (1024, 4096), "monte_carlo_pi": (1 << 16,)}
+
+_backends: dict[str, object] = {}
+
+
+def backend_for(framework: str):
+    """One started backend per framework for the whole module (starting JAX is slow)."""
+    if FRAMEWORKS[framework]:
+        pytest.importorskip(FRAMEWORKS[framework])
+    if framework not in _backends:
+        backend = load_backend(f"{framework}-cpu")
+        backend.start(threads=1)
+        _backends[framework] = backend
+    return _backends[framework]
+
+
+def run(kernel: str, framework: str, impl_name: str, case: Case):
+    spec = get_kernel(kernel)
+    backend = backend_for(framework)
+    impl = next(i for i in implementations(kernel, framework, "cpu") if i.name == impl_name)
+    host_inputs = spec.make_inputs(case, np.random.default_rng(0))
+    ref = spec.reference(case, host_inputs)
+    return measure(spec, impl, case, backend, FAST, host_inputs, ref)
+
+
+def _params():
+    for kernel, sizes in SIZES.items():
+        spec = get_kernel(kernel)
+        for impl in implementations(kernel, device="cpu"):
+            for case in spec.cases(sizes=list(sizes)):
+                if impl.supports(case)[0]:
+                    yield pytest.param(kernel, impl.framework, impl.name, case,
+                                       id=f"{kernel}-{impl.framework}-{impl.name}-"
+                                          f"{case.variant}-{case.dtype}-{case.size}")
+
+
+@pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), list(_params()))
+def test_implementation_passes(kernel: str, framework: str, impl_name: str, case: Case) -> None:
+    m = run(kernel, framework, impl_name, case)
+    assert m.fields["status"] == "ok", m.fields.get("reason")
+    assert m.fields["rel_err"] <= m.fields["tolerance"]
+
+
+def test_every_framework_is_covered() -> None:
+    for kernel in SIZES:
+        frameworks = {i.framework for i in implementations(kernel)}
+        expected = {"numpy", "jax", "torch"} | ({"numba"} if kernel != "fft" else set())
+        assert frameworks == expected, kernel
+
+
+def test_matmul_above_max_size_is_skipped() -> None:
+    case = Case("matmul", "default", 512, "float64")
+    m = run("matmul", "numba", "njit_naive", case)
+    assert m.fields["status"] == "skipped"
+    assert "capped at size 256" in m.fields["reason"]
+
+
+def test_fft_rejects_non_power_of_two() -> None:
+    spec = get_kernel("fft")
+    with pytest.raises(ValueError, match="powers of two"):
+        spec.cases(sizes=[1000])
+    assert {c.size for c in spec.cases(sizes=[2048], variants=["2d"])} == {2048}
+    x = spec.make_inputs(Case("fft", "2d", 2048, "complex64"), np.random.default_rng(0))["x"]
+    assert x.shape == (32, 64) and x.dtype == np.complex64
+
+
+@pytest.mark.parametrize("framework", ["numpy", "numba", "jax", "torch"])
+def test_monte_carlo_draws_fresh_samples(framework: str) -> None:
+    """Successive calls of one build must differ: a reused key or stream is a cached answer."""
+    from gpubench.spec import BuildContext
+
+    backend = backend_for(framework)
+    case = Case("monte_carlo_pi", "default", 1 << 16, "float32")
+    for impl in implementations("monte_carlo_pi", framework, "cpu"):
+        call = impl.builder(BuildContext(case, backend, {}, {}, seed=1234))
+        estimates = [float(np.asarray(backend.to_host(call()))) for _ in range(3)]
+        assert len(set(estimates)) == 3, (impl.name, estimates)
+        assert all(abs(e - math.pi) < 0.05 for e in estimates), (impl.name, estimates)
+
+
+def test_monte_carlo_check_is_statistical() -> None:
+    spec = get_kernel("monte_carlo_pi")
+    case = Case("monte_carlo_pi", "default", 1 << 20, "float64")
+    sigma = 4 * math.sqrt(math.pi / 4 * (1 - math.pi / 4) / case.size)
+    assert spec.tolerance(case) == pytest.approx(6 * sigma / math.pi)
+    assert not spec.check(case, 3.0, math.pi).passed
+    assert not spec.check(case, math.pi + 7 * sigma, math.pi).passed
+    assert not spec.check(case, float("nan"), math.pi).passed
+    assert spec.check(case, np.float32(math.pi + 5 * sigma), math.pi).passed
+    assert spec.check(case, np.asarray(math.pi - 5 * sigma), math.pi).passed
