@@ -1,0 +1,227 @@
+"""The report builder: sections, escaping, self-containment, determinism, robustness."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from gpubench import report, results
+
+EVIL = "<script>alert('x')</script>"
+GPU_REASON = "no NVIDIA driver: NVML could not start"
+SIZES = (1 << 10, 1 << 16, 1 << 20)
+
+
+def _row(**fields: Any) -> dict[str, Any]:
+    row = results.empty_row()
+    row.update(
+        mode="hot", timer="perf_counter", host="testhost", cpu_model="Test CPU", cpu_cores=2,
+        python_version="3.11.7", git_commit="abc123", config_hash="cafe",
+        timestamp="2024-01-02T03:04:05Z", schema_version=results.SCHEMA_VERSION,
+    )
+    row.update(fields)
+    return row
+
+
+def _ok(framework: str, impl: str, kernel: str, variant: str, size: int, dtype: str,
+        threads: int, median: float, device: str = "cpu") -> dict[str, Any]:
+    nbytes = 3.0 * size * (4 if dtype == "float32" else 8)
+    flops = 2.0 * size**1.5 if kernel == "matmul" else float(size)
+    return _row(
+        framework=framework, device=device, backend=f"{framework}-{device}",
+        implementation=impl, kernel=kernel, variant=variant, size=size, dtype=dtype,
+        threads=threads, status="ok", samples=25, median_s=median, min_s=median * 0.9,
+        max_s=median * 1.5, q1_s=median * 0.95, q3_s=median * 1.1, iqr_s=median * 0.15,
+        mean_s=median * 1.02, rel_spread=0.15, stop_reason="converged",
+        first_call_s=median * 50, setup_s=0.01, bytes=nbytes, flops=flops,
+        gbps=nbytes / median / 1e9, gflops=flops / median / 1e9, rel_err=1e-8,
+        tolerance=1e-5, device_name="Test CPU", framework_version=f"{framework} 1.0",
+    )
+
+
+def make_rows(n_sizes: int = 3) -> list[dict[str, Any]]:
+    rows = []
+    sizes = SIZES[:n_sizes]
+    for kernel, variant in (("vector_add", "default"), ("matmul", "default"),
+                            ("monte_carlo_pi", "default"), ("mystery_kernel", "v1")):
+        for dtype in ("float32", "float64"):
+            for size in sizes:
+                base = size * 1e-9 + 1e-6
+                rows.append(_ok("numpy", "ufunc", kernel, variant, size, dtype, 1, base))
+                for threads in (1, 2):
+                    rows.append(_ok("numba", "njit_prange", kernel, variant, size, dtype,
+                                    threads, base / (threads * 1.5)))
+                rows.append(_row(framework="cupy", device="gpu", backend="cupy-gpu",
+                                 implementation="elementwise", kernel=kernel, variant=variant,
+                                 size=size, dtype=dtype, status="unavailable",
+                                 reason=GPU_REASON))
+    rows.append(_row(framework="torch", device="cpu", backend="torch-cpu",
+                     implementation="eager", kernel="vector_add", variant="default",
+                     size=SIZES[0], dtype="float32", threads=1, status="error",
+                     reason=f"worker crashed {EVIL}"))
+    wrong = _ok("jax", "jit", "vector_add", "default", SIZES[0], "float64", 1, 1e-7)
+    wrong.update(status="wrong_result", rel_err=0.5, tolerance=1e-15,
+                 reason="relative error 0.5 > 1e-15")
+    rows.append(wrong)
+    rows.append(_row(framework="jax", device="cpu", backend="jax-cpu", implementation="jit",
+                     kernel="vector_add", variant="default", size=SIZES[-1], dtype="float64",
+                     threads=1, status="skipped", reason="needs 9 GiB, 2 GiB free"))
+    return rows
+
+
+ENV = {
+    "host": f"host{EVIL}", "cpu_model": "Test CPU", "cpu_cores": 2, "memory_bytes": 8 << 30,
+    "os": "Linux", "python_version": "3.11.7", "git_commit": "abc123",
+    "timestamp": "2024-01-02T03:00:00Z",
+    "timer_overhead_s": {"per_sample_s": 5e-8, "loop_s": 3e-7, "samples": 100},
+    "gpus": [], "gpu_reason": GPU_REASON, "packages": {"numpy": "2.0", "numba": "0.60"},
+}
+
+
+def build(tmp_path: Path, rows: list[dict[str, Any]], env: dict[str, Any] | None = ENV,
+          tag: str = "a") -> tuple[str, str]:
+    csv = tmp_path / "timings.csv"
+    results.atomic_write_csv(csv, results.rows_frame(rows))
+    env_path = tmp_path / "env.json"
+    if env is not None:
+        env_path.write_text(json.dumps(env))
+    out_html, out_md = tmp_path / f"report_{tag}.html", tmp_path / f"summary_{tag}.md"
+    report.build_report(str(csv), str(env_path), str(out_html), str(out_md))
+    return out_html.read_text(encoding="utf-8"), out_md.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
+    tmp = tmp_path_factory.mktemp("report")
+    page, md = build(tmp, make_rows())
+    return page, md, tmp
+
+
+def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
+    page, _, _ = built
+    for kernel in ("vector_add", "matmul", "monte_carlo_pi", "mystery_kernel"):
+        assert f"Kernel: {kernel}</h2>" in page
+    # known kernels in spec order, unknown ones after
+    assert page.index("Kernel: vector_add") < page.index("Kernel: matmul") < page.index(
+        "Kernel: monte_carlo_pi") < page.index("Kernel: mystery_kernel")
+    for heading in ("Summary", "Correctness", "Failures and skips", "Environment"):
+        assert f">{heading}</h2>" in page
+    assert "speedup vs NumPy" in page
+    assert "GFLOP/s" in page and "GB/s" in page and "Msamples/s" in page
+    assert "worker crashed" in page and "needs 9 GiB, 2 GiB free" in page
+    assert f"GPU steps skipped: {GPU_REASON}" in page
+    assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
+
+
+def test_images_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:
+    page, _, _ = built
+    imgs = re.findall(r"<img [^>]*>", page)
+    assert len(imgs) == 8  # 4 kernels x 2 dtypes
+    for tag in imgs:
+        alt = re.search(r'alt="([^"]*)"', tag)
+        assert alt and alt.group(1).strip()
+        assert 'src="data:image/png;base64,' in tag
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page)
+    assert "http://" not in page and "https://" not in page
+    assert "<link" not in page and "<script" not in page
+
+
+def test_strings_are_escaped(built: tuple[str, str, Path]) -> None:
+    page, md, _ = built
+    assert EVIL not in page
+    assert "&lt;script&gt;" in page
+    assert "\\<script\\>" in md  # backslash-escaped: literal text in Markdown
+    assert not re.search(r"(?<!\\)<script", md)
+
+
+def test_wrong_results_are_never_ranked(built: tuple[str, str, Path]) -> None:
+    page, _, _ = built
+    # the wrong jax row is the fastest vector_add float64 at the smallest size, yet it must
+    # not lead the summary, and its row gets no speedup
+    summary = page[page.index('id="summary"'):page.index("Kernel: vector_add")]
+    assert "jax" not in summary
+    assert "FAIL (1 wrong)" in page
+
+
+def test_deterministic(built: tuple[str, str, Path]) -> None:
+    page, md, tmp = built
+    page2, md2 = build(tmp, make_rows(), tag="b")
+    assert page == page2 and md == md2
+    assert (tmp / "report_a.html").read_bytes() == (tmp / "report_b.html").read_bytes()
+
+
+def test_summary_md(built: tuple[str, str, Path]) -> None:
+    _, md, tmp = built
+    assert (tmp / "summary_a.md").exists()
+    assert "| kernel | variant | dtype |" in md
+    assert "| vector_add | default | float32 |" in md
+    assert f"GPU steps skipped: {GPU_REASON}" in md
+    assert "data:image" not in md
+
+
+def test_no_ok_rows(tmp_path: Path) -> None:
+    rows = [r for r in make_rows() if r["status"] != "ok"]
+    page, md = build(tmp_path, rows)
+    assert "No successful measurements" in page and "No successful measurements" in md
+    assert "<img" not in page
+    assert "Failures and skips" in page and GPU_REASON in page
+
+
+def test_empty_csv(tmp_path: Path) -> None:
+    page, md = build(tmp_path, [])
+    assert "No successful measurements" in page and "</html>" in page
+    assert "No successful measurements" in md
+
+
+def test_single_size(tmp_path: Path) -> None:
+    page, _ = build(tmp_path, make_rows(n_sizes=1))
+    assert page.count("<img ") == 8
+
+
+def test_missing_env(tmp_path: Path) -> None:
+    page, md = build(tmp_path, make_rows(n_sizes=1), env=None)
+    assert "unknown" in page and "env.json is missing" in page
+    assert "unknown" in md
+
+
+def test_corrupt_csv_raises(tmp_path: Path) -> None:
+    csv = tmp_path / "bad.csv"
+    csv.write_text("framework,device\nnumpy,cpu\n")
+    with pytest.raises(results.SchemaError, match=r"bad\.csv"):
+        report.build_report(str(csv), str(tmp_path / "env.json"), str(tmp_path / "r.html"),
+                            str(tmp_path / "s.md"))
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_cli(tmp_path: Path) -> None:
+    csv = tmp_path / "t.csv"
+    results.atomic_write_csv(csv, results.rows_frame(make_rows(n_sizes=1)))
+    samples = tmp_path / "s.csv"
+    results.atomic_write_csv(samples, pd.DataFrame(columns=list(results.SAMPLE_COLUMNS)))
+    argv = ["--timings", str(csv), "--env", str(tmp_path / "none.json"), "--html",
+            str(tmp_path / "r.html"), "--md", str(tmp_path / "s.md"), "--samples", str(samples)]
+    assert report.main(argv) == 0
+    assert "s.csv (0 samples)" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_thousands_of_rows_are_quick(tmp_path: Path) -> None:
+    rows = []
+    for kernel in ("vector_add", "matmul", "fft", "reduction"):
+        for variant in ("a",):
+            for dtype in ("float32", "float64"):
+                for size in [1 << k for k in range(8, 24)]:
+                    for threads in range(1, 25):
+                        fw = "numpy" if threads == 1 else "numba"
+                        rows.append(_ok(fw, f"impl{threads % 3}", kernel, variant, size,
+                                        dtype, threads, size * 1e-9 + 1e-6 / threads))
+    assert len(rows) > 3000
+    t0 = time.perf_counter()
+    page, _ = build(tmp_path, rows)
+    assert time.perf_counter() - t0 < 30
+    assert page.count("<img ") == 8
