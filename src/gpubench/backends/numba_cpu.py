@@ -17,5 +17,14 @@ class NumbaCPU(Backend):
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         import numpy as np
 
+        # The layer (tbb, omp, workqueue) is chosen at the first parallel launch and
+        # changes results a lot (omp runs 1-D parallel ufuncs element by element), so
+        # launch once and record the one really in use.
+        @numba.njit(parallel=True)
+        def touch(x):
+            for i in numba.prange(x.shape[0]):
+                x[i] = i
+
+        touch(np.empty(4))
         return {"numba": numba.__version__, "numpy": np.__version__,
-                "threading_layer": str(numba.config.THREADING_LAYER)}
+                "threading_layer": numba.threading_layer()}

@@ -1,1 +1,1 @@
-"""Kernels: one package each, with its spec in __init__ and one with_<framework>.py per framework."""
+"""Kernels: one package each; its spec in ``__init__`` and one ``with_<framework>.py`` each."""
