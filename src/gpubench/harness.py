@@ -61,9 +61,12 @@ def summarize(samples: list[float]) -> dict[str, float]:
 
 def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
-    clock: Callable[[], float] | None = None,
+    clock: Callable[[], float] | None = None, cold: bool = False,
 ) -> tuple[list[float], str, Any]:
-    """Time ``call`` until converged; return (samples, stop reason, last result)."""
+    """Time ``call`` until converged; return (samples, stop reason, last result).
+
+    ``cold`` flushes the device cache before every sample (outside the timed region).
+    """
     import time
 
     clock = clock or time.perf_counter
@@ -72,6 +75,8 @@ def time_samples(
     next_check = settings.min_samples
     result = None
     while True:
+        if cold:
+            backend.flush_cache()
         result, seconds = backend.time_call(call)
         samples.append(seconds)
         n = len(samples)
@@ -119,6 +124,7 @@ def measure(
     host_inputs: dict[str, np.ndarray],
     ref: Any,
     progress: Callable[[str], None] = lambda msg: None,
+    mode: str = "hot",
 ) -> Measurement:
     """Measure one implementation on one case; never raises for the implementation's faults."""
     import time
@@ -128,18 +134,20 @@ def measure(
         "flops": spec.flops(case),
         "tolerance": spec.tolerance(case),
         "timer": backend.timer,
-        "mode": "hot",
+        "mode": mode,
     }
     reason = skip_reason(spec, impl, case, backend, settings)
     if reason:
         return Measurement({**fields, "status": "skipped", "reason": reason}, [])
     stage = "placing inputs on the device"
     try:
-        inputs = {k: backend.to_device(v) for k, v in host_inputs.items()}
+        inputs = ({k: backend.to_device(v) for k, v in host_inputs.items()}
+                  if spec.place_inputs else dict(host_inputs))
         outputs = {name: backend.empty(shape, dtype)
                    for name, (shape, dtype) in spec.outputs(case).items()}
         outputs = {k: v for k, v in outputs.items() if v is not None}
-        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed))
+        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed),
+                           host_inputs)
         stage = "building"
         t0 = time.perf_counter()
         call = impl.builder(ctx)
@@ -159,7 +167,7 @@ def measure(
         for buf in outputs.values():
             backend.poison(buf)
         stage = "timed calls"
-        samples, stop, result = time_samples(call, backend, settings)
+        samples, stop, result = time_samples(call, backend, settings, cold=mode == "cold")
         progress(f"{len(samples)} samples ({stop})")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err

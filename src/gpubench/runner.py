@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from gpubench import provenance, results
-from gpubench.backends import load_plugins, split_backend_id
+from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.spec import KERNELS, get_kernel, implementations
 
@@ -41,6 +41,7 @@ class PlanItem:
     implementation: str
     threads: int
     params: dict[str, Any] = field(default_factory=dict)
+    mode: str = "hot"
 
 
 def thread_counts(spec: list[Any], cores: int) -> list[int]:
@@ -65,6 +66,9 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     load_plugins()
     framework, device = split_backend_id(backend_id)
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
+    modes = ["hot"]
+    if device == "gpu" and load_backend(backend_id).supports_cold:
+        modes = list(config.get("gpu_modes", ["hot", "cold"]))
     items: list[PlanItem] = []
     for name in KERNELS:
         kcfg = config.get("kernels", {}).get(name)
@@ -81,10 +85,49 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                 counts = sweep if (device == "cpu" and impl.parallel) else (
                     [1] if device == "cpu" else [cores])
                 for t in counts:
-                    items.append(PlanItem(case.kernel, case.variant, case.size, case.dtype,
-                                          impl.name, t, dict(case.params)))
+                    for mode in modes:
+                        items.append(PlanItem(case.kernel, case.variant, case.size,
+                                              case.dtype, impl.name, t, dict(case.params),
+                                              mode))
     # One worker per thread count: group by threads, keep run order inside a group.
     return sorted(items, key=lambda it: it.threads)
+
+
+def gpu_telemetry() -> dict[str, Any]:
+    """SM clock, temperature and throttle reasons of the step's GPU through NVML.
+
+    Keys contain ``@`` where the caller puts ``start`` or ``end``. Empty without NVML.
+    The GPU is the first one in CUDA_VISIBLE_DEVICES (by index or UUID), else index 0.
+    """
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+    except Exception:  # noqa: BLE001 - no driver, no telemetry
+        return {}
+    try:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+        if visible.isdigit():
+            handle = pynvml.nvmlDeviceGetHandleByIndex(int(visible))
+        else:
+            handle = pynvml.nvmlDeviceGetHandleByUUID(visible)
+        reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+        names = [name[len("nvmlClocksEventReason"):] for name in dir(pynvml)
+                 if name.startswith("nvmlClocksEventReason")
+                 and name not in ("nvmlClocksEventReasonNone", "nvmlClocksEventReasonAll")
+                 and isinstance(getattr(pynvml, name), int)
+                 and reasons & getattr(pynvml, name)]
+        return {
+            "gpu_sm_clock_mhz_@": float(pynvml.nvmlDeviceGetClockInfo(
+                handle, pynvml.NVML_CLOCK_SM)),
+            "gpu_temp_c_@": float(pynvml.nvmlDeviceGetTemperature(
+                handle, pynvml.NVML_TEMPERATURE_GPU)),
+            "gpu_throttle_@": "+".join(sorted(set(names))) or "none",
+        }
+    except Exception as exc:  # noqa: BLE001 - older drivers lack some queries
+        return {"gpu_throttle_@": f"unreadable: {exc}"}
+    finally:
+        pynvml.nvmlShutdown()
 
 
 def _reader(stream: Any, q: queue.Queue[str | None]) -> None:
@@ -118,6 +161,7 @@ class BackendRun:
         self.items = plan(backend_id, config, cores)
         self.rows: list[dict[str, Any]] = []
         self.samples: list[dict[str, Any]] = []
+        self.telemetry: dict[str, Any] = {}
         self.common = {**provenance.host_info(),
                        "config_hash": provenance.config_hash(dict(config)),
                        "schema_version": results.SCHEMA_VERSION}
@@ -136,7 +180,7 @@ class BackendRun:
             "device_name": hello.get("device_name", ""),
             "framework_version": ";".join(f"{k}={v}" for k, v in
                                           sorted(hello.get("versions", {}).items())),
-            "timer": hello.get("timer", ""), "mode": "hot",
+            "timer": hello.get("timer", ""), "mode": item.mode,
         })
         row.update({k: v for k, v in fields.items() if k in results.COLUMN_NAMES})
         self.rows.append(row)
@@ -146,8 +190,21 @@ class BackendRun:
         for i, item in enumerate(self.items):
             groups.setdefault(item.threads, []).append(i)
         self.say(f"{len(self.items)} measurements planned, thread counts {sorted(groups)}")
+        start = gpu_telemetry() if self.device == "gpu" else {}
         for threads, indices in groups.items():
             self._run_group(threads, indices)
+        end = gpu_telemetry() if self.device == "gpu" else {}
+        # Clocks, temperature and throttling around the whole step: a throttled GPU
+        # explains a slow step, so every row of the step carries both readings.
+        self.telemetry = {}
+        for key, value in start.items():
+            self.telemetry[key.replace("@", "start")] = value
+        for key, value in end.items():
+            self.telemetry[key.replace("@", "end")] = value
+        for row in self.rows:
+            row.update(self.telemetry)
+        if start or end:
+            self.say(f"GPU telemetry {self.telemetry}")
 
     def _run_group(self, threads: int, indices: list[int]) -> None:
         pending = list(indices)

@@ -71,6 +71,9 @@ class KernelSpec:
     dtypes: tuple[str, ...] = ("float32", "float64")
     default_sizes: tuple[int, ...] = (1 << 10, 1 << 16, 1 << 20)
     default_params: Mapping[str, Any] = {}
+    #: False for kernels that measure host-device movement itself (transfer): the
+    #: harness then hands implementations the host arrays instead of device copies
+    place_inputs: bool = True
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,
@@ -171,6 +174,8 @@ class BuildContext:
     inputs: dict[str, Any]
     outputs: dict[str, Any]
     seed: int
+    #: the same inputs in host memory, for implementations that time their transfers
+    host_inputs: dict[str, Any] = field(default_factory=dict)
 
     def out(self, name: str) -> Any:
         return self.outputs[name]

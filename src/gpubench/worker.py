@@ -83,10 +83,11 @@ def main() -> int:
                                  "reason": f"out of memory making inputs: {exc}"}})
                 continue
         t0 = time.perf_counter()
-        m = measure(spec, impl, case, backend, settings, host_inputs, ref)
+        mode = item.get("mode", "hot")
+        m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode)
         med = m.fields.get("median_s")
         extra = f" median {med * 1e3:.4g} ms" if med else ""
-        print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} "
+        print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} {mode} "
               f"{impl.name}: {m.fields['status']}, {len(m.samples)} samples{extra} "
               f"({time.perf_counter() - t0:.2f} s) {m.fields.get('reason', '')}",
               file=sys.stderr, flush=True)

@@ -72,8 +72,8 @@ def step_gpus(wildcards):
 
 def step_config(wildcards):
     """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
-    keys = ("threads", "harness", "kernels")
-    return json.dumps({k: config[k] for k in keys}, sort_keys=True)
+    keys = ("threads", "gpu_modes", "harness", "kernels")
+    return json.dumps({k: config[k] for k in keys if k in config}, sort_keys=True)
 
 
 def step_conda_env(wildcards):

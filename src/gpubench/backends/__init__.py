@@ -19,6 +19,11 @@ BACKENDS: dict[str, str] = {
     "numba-cpu": "gpubench.backends.numba_cpu:NumbaCPU",
     "jax-cpu": "gpubench.backends.jax_backend:JaxCPU",
     "torch-cpu": "gpubench.backends.torch_backend:TorchCPU",
+    "cupy-gpu": "gpubench.backends.cupy_gpu:CupyGPU",
+    "numba-gpu": "gpubench.backends.numba_gpu:NumbaGPU",
+    "jax-gpu": "gpubench.backends.jax_backend:JaxGPU",
+    "torch-gpu": "gpubench.backends.torch_backend:TorchGPU",
+    "cuda_python-gpu": "gpubench.backends.cuda_python_gpu:CudaPythonGPU",
 }
 
 __all__ = ["BACKENDS", "Backend", "Unavailable", "load_backend", "load_plugins",

@@ -71,6 +71,12 @@ class Backend:
         buffer[...] = np.nan
 
     # -- timing ------------------------------------------------------------------------
+    #: whether flush_cache() really evicts the device cache (enables the cold mode)
+    supports_cold: bool = False
+
+    def flush_cache(self) -> None:
+        """Evict the device's last-level cache before a cold sample (GPUs: write > L2)."""
+
     def block(self, result: Any) -> None:
         """Wait until the work that produced ``result`` has finished."""
 

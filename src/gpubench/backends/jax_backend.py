@@ -57,3 +57,37 @@ class JaxBase(Backend):
 class JaxCPU(JaxBase):
     device = "cpu"
     platform = "cpu"
+
+
+class JaxGPU(JaxBase):
+    """JAX on the first CUDA device.
+
+    JAX has no public device-event API, so a sample is a host clock around the call
+    and ``block_until_ready``: a synchronised host timing (timer ``perf_counter+sync``),
+    which adds the dispatch and wake-up cost (a few microseconds) to every sample.
+    """
+
+    device = "gpu"
+    platform = "gpu"
+    timer = "perf_counter+sync"
+    supports_cold = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        versions = super().start(threads)
+        import jax.numpy as jnp
+
+        from gpubench.backends.cuda_common import FLUSH_BYTES
+
+        self._scratch = jnp.zeros(FLUSH_BYTES // 4, dtype=jnp.float32)
+        self._touch = self._jax.jit(lambda x: x + 1.0)
+        self._touch(self._scratch).block_until_ready()
+        return versions
+
+    def flush_cache(self) -> None:
+        self._touch(self._scratch).block_until_ready()
+
+    def free_memory(self) -> int | None:
+        stats = getattr(self._device, "memory_stats", lambda: None)() or {}
+        if "bytes_limit" in stats:
+            return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
+        return None

@@ -41,3 +41,49 @@ class TorchBase(Backend):
 class TorchCPU(TorchBase):
     device = "cpu"
     torch_device = "cpu"
+
+
+class TorchGPU(TorchBase):
+    """PyTorch on the first CUDA device, timed with CUDA events on the current stream."""
+
+    device = "gpu"
+    torch_device = "cuda"
+    timer = "cuda_event"
+    supports_cold = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        versions = super().start(threads)
+        torch = self._torch
+        if not torch.cuda.is_available():
+            raise Unavailable(f"torch {torch.__version__}: torch.cuda.is_available() is False"
+                              f" (CUDA build: {torch.version.cuda or 'none'})")
+        from gpubench.backends.cuda_common import FLUSH_BYTES
+
+        torch.cuda.init()
+        # Full-precision float32 matmuls: TF32 would fail the float32 tolerance.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        self._scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+        versions.update(cuda=str(torch.version.cuda), cudnn=str(torch.backends.cudnn.version()))
+        return versions
+
+    def device_name(self) -> str:
+        return self._torch.cuda.get_device_name(0)
+
+    def free_memory(self) -> int | None:
+        return int(self._torch.cuda.mem_get_info()[0])
+
+    def block(self, result: Any) -> None:
+        self._torch.cuda.synchronize()
+
+    def flush_cache(self) -> None:
+        self._scratch.zero_()
+
+    def time_call(self, fn: Any) -> tuple[Any, float]:
+        self._start.record()
+        result = fn()
+        self._end.record()
+        self._end.synchronize()
+        return result, self._start.elapsed_time(self._end) / 1e3
