@@ -75,8 +75,7 @@ def time_samples(
     next_check = settings.min_samples
     result = None
     while True:
-        if cold:
-            backend.flush_cache()
+        backend.before_sample(cold)
         result, seconds = backend.time_call(call)
         samples.append(seconds)
         n = len(samples)

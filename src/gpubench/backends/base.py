@@ -77,6 +77,21 @@ class Backend:
     def flush_cache(self) -> None:
         """Evict the device's last-level cache before a cold sample (GPUs: write > L2)."""
 
+    def hide_launch(self) -> None:
+        """Queue a short busy kernel before a hot GPU sample (nvbench's blocking kernel).
+
+        While the GPU spins, the host finishes launching the timed call, so the events
+        bracket the device work, not Python's launch latency; the latter is what the
+        launch_overhead kernel measures. The cold mode's flush does the same job.
+        """
+
+    def before_sample(self, cold: bool) -> None:
+        """Prepare the device for one timed sample (outside the timed region)."""
+        if cold:
+            self.flush_cache()
+        else:
+            self.hide_launch()
+
     def block(self, result: Any) -> None:
         """Wait until the work that produced ``result`` has finished."""
 

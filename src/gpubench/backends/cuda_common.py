@@ -11,3 +11,15 @@ def no_gpu_reason(exc: BaseException) -> str:
     """A one-line reason for the report when a framework finds no usable GPU."""
     text = f"{type(exc).__name__}: {exc}".strip()
     return f"no usable CUDA GPU: {text}"[:500]
+
+#: Clock cycles of the busy kernel queued before a hot sample (about 100 us at 2 GHz):
+#: longer than any framework's Python launch path, short next to the samples' budget.
+HIDE_LAUNCH_CYCLES = 200_000
+
+#: CUDA C of that busy kernel, for backends that compile their own (CuPy, CUDA Python).
+SPIN_KERNEL = r"""
+extern "C" __global__ void gpubench_spin(long long cycles) {
+    long long start = clock64();
+    while (clock64() - start < cycles) { }
+}
+"""

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
 
 
 class TorchBase(Backend):
@@ -80,6 +81,10 @@ class TorchGPU(TorchBase):
 
     def flush_cache(self) -> None:
         self._scratch.zero_()
+
+    def hide_launch(self) -> None:
+        # ~100 us at 2 GHz: longer than PyTorch's eager launch path.
+        self._torch.cuda._sleep(HIDE_LAUNCH_CYCLES)
 
     def time_call(self, fn: Any) -> tuple[Any, float]:
         self._start.record()
