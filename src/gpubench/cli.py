@@ -7,6 +7,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def run_main(argv: list[str] | None = None) -> int:
@@ -36,6 +40,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", nargs="+", required=True)
     p.add_argument("--out-timings", required=True)
     p.add_argument("--out-samples", required=True)
+    p.add_argument("--env", help="probe JSON with the measured ceilings")
     args = p.parse_args(argv)
     try:
         frames = [results.read_timings(f) for f in args.timings]
@@ -45,11 +50,29 @@ def collect_main(argv: list[str] | None = None) -> int:
     except results.SchemaError as exc:
         print(f"collect: {exc}", file=sys.stderr)
         return 1
+    if args.env:
+        add_ceilings(merged, args.env)
     results.atomic_write_csv(args.out_samples, samples)
     results.atomic_write_csv(args.out_timings, merged)
     counts = merged["status"].value_counts().to_dict()
     print(f"collect: {len(merged)} rows from {len(frames)} files {counts}")
     return 0
+
+
+def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
+    """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings."""
+    from gpubench.ceilings import ceiling_for
+
+    try:
+        ceilings = json.loads(Path(env_json).read_text()).get("ceilings", {})
+    except (OSError, ValueError) as exc:
+        print(f"collect: no ceilings from {env_json}: {exc}", file=sys.stderr)
+        return
+    ok = frame["status"] == "ok"
+    pairs = [ceiling_for(row, ceilings) if good else ("", float("nan"))
+             for good, (_, row) in zip(ok, frame.iterrows(), strict=True)]
+    frame["ceiling"] = [p[0] for p in pairs]
+    frame["pct_of_ceiling"] = [p[1] for p in pairs]
 
 
 def validate_main(argv: list[str] | None = None) -> int:

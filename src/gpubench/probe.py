@@ -99,6 +99,19 @@ def package_versions() -> dict[str, str]:
     return out
 
 
+def measure_ceilings(has_gpu: bool) -> dict[str, Any]:
+    """CPU ceilings always; GPU ceilings when a GPU and PyTorch or CuPy are there."""
+    from gpubench import ceilings
+
+    out: dict[str, Any] = dict(ceilings.cpu_ceilings())
+    if has_gpu:
+        try:
+            out.update(ceilings.gpu_ceilings())
+        except Exception as exc:  # noqa: BLE001 - no framework to measure with: say so
+            out["gpu_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    return out
+
+
 def probe() -> dict[str, Any]:
     gpus, reason = gpu_info()
     try:
@@ -116,6 +129,7 @@ def probe() -> dict[str, Any]:
         "gpus": gpus,
         "gpu_reason": reason,
         "packages": package_versions(),
+        "ceilings": measure_ceilings(bool(gpus)),
     }
 
 
@@ -128,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     ovh = info["timer_overhead_s"]
     print(f"timer overhead: {ovh['per_sample_s'] * 1e6:.3f} us inside a sample, "
           f"{ovh['loop_s'] * 1e6:.3f} us per harness iteration; "
-          f"GPUs: {len(info['gpus']) or info['gpu_reason']}")
+          f"GPUs: {len(info['gpus']) or info['gpu_reason']}; ceilings: {info['ceilings']}")
     return 0
 
 

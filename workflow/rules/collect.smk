@@ -2,6 +2,7 @@ rule collect:
     input:
         timings=raw_timings(),
         samples=raw_samples(),
+        env=f"{RESULTS}/env/host.json",
     output:
         timings=f"{RESULTS}/timings.csv",
         samples=f"{RESULTS}/samples.csv",
@@ -15,4 +16,4 @@ rule collect:
     shell:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --out-timings {output.timings}"
-        " --out-samples {output.samples} > {log} 2>&1"
+        " --out-samples {output.samples} --env {input.env} > {log} 2>&1"

@@ -70,6 +70,11 @@ def step_gpus(wildcards):
     return 1 if split_backend_id(wildcards.backend)[1] == "gpu" else 0
 
 
+def probe_gpus(wildcards):
+    """The probe measures the GPU's ceilings when any GPU step is configured."""
+    return int(any(split_backend_id(b)[1] == "gpu" for b in config["backends"]))
+
+
 def step_config(wildcards):
     """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
     keys = ("threads", "gpu_modes", "harness", "kernels")

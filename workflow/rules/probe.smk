@@ -3,6 +3,9 @@ rule probe:
         f"{RESULTS}/env/host.json",
     log:
         f"{LOGS}/probe.log",
+    threads: step_threads
+    resources:
+        gpu=probe_gpus,
     conda:
         "../envs/driver.yaml"
     params:

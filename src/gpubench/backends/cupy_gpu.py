@@ -1,0 +1,102 @@
+"""CuPy on the first visible CUDA device, timed with CUDA events on the current stream.
+
+``import cupy`` succeeds on a machine without a driver or GPU (the CUDA libraries are
+loaded lazily), and the first device call then fails; start() turns every such failure
+into :class:`Unavailable` with the reason, so the step records it instead of crashing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.cuda_common import FLUSH_BYTES, no_gpu_reason
+
+
+class CupyGPU(Backend):
+    framework = "cupy"
+    device = "gpu"
+    timer = "cuda_event"
+    supports_cold = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        """Import CuPy, check for a device, select device 0, allocate the flush scratch.
+
+        ``threads`` does not apply: CuPy runs no host thread pool of its own (seed 5.8).
+        """
+        try:
+            import cupy
+        except Exception as exc:  # any failure at import means "cannot run here"
+            raise Unavailable(f"import cupy failed: {type(exc).__name__}: {exc}") from exc
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # CUDARuntimeError without driver or GPU
+            raise Unavailable(f"cupy {cupy.__version__}: {no_gpu_reason(exc)}") from exc
+        if count < 1:
+            raise Unavailable(f"cupy {cupy.__version__}: no usable CUDA GPU: "
+                              "getDeviceCount() returned 0")
+        try:
+            cupy.cuda.Device(0).use()
+            # Evict L2 before cold samples by writing a buffer several times its size.
+            self._scratch = cupy.empty(FLUSH_BYTES, dtype=cupy.uint8)
+            self._scratch.fill(0)
+            self._start = cupy.cuda.Event()
+            self._end = cupy.cuda.Event()
+            cupy.cuda.get_current_stream().synchronize()
+            versions = {
+                "cupy": cupy.__version__,
+                "cuda_runtime": str(cupy.cuda.runtime.runtimeGetVersion()),
+                "cuda_driver": str(cupy.cuda.runtime.driverGetVersion()),
+            }
+        except Exception as exc:  # a broken device is a reason, not a crash
+            raise Unavailable(f"cupy {cupy.__version__}: {no_gpu_reason(exc)}") from exc
+        self._cupy = cupy
+        return versions
+
+    def device_name(self) -> str:
+        name = self._cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def free_memory(self) -> int | None:
+        """Free device memory plus what CuPy's pool holds but no array uses (reusable)."""
+        free = int(self._cupy.cuda.runtime.memGetInfo()[0])
+        return free + int(self._cupy.get_default_memory_pool().free_bytes())
+
+    # -- data movement -----------------------------------------------------------------
+    def to_device(self, array: np.ndarray) -> Any:
+        """A fresh device copy (never shared with another input), finished on return."""
+        out = self._cupy.asarray(np.ascontiguousarray(array))
+        self._cupy.cuda.get_current_stream().synchronize()
+        return out
+
+    def to_host(self, value: Any) -> Any:
+        """Device arrays (0-d included) come back as NumPy; host values pass through."""
+        if isinstance(value, self._cupy.ndarray):
+            return self._cupy.asnumpy(value)
+        return np.asarray(value)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return self._cupy.empty(shape, dtype=dtype)
+
+    def poison(self, buffer: Any) -> None:
+        buffer.fill(np.nan)
+
+    # -- timing ------------------------------------------------------------------------
+    def flush_cache(self) -> None:
+        # Queued on the current stream before the start event, so it is never timed.
+        self._scratch.fill(0)
+
+    def block(self, result: Any) -> None:
+        self._cupy.cuda.get_current_stream().synchronize()
+
+    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """Events on the current stream around the call; wait on the end event."""
+        stream = self._cupy.cuda.get_current_stream()
+        self._start.record(stream)
+        result = fn()
+        self._end.record(stream)
+        self._end.synchronize()
+        return result, self._cupy.cuda.get_elapsed_time(self._start, self._end) / 1e3

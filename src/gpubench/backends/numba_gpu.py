@@ -1,0 +1,257 @@
+"""Numba's CUDA target (``numba.cuda``, shipped as the numba-cuda package) on GPU 0.
+
+Everything here runs on the default (legacy) stream, stream 0: kernels launched without
+a stream, ``cuda.to_device``, the ufuncs of ``@vectorize(target="cuda")`` and
+``cuda.reduce`` all use it, so the timing events are recorded there too.
+
+NumPy 2.5 removed ``numpy.row_stack`` (an alias of ``numpy.vstack``); numba-cuda 0.30.4
+still registers an overload for it when its array support is imported, which then
+fails with ``module 'numpy' has no attribute 'row_stack'``. :func:`import_cuda` puts the
+alias back before anything imports ``numba.cuda``; every implementation imports the
+module through it. The shim is recorded in the backend's versions.
+
+Under ``NUMBA_ENABLE_CUDASIM=1`` (Numba's CUDA simulator, used by the tests on machines
+without a GPU) the backend still works: the simulator runs kernels in Python threads
+on the host and has no timing events or memory information, so samples are a host
+clock around the call (timer ``perf_counter+sync``) and free memory is unknown.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import math
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from gpubench.backends.base import Backend, Unavailable
+
+#: threads per block of the 1-D grid-stride kernels (a multiple of the warp size that
+#: lets 8 blocks share one SM's 2048 thread slots)
+THREADS_PER_BLOCK = 256
+
+#: what the NumPy shim did in this process: "" (not yet run), "applied" or "not needed"
+_shim_state = ""
+
+
+def apply_numpy_shim() -> str:
+    """Restore ``numpy.row_stack`` (removed in NumPy 2.5) as the alias of ``vstack`` it was.
+
+    numba-cuda 0.30.4 overloads ``np.row_stack`` at import of its array support; with
+    NumPy 2.5 that attribute lookup fails and with it every kernel compilation.
+    Returns "applied" when the alias had to be added, else "not needed".
+    """
+    global _shim_state
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack  # type: ignore[attr-defined]
+        _shim_state = "applied"
+    elif not _shim_state:
+        _shim_state = "not needed"
+    return _shim_state
+
+
+def import_cuda() -> ModuleType:
+    """``numba.cuda``, imported only after the NumPy shim is in place."""
+    apply_numpy_shim()
+    from numba import cuda
+
+    return cuda
+
+
+def is_simulator() -> bool:
+    """Whether the imported ``numba.cuda`` is Numba's CUDA simulator.
+
+    Read from the config ``numba.cuda`` itself was imported under (it reads
+    ``NUMBA_ENABLE_CUDASIM`` once), not from the environment, which may change later.
+    """
+    import_cuda()
+    try:
+        from numba.cuda.core import config
+    except ImportError:  # the numba.cuda built into older Numba releases
+        from numba.core import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+@functools.cache
+def device_limits() -> tuple[int, int]:
+    """(SM count, resident threads per SM) of the current device; (1, 2048) in the simulator."""
+    dev = import_cuda().get_current_device()
+    sms = int(getattr(dev, "MULTIPROCESSOR_COUNT", 1))
+    per_sm = int(getattr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048))
+    return sms, per_sm
+
+
+def grid_1d(n: int, threads: int = THREADS_PER_BLOCK) -> tuple[int, int]:
+    """(blocks, threads) for a grid-stride loop over ``n`` items.
+
+    At most one full wave of resident blocks (SMs x blocks per SM: 132 x 8 = 1056 on an
+    H100 at 256 threads), fewer when ``n`` needs fewer: each thread then loops over
+    ``n / (blocks * threads)`` items, and no block waits for a second wave.
+    """
+    sms, per_sm = device_limits()
+    full_wave = sms * max(1, per_sm // threads)
+    return max(1, min(math.ceil(n / threads), full_wave)), threads
+
+
+@functools.cache
+def _fill_kernel() -> Callable[..., Any]:
+    """``x[:] = value`` for a 1-D device array: poisons outputs and flushes the L2."""
+    cuda = import_cuda()
+
+    @cuda.jit
+    def fill(x, value):
+        for i in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
+            x[i] = value
+
+    return fill
+
+
+def fill(buffer: Any, value: float) -> None:
+    """Write ``value`` into every element of a contiguous device array (asynchronously)."""
+    flat = buffer.reshape(buffer.size)
+    if flat.size:
+        blocks, threads = grid_1d(flat.size)
+        _fill_kernel()[blocks, threads](flat, value)
+
+
+class NumbaGPU(Backend):
+    """Numba CUDA kernels on the first GPU, timed with CUDA events on stream 0."""
+
+    framework = "numba"
+    device = "gpu"
+    timer = "cuda_event"
+    supports_cold = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        try:
+            cuda = import_cuda()
+        except Exception as exc:
+            raise Unavailable(f"import numba.cuda failed: {type(exc).__name__}: {exc}") from exc
+        self._cuda = cuda
+        self._sim = is_simulator()
+        if not self._sim and not cuda.is_available():
+            raise Unavailable(_unavailable_reason(cuda))
+        try:
+            cuda.select_device(0)
+        except Exception as exc:
+            raise Unavailable(f"cuda.select_device(0) failed: {type(exc).__name__}: {exc}"
+                              ) from exc
+        from gpubench.backends.cuda_common import FLUSH_BYTES
+
+        if self._sim:
+            # No cache to evict and every element costs a Python call: keep it tiny.
+            self.timer = "perf_counter+sync"
+            self._scratch = cuda.device_array(1024, dtype=np.float32)
+        else:
+            self._scratch = cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32)
+            self._start_event = cuda.event(timing=True)
+            self._end_event = cuda.event(timing=True)
+        # Compile the fill kernel now (for both uses) so no sample ever pays for it.
+        fill(self._scratch, 0.0)
+        cuda.synchronize()
+        return self._versions()
+
+    def _versions(self) -> dict[str, str]:
+        import numba
+
+        cuda = self._cuda
+        versions = {"numba": numba.__version__, "numpy": np.__version__,
+                    "numba-cuda": _dist_version("numba-cuda"),
+                    "cuda-bindings": _dist_version("cuda-bindings")}
+        if apply_numpy_shim() == "applied":
+            versions["numpy_row_stack_shim"] = "applied"
+        if self._sim:
+            versions["cuda_simulator"] = "NUMBA_ENABLE_CUDASIM=1 (no GPU; timings meaningless)"
+            return versions
+        try:
+            from numba.cuda.cudadrv import driver
+
+            versions["cuda_driver"] = ".".join(map(str, driver.driver.get_version()))
+        except Exception as exc:  # noqa: BLE001 - a version we cannot read is not fatal
+            versions["cuda_driver"] = f"unknown ({type(exc).__name__})"
+        try:
+            versions["cuda_runtime"] = ".".join(map(str, cuda.runtime.get_version()))
+        except Exception as exc:  # noqa: BLE001
+            versions["cuda_runtime"] = f"unknown ({type(exc).__name__})"
+        cc = cuda.get_current_device().compute_capability
+        versions["compute_capability"] = ".".join(map(str, cc))
+        return versions
+
+    def device_name(self) -> str:
+        if self._sim:
+            return "Numba CUDA simulator (host CPU)"
+        name = self._cuda.get_current_device().name
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def free_memory(self) -> int | None:
+        if self._sim:
+            return None
+        return int(self._cuda.current_context().get_memory_info()[0])
+
+    # -- data movement -----------------------------------------------------------------
+    def to_device(self, array: np.ndarray) -> Any:
+        dev = self._cuda.to_device(np.ascontiguousarray(array))
+        self._cuda.synchronize()
+        return dev
+
+    def to_host(self, value: Any) -> Any:
+        if hasattr(value, "copy_to_host"):
+            return np.asarray(value.copy_to_host())
+        return np.asarray(value)
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return self._cuda.device_array(shape, dtype=np.dtype(dtype))
+
+    def poison(self, buffer: Any) -> None:
+        if np.issubdtype(buffer.dtype, np.inexact):
+            fill(buffer, math.nan)
+        self._cuda.synchronize()
+
+    # -- timing ------------------------------------------------------------------------
+    def flush_cache(self) -> None:
+        # Synchronised, so a cold sample starts on an idle GPU, as a hot one does.
+        fill(self._scratch, 0.0)
+        self._cuda.synchronize()
+
+    def block(self, result: Any) -> None:
+        self._cuda.synchronize()
+
+    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        if self._sim:
+            t0 = time.perf_counter()
+            result = fn()
+            self._cuda.synchronize()
+            return result, time.perf_counter() - t0
+        start, end = self._start_event, self._end_event
+        start.record()
+        result = fn()
+        end.record()
+        end.synchronize()
+        return result, self._cuda.event_elapsed_time(start, end) / 1e3
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _unavailable_reason(cuda: ModuleType) -> str:
+    """Why ``cuda.is_available()`` is False: the driver's init error and NVVM's state."""
+    parts = ["numba.cuda.is_available() is False"]
+    try:
+        from numba.cuda.cudadrv import driver, nvvm
+
+        err = driver.driver.initialization_error
+        if err:
+            parts.append("driver: " + " ".join(str(err).split()))
+        elif not nvvm.is_available():
+            parts.append("libNVVM not found (install the CUDA toolkit's nvvm)")
+    except Exception as exc:  # noqa: BLE001 - the reason is best effort
+        parts.append(f"({type(exc).__name__}: {exc})")
+    return "; ".join(parts)[:500]

@@ -1,0 +1,84 @@
+"""elementwise in Numba CUDA: a ``@cuda.jit`` grid-stride kernel and a CUDA ufunc.
+
+Both are fused (one pass, no temporaries) and use the same per-element formula as the
+Numba CPU implementations (:func:`gpubench.kernels.elementwise.with_numba._scalar`), with
+constants in the case's dtype, so float32 rows stay float32 (``expf``, ``sqrtf``) on
+the GPU too. ``cuda_jit`` launches at most one full wave of 256-thread blocks
+(:func:`gpubench.backends.numba_gpu.grid_1d`); ``vectorize_cuda`` is
+``@vectorize(target="cuda")`` called with device arrays and a device ``out=``, so no
+hidden host transfer happens, and Numba picks its launch configuration.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from gpubench.kernels.elementwise.with_numba import _scalar
+from gpubench.spec import BuildContext, implementation
+
+
+@functools.cache
+def _kernel(variant: str, dtype: str) -> Any:
+    """The grid-stride kernel for one variant and dtype, created once per process."""
+    from gpubench.backends.numba_gpu import import_cuda
+
+    cuda = import_cuda()
+    f = cuda.jit(device=True)(_scalar(variant, dtype))
+
+    if variant == "sigmoid":
+        @cuda.jit
+        def unary(a, out):
+            for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+                out[i] = f(a[i])
+        return unary
+
+    @cuda.jit
+    def binary(a, b, out):
+        for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+            out[i] = f(a[i], b[i])
+    return binary
+
+
+@functools.cache
+def _ufunc(variant: str, dtype: str) -> Any:
+    """The formula as a CUDA ufunc with an explicit signature (compiled now, once)."""
+    from gpubench.backends.numba_gpu import import_cuda
+
+    import_cuda()
+    import numba
+
+    nargs = 1 if variant == "sigmoid" else 2
+    sig = f"{dtype}({', '.join([dtype] * nargs)})"
+    return numba.vectorize([sig], target="cuda")(_scalar(variant, dtype))
+
+
+def _args(ctx: BuildContext) -> tuple[Any, ...]:
+    """Inputs the variant reads, then the output buffer."""
+    names = ("a",) if ctx.case.variant == "sigmoid" else ("a", "b")
+    return (*(ctx.inputs[n] for n in names), ctx.out("out"))
+
+
+@implementation("elementwise", "numba", "cuda_jit", devices=("gpu",))
+def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
+    from gpubench.backends.numba_gpu import grid_1d
+
+    args = _args(ctx)
+    launch = _kernel(ctx.case.variant, ctx.case.dtype)[grid_1d(ctx.case.size)]
+
+    def call() -> None:
+        launch(*args)
+
+    return call
+
+
+@implementation("elementwise", "numba", "vectorize_cuda", devices=("gpu",))
+def vectorize_cuda(ctx: BuildContext) -> Callable[[], None]:
+    fn = _ufunc(ctx.case.variant, ctx.case.dtype)
+    *ins, out = _args(ctx)
+
+    def call() -> None:
+        fn(*ins, out=out)
+
+    return call

@@ -1,0 +1,31 @@
+"""linalg in NumPy: ``np.linalg`` (LAPACK gesv, getri, syevd, gesdd), in the input's dtype."""
+
+from collections.abc import Callable
+
+from gpubench.spec import BuildContext, implementation
+
+
+# LAPACK calls the BLAS thread pool (capped by the backend), so it joins the thread sweep.
+@implementation("linalg", "numpy", "lapack", parallel=True)
+def lapack(ctx: BuildContext) -> Callable[[], object]:
+    import numpy as np
+
+    a = ctx.inputs["a"]
+    variant = ctx.case.variant
+    if variant == "solve":
+        b = ctx.inputs["b"]
+        return lambda: np.linalg.solve(a, b)
+    if variant == "inv":
+        return lambda: np.linalg.inv(a)
+    if variant == "eigh":
+        def eigh() -> np.ndarray:
+            w, v = np.linalg.eigh(a)
+            return np.concatenate([w, v.ravel()])
+
+        return eigh
+
+    def svd() -> np.ndarray:
+        u, s, vt = np.linalg.svd(a)
+        return np.concatenate([s, u.ravel(), vt.ravel()])
+
+    return svd

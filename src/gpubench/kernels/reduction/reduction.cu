@@ -1,0 +1,169 @@
+// reduction: sum(a*a), sum(a*b), sum(w*a)/sum(w) to one scalar (seeds 4.8.3, 5.5.2).
+//
+// Shared by CuPy RawModule and CUDA Python. Two launches, no atomics, so the result is
+// the same bits on every call (a run-to-run check never sees reduction-order noise):
+//
+//   1. reduction_<variant>_<f32|f64>(inputs..., double* partials, long long n)
+//      grid-stride over the inputs with 16-byte loads when aligned (scalar tail), then a
+//      block reduction (warp shuffles, one shared slot per warp); thread 0 writes the
+//      block's sum to partials[blockIdx.x] (and, for weighted_mean, the block's weight
+//      sum to partials[gridDim.x + blockIdx.x]). partials holds gridDim.x (x2) doubles.
+//   2. reduction_finalize_<f32|f64>(partials, nparts, out) or
+//      reduction_finalize_ratio_<f32|f64>(partials, nparts, out): ONE block sums the
+//      nparts partials in double and writes out[0] (ratio: numerator / denominator).
+//
+// Accumulation: within a thread and a block, in the input type (float for float32, as
+// cuBLAS sdot and CUB do, full rate on every GPU; each thread holds one accumulator per
+// vector lane, ~n/(grid*256*4) terms each); across blocks, in double. The float32
+// error is then ~1e-7, far inside the spec's max(1e-5, 2 sqrt(n) u).
+// Compiles with NVRTC alone (no #include).
+//
+// Launch: pass 1 with 256 threads, grid = min(blocks needed, 8 x SMs) (the host sizes
+// partials for that grid); pass 2 with one block of 256 threads.
+
+#define GPB_THREADS 256
+#define GPB_MIN_BLOCKS 1
+
+template <typename T>
+struct alignas(16) Pack {
+    T v[16 / sizeof(T)];
+};
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+    return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0ull;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+// Sum of v over the block, valid in thread 0. blockDim.x a multiple of 32, <= 1024.
+// Ends with a barrier, so the caller may reuse `scratch` (32 slots) right away.
+template <typename T>
+__device__ __forceinline__ T block_sum(T v, T* scratch) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    v = warp_sum(v);
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    const int nwarps = (blockDim.x + 31) >> 5;
+    v = (threadIdx.x < nwarps) ? scratch[threadIdx.x] : T(0);
+    __syncthreads();
+    if (warp == 0) v = warp_sum(v);
+    return v;
+}
+
+// MODE 0: sum a*a (b unused); 1: sum a*b; 2: sum b*a and sum b (b = weights).
+template <typename T, int MODE>
+__device__ __forceinline__ void partial_sums(const T* __restrict__ a, const T* __restrict__ b,
+                                             double* __restrict__ partials, long long n) {
+    const int W = 16 / sizeof(T);
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    T acc[W];
+    T wacc[W];
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+        acc[k] = T(0);
+        wacc[k] = T(0);
+    }
+    long long head = 0;
+    if (aligned16(a) && (MODE == 0 || aligned16(b))) {
+        const long long nvec = n / W;
+        const Pack<T>* av = reinterpret_cast<const Pack<T>*>(a);
+        const Pack<T>* bv = reinterpret_cast<const Pack<T>*>(MODE == 0 ? a : b);
+        for (long long i = tid; i < nvec; i += stride) {
+            const Pack<T> x = av[i];
+            if (MODE == 0) {
+#pragma unroll
+                for (int k = 0; k < W; ++k) acc[k] += x.v[k] * x.v[k];
+            } else {
+                const Pack<T> y = bv[i];
+#pragma unroll
+                for (int k = 0; k < W; ++k) {
+                    acc[k] += y.v[k] * x.v[k];
+                    if (MODE == 2) wacc[k] += y.v[k];
+                }
+            }
+        }
+        head = nvec * W;
+    }
+    for (long long i = head + tid; i < n; i += stride) {
+        const T x = a[i];
+        if (MODE == 0) {
+            acc[0] += x * x;
+        } else {
+            const T y = b[i];
+            acc[0] += y * x;
+            if (MODE == 2) wacc[0] += y;
+        }
+    }
+    T s = T(0);
+    T sw = T(0);
+#pragma unroll
+    for (int k = 0; k < W; ++k) {
+        s += acc[k];
+        sw += wacc[k];
+    }
+    __shared__ T scratch[32];
+    s = block_sum(s, scratch);
+    if (MODE == 2) sw = block_sum(sw, scratch);
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = (double)s;
+        if (MODE == 2) partials[gridDim.x + blockIdx.x] = (double)sw;
+    }
+}
+
+// One block: out[0] = sum(partials[0:nparts]) (RATIO: / sum(partials[nparts:2*nparts])).
+template <typename T, bool RATIO>
+__device__ __forceinline__ void finalize(const double* __restrict__ partials, long long nparts,
+                                         T* __restrict__ out) {
+    double s = 0.0;
+    double d = 0.0;
+    for (long long i = threadIdx.x; i < nparts; i += blockDim.x) {
+        s += partials[i];
+        if (RATIO) d += partials[nparts + i];
+    }
+    __shared__ double scratch[32];
+    s = block_sum(s, scratch);
+    if (RATIO) d = block_sum(d, scratch);
+    if (threadIdx.x == 0) out[0] = (T)(RATIO ? s / d : s);
+}
+
+#define GPB_PASS1_UNARY(NAME, T, MODE)                                                     \
+    extern "C" __global__ void __launch_bounds__(GPB_THREADS, GPB_MIN_BLOCKS)            \
+    NAME(const T* __restrict__ a, double* __restrict__ partials, long long n) {          \
+        partial_sums<T, MODE>(a, a, partials, n);                                         \
+    }
+
+#define GPB_PASS1_BINARY(NAME, T, MODE)                                                    \
+    extern "C" __global__ void __launch_bounds__(GPB_THREADS, GPB_MIN_BLOCKS)            \
+    NAME(const T* __restrict__ a, const T* __restrict__ b, double* __restrict__ partials, \
+         long long n) {                                                                   \
+        partial_sums<T, MODE>(a, b, partials, n);                                         \
+    }
+
+#define GPB_FINALIZE(NAME, T, RATIO)                                                       \
+    extern "C" __global__ void __launch_bounds__(GPB_THREADS)                             \
+    NAME(const double* __restrict__ partials, long long nparts, T* __restrict__ out) {    \
+        finalize<T, RATIO>(partials, nparts, out);                                        \
+    }
+
+// (a, partials, n): partials[block] = sum a*a
+GPB_PASS1_UNARY(reduction_sumsq_f32, float, 0)
+GPB_PASS1_UNARY(reduction_sumsq_f64, double, 0)
+// (a, b, partials, n): partials[block] = sum a*b
+GPB_PASS1_BINARY(reduction_dot_f32, float, 1)
+GPB_PASS1_BINARY(reduction_dot_f64, double, 1)
+// (a, w, partials, n): partials[block] = sum w*a, partials[grid + block] = sum w
+GPB_PASS1_BINARY(reduction_weighted_mean_f32, float, 2)
+GPB_PASS1_BINARY(reduction_weighted_mean_f64, double, 2)
+// (partials, nparts, out): out[0] = sum partials
+GPB_FINALIZE(reduction_finalize_f32, float, false)
+GPB_FINALIZE(reduction_finalize_f64, double, false)
+// (partials, nparts, out): out[0] = sum partials[:nparts] / sum partials[nparts:]
+GPB_FINALIZE(reduction_finalize_ratio_f32, float, true)
+GPB_FINALIZE(reduction_finalize_ratio_f64, double, true)
