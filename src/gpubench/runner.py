@@ -76,8 +76,9 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
             continue
         spec = get_kernel(name)
         impls = implementations(name, framework, device)
-        cases = spec.cases(kcfg.get("sizes"), kcfg.get("dtypes"), kcfg.get("variants"),
-                           kcfg.get("params"))
+        sizes = kcfg.get("gpu_sizes") if device == "gpu" else None
+        cases = spec.cases(sizes or kcfg.get("sizes"), kcfg.get("dtypes"),
+                           kcfg.get("variants"), kcfg.get("params"))
         for case in cases:
             for impl in impls:
                 if not impl.supports(case)[0]:
