@@ -5,12 +5,13 @@
 // the whole array when a pointer is misaligned, take the scalar path. Every index is
 // bounds-checked, so any n is correct. Compiles with NVRTC alone (no #include).
 //
-// Launch: 256 threads per block (the launch bounds below), grid = min(blocks needed,
-// 8 x SMs): 8 resident blocks of 256 fill an SM (2048 threads), so one wave covers the
-// device and each thread loops over the rest.
+// Launch: 256 threads per block (the launch bounds below, which also cap registers so
+// 8 blocks, a full SM, stay resident), grid = min(blocks needed, SMs x resident blocks
+// per SM from the occupancy API): one wave covers the device and each thread loops
+// over the rest.
 
 #define GPB_THREADS 256
-#define GPB_MIN_BLOCKS 1
+#define GPB_MIN_BLOCKS 8  // launch bounds: <= 32 registers, no spills (ptxas -v)
 
 // 16 bytes of T, loaded and stored as one vector access.
 template <typename T>

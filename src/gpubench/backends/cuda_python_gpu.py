@@ -1,0 +1,342 @@
+"""CUDA Python (``cuda.core`` + ``cuda.bindings``) on the first CUDA device.
+
+The low-level row of the comparison (seeds 3.2.4, 6.x): the kernels' CUDA C
+(``kernels/<kernel>/<kernel>.cu``, the same source CuPy's RawModule compiles) is
+compiled at run time with NVRTC through ``cuda.core.Program``, launched with explicit
+launch configurations on one explicit stream, and device memory is allocated, copied,
+set and freed explicitly through the driver API (``cuMemAlloc``, ``cuMemcpy*Async``,
+``cuMemsetD8Async``). Plain ``cuMemAlloc`` rather than a stream-ordered pool, so freed
+memory goes back to the driver at once and ``cuMemGetInfo`` tells the truth about what
+a case may still allocate.
+
+Nothing CUDA is imported at module import: listing the backend needs no GPU, and
+start() turns every failure (no package, no driver, no device) into
+:class:`~gpubench.backends.base.Unavailable` with the reason.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.cuda_common import (
+    FLUSH_BYTES,
+    HIDE_LAUNCH_CYCLES,
+    SPIN_KERNEL,
+    no_gpu_reason,
+)
+
+#: Threads per block of every 1D launch, here and in the CuPy RawKernel rows (the
+#: ``.cu`` files' launch bounds assume it).
+THREADS = 256
+
+
+def grid_blocks(items: int, blocks_per_sm: int, sm_count: int, threads: int = THREADS) -> int:
+    """Blocks for a grid-stride kernel: enough for ``items`` work items, at most one wave.
+
+    One wave (every block resident at once, ``blocks_per_sm`` from the occupancy API)
+    leaves no half-empty second wave; the kernels loop over what is left. Shared with the
+    CuPy RawKernel rows so both frameworks launch the same geometry.
+    """
+    needed = max(1, math.ceil(items / threads))
+    return max(1, min(needed, max(1, blocks_per_sm) * max(1, sm_count)))
+
+
+def cupy_raw_grid(function: Any, items: int, shmem: int = 0, threads: int = THREADS) -> int:
+    """:func:`grid_blocks` for a CuPy RawKernel, with CuPy's own occupancy and SM count.
+
+    Here so the CuPy ``raw_kernel`` rows and this backend size grids by one rule.
+    """
+    import cupy
+
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        function.kernel.ptr, threads, shmem)
+    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return grid_blocks(items, int(per_sm), int(sm_count), threads)
+
+
+def import_core() -> Any:
+    """The ``cuda.core`` namespace: top level since cuda-core 0.4, ``experimental`` before."""
+    try:
+        import cuda.core as core
+
+        if hasattr(core, "Program") and hasattr(core, "launch"):
+            return core
+    except ImportError:
+        pass
+    from cuda.core import experimental as core
+
+    return core
+
+
+def _check(result: Any) -> Any:
+    """Unpack a ``cuda.bindings`` return tuple, raising on a CUresult other than success."""
+    from cuda.bindings import driver
+
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if err != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(err)
+        text = name.decode() if isinstance(name, bytes) else str(name)
+        raise RuntimeError(f"CUDA driver error {text} ({int(err)})")
+    if not rest:
+        return None
+    return rest[0] if len(rest) == 1 else tuple(rest)
+
+
+class _Allocation:
+    """Owns one ``cuMemAlloc`` block; frees it when the last reference goes."""
+
+    def __init__(self, nbytes: int) -> None:
+        from cuda.bindings import driver
+
+        self.nbytes = int(nbytes)
+        self.ptr = int(_check(driver.cuMemAlloc(max(1, self.nbytes))))
+        self._finalizer = weakref.finalize(self, _free, self.ptr)
+
+    def free(self) -> None:
+        self._finalizer()
+
+
+def _free(ptr: int) -> None:
+    try:
+        from cuda.bindings import driver
+
+        driver.cuMemFree(ptr)
+    except Exception:  # noqa: BLE001 - at interpreter exit the context may be gone
+        pass
+
+
+@dataclass
+class DeviceArray:
+    """A C-contiguous array in device memory: the buffer that owns it, shape and dtype."""
+
+    buffer: Any
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def ptr(self) -> int:
+        """Device address, as passed to a kernel."""
+        return int(self.buffer.ptr)
+
+    @property
+    def size(self) -> int:
+        return int(math.prod(self.shape))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        """So CuPy, Numba and PyTorch can wrap it without a copy (interop rows)."""
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
+                "strides": None, "version": 3}
+
+
+_MODULES: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+
+
+def compile_module(source: str, name_expressions: tuple[str, ...] = (),
+                   arch: str | None = None) -> Any:
+    """Compile CUDA C with NVRTC for the current device (or ``arch``, e.g. ``"90"``).
+
+    Returns a ``cuda.core`` ObjectCode (cubin for ``sm_<arch>``, so the driver need not
+    JIT PTX). ``-std=c++17``, no ``--use_fast_math``: the kernels must pass the float64
+    reference checks. Cached per (source, arch), so every case of a kernel compiles once
+    per process and only the first build pays for NVRTC.
+    """
+    core = import_core()
+    if arch is None:
+        arch = "".join(str(v) for v in core.Device().compute_capability)
+    key = (source, arch, tuple(name_expressions))
+    if key not in _MODULES:
+        options = core.ProgramOptions(std="c++17", arch=f"sm_{arch}")
+        program = core.Program(source, "c++", options=options)
+        log = io.StringIO()
+        try:
+            _MODULES[key] = program.compile("cubin", name_expressions=tuple(name_expressions),
+                                            logs=log)
+        except Exception as exc:
+            raise RuntimeError(f"NVRTC compile failed: {exc}\n{log.getvalue()}") from exc
+    return _MODULES[key]
+
+
+def _timing_event_options(core: Any) -> Any:
+    """EventOptions with timing: ``timing_enabled`` (cuda-core 1.x) or ``enable_timing`` (0.x)."""
+    for field in ("timing_enabled", "enable_timing"):
+        try:
+            return core.EventOptions(**{field: True})
+        except TypeError:
+            continue
+    raise RuntimeError("cuda.core.EventOptions takes neither timing_enabled nor enable_timing")
+
+
+class CudaPythonGPU(Backend):
+    """CUDA Python on device 0: NVRTC modules, one explicit stream, CUDA-event timing."""
+
+    framework = "cuda_python"
+    device = "gpu"
+    timer = "cuda_event"
+    supports_cold = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        """Import cuda.core/cuda.bindings, select device 0, create the stream and events.
+
+        ``threads`` does not apply (no host thread pool). Every failure becomes
+        :class:`Unavailable` with a one-line reason, never another exception type.
+        """
+        try:
+            core = import_core()
+            import cuda.bindings
+            from cuda.bindings import driver, nvrtc
+        except Exception as exc:  # any import failure means "cannot run here"
+            raise Unavailable(f"import cuda.core / cuda.bindings failed: "
+                              f"{type(exc).__name__}: {exc}"[:500]) from exc
+        label = (f"cuda-core {getattr(core, '__version__', '?')}, "
+                 f"cuda-bindings {cuda.bindings.__version__}")
+        try:
+            _check(driver.cuInit(0))
+            count = int(_check(driver.cuDeviceGetCount()))
+        except Exception as exc:  # no libcuda, no driver, no device
+            raise Unavailable(f"{label}: {no_gpu_reason(exc)}") from exc
+        if count < 1:
+            raise Unavailable(f"{label}: no usable CUDA GPU: cuDeviceGetCount() returned 0")
+        try:
+            versions = self._start_device(core, driver, nvrtc)
+        except Exception as exc:  # a broken device is a reason, not a crash
+            raise Unavailable(f"{label}: {no_gpu_reason(exc)}") from exc
+        versions.update({"cuda-core": str(getattr(core, "__version__", "?")),
+                         "cuda-bindings": str(cuda.bindings.__version__)})
+        return versions
+
+    def _start_device(self, core: Any, driver: Any, nvrtc: Any) -> dict[str, str]:
+        self._core = core
+        self._driver = driver
+        dev = core.Device(0)
+        dev.set_current()
+        self._dev = dev
+        self._stream = dev.create_stream()
+        options = _timing_event_options(core)
+        self._ev_start = dev.create_event(options=options)
+        self._ev_end = dev.create_event(options=options)
+        self.arch = "".join(str(v) for v in dev.compute_capability)
+        self.sm_count = int(dev.properties.multiprocessor_count)
+        # Evict L2 before cold samples by writing a buffer several times its size.
+        self._scratch = _Allocation(FLUSH_BYTES)
+        # The busy kernel of hide_launch(), compiled and run once here.
+        self._spin = compile_module(SPIN_KERNEL).get_kernel("gpubench_spin")
+        self._spin_config = core.LaunchConfig(grid=1, block=1)
+        self._spin_args = (np.int64(HIDE_LAUNCH_CYCLES),)
+        self.hide_launch()
+        self._stream.sync()
+        drv = int(_check(driver.cuDriverGetVersion()))
+        _, major, minor = nvrtc.nvrtcVersion()
+        return {"cuda_driver": f"{drv // 1000}.{drv % 1000 // 10}",
+                "nvrtc": f"{major}.{minor}",
+                "compute_capability": f"{self.arch[:-1]}.{self.arch[-1]}"}
+
+    # -- kernels -----------------------------------------------------------------------
+    @property
+    def stream(self) -> Any:
+        """The one stream every copy, set, launch and event of this backend goes on."""
+        return self._stream
+
+    def kernel(self, source: str, name: str) -> Any:
+        """Entry point ``name`` of ``source`` compiled for this device (cached)."""
+        return compile_module(source, arch=self.arch).get_kernel(name)
+
+    def blocks_per_sm(self, kernel: Any, threads: int = THREADS, shmem: int = 0) -> int:
+        """Resident blocks per SM for a launch of ``kernel`` (occupancy API).
+
+        cuda-core before 0.3 has no ``Kernel.occupancy``: assume a full SM then.
+        """
+        occupancy = getattr(kernel, "occupancy", None)
+        if occupancy is None:
+            return max(1, 2048 // threads)
+        return int(occupancy.max_active_blocks_per_multiprocessor(threads, shmem))
+
+    def grid_for(self, kernel: Any, items: int, threads: int = THREADS, shmem: int = 0) -> int:
+        """Grid-stride grid for ``items`` work items: one full wave at most."""
+        return grid_blocks(items, self.blocks_per_sm(kernel, threads, shmem), self.sm_count,
+                           threads)
+
+    def launch(self, kernel: Any, grid: int | tuple[int, ...], block: int | tuple[int, ...],
+               *args: Any, shmem: int = 0) -> None:
+        """Launch on the backend's stream; pointers as ints, scalars as NumPy scalars."""
+        config = self._core.LaunchConfig(grid=grid, block=block, shmem_size=shmem)
+        self._core.launch(self._stream, config, kernel, *args)
+
+    # -- device ------------------------------------------------------------------------
+    def device_name(self) -> str:
+        return str(self._dev.name)
+
+    def free_memory(self) -> int | None:
+        free, _total = _check(self._driver.cuMemGetInfo())
+        return int(free)
+
+    # -- data movement -----------------------------------------------------------------
+    def empty(self, shape: tuple[int, ...], dtype: str) -> DeviceArray:
+        dt = np.dtype(dtype)
+        shape = tuple(int(s) for s in shape)
+        return DeviceArray(_Allocation(math.prod(shape) * dt.itemsize), shape, dt)
+
+    def to_device(self, array: np.ndarray) -> DeviceArray:
+        """A fresh device copy (explicit host-to-device copy on the stream), done on return."""
+        host = np.ascontiguousarray(array)
+        out = self.empty(host.shape, host.dtype.str)
+        if host.nbytes:
+            _check(self._driver.cuMemcpyHtoDAsync(out.ptr, host.ctypes.data, host.nbytes,
+                                                  self._stream.handle))
+        self._stream.sync()
+        return out
+
+    def to_host(self, value: Any) -> Any:
+        """Device arrays (0-d included) come back as NumPy of their dtype and shape."""
+        if isinstance(value, DeviceArray):
+            host = np.empty(value.shape, dtype=value.dtype)
+            if host.nbytes:
+                _check(self._driver.cuMemcpyDtoHAsync(host.ctypes.data, value.ptr,
+                                                      host.nbytes, self._stream.handle))
+            self._stream.sync()
+            return host
+        return np.asarray(value)
+
+    def zero(self, buffer: DeviceArray) -> None:
+        """Set every byte of ``buffer`` to 0 (stream-ordered, not waited for)."""
+        _check(self._driver.cuMemsetD8Async(buffer.ptr, 0, buffer.nbytes, self._stream.handle))
+
+    def poison(self, buffer: Any) -> None:
+        """All bytes 0xFF: a NaN in float32 and in float64 (exponent all ones, mantissa not 0)."""
+        _check(self._driver.cuMemsetD8Async(buffer.ptr, 0xFF, buffer.nbytes,
+                                            self._stream.handle))
+        self._stream.sync()
+
+    # -- timing ------------------------------------------------------------------------
+    def flush_cache(self) -> None:
+        # On the stream before the start event, so it is never timed.
+        _check(self._driver.cuMemsetD8Async(self._scratch.ptr, 0, self._scratch.nbytes,
+                                            self._stream.handle))
+
+    def hide_launch(self) -> None:
+        # One thread spinning ~100 us on the stream: the timed call's launches queue
+        # behind it, so the start event fires when the device is ready for them.
+        self._core.launch(self._stream, self._spin_config, self._spin, *self._spin_args)
+
+    def block(self, result: Any) -> None:
+        self._stream.sync()
+
+    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """Events on the backend's stream around the call; wait on the end event."""
+        self._stream.record(self._ev_start)
+        result = fn()
+        self._stream.record(self._ev_end)
+        self._ev_end.sync()
+        return result, (self._ev_end - self._ev_start) / 1e3

@@ -1,0 +1,448 @@
+"""The CUDA C kernels and their CUDA Python / CuPy RawKernel launchers, checked without a GPU.
+
+- every ``kernels/*/*.cu`` compiles with NVRTC for compute_90 (H100) on its own, and
+  for sm_90 without register spills;
+- every launch the ``with_cuda_python`` and ``with_cupy_raw`` builders make (run against
+  a recording fake backend / fake ``cupy``) names an entry point of the compiled PTX,
+  passes as many 8-byte arguments as it declares and a block within its ``.maxntid``;
+  both frameworks launch the same geometry;
+- the CUDA Python backend refuses to start here with :class:`Unavailable` and a reason;
+- the Philox4x32-10 generator of ``monte_carlo_pi.cu`` matches the Random123 known-answer
+  vectors (a Python port here, and the C++ itself compiled for the host when g++ exists).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpubench import cuda_sources
+from gpubench.backends import Unavailable, load_backend
+from gpubench.spec import BuildContext, Case, get_kernel, implementations
+
+CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
+                "moving_average")
+ARCH = "90"  # H100
+
+
+# -- NVRTC ------------------------------------------------------------------------------
+
+
+def _nvrtc() -> Any:
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="cuda-bindings not installed")
+    try:
+        nvrtc.nvrtcVersion()
+    except Exception as exc:  # noqa: BLE001 - the bindings are there, libnvrtc is not
+        pytest.skip(f"NVRTC library not loadable: {type(exc).__name__}: {exc}")
+    return nvrtc
+
+
+def nvrtc_compile(source: str, name: str, options: list[str], cubin: bool = False
+                  ) -> tuple[bool, str, bytes]:
+    """(ok, log, PTX or CUBIN) from NVRTC, as cuda.core and CuPy would compile it."""
+    nvrtc = _nvrtc()
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    try:
+        (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        ok = err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+        code = b""
+        if ok:
+            get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin
+                             else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
+            _, size = get_size(prog)
+            code = b" " * size
+            get(prog, code)
+        return ok, log.decode(errors="replace").rstrip("\x00 \n"), code
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+_PTX: dict[str, str] = {}
+
+
+def ptx_of(kernel: str) -> str:
+    if kernel not in _PTX:
+        ok, log, ptx = nvrtc_compile(cuda_sources.source(kernel), f"{kernel}.cu",
+                                     [f"--gpu-architecture=compute_{ARCH}", "-std=c++17"])
+        assert ok, f"{kernel}.cu does not compile:\n{log}"
+        _PTX[kernel] = ptx.decode()
+    return _PTX[kernel]
+
+
+def ptx_entries(ptx: str) -> dict[str, dict[str, Any]]:
+    """Entry name -> {"params": [bytes per parameter], "maxntid": threads or None}."""
+    entries = {}
+    for match in re.finditer(r"\.entry\s+(\w+)\s*\((.*?)\)\s*(\.maxntid\s+(\d+),\s*(\d+),"
+                             r"\s*(\d+))?", ptx, re.S):
+        params = [int(bits) // 8 for bits in
+                  re.findall(r"\.param\s+\.[busf](\d+)", match.group(2))]
+        maxntid = (math.prod(int(match.group(i)) for i in (4, 5, 6))
+                   if match.group(3) else None)
+        entries[match.group(1)] = {"params": params, "maxntid": maxntid}
+    return entries
+
+
+def test_every_cu_file_is_one_of_the_kernels() -> None:
+    names = sorted(Path(p).parent.name for p in cuda_sources.all_sources())
+    assert names == sorted(CUDA_KERNELS)
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS)
+def test_compiles_with_nvrtc_for_h100(kernel: str) -> None:
+    entries = ptx_entries(ptx_of(kernel))
+    assert entries, f"{kernel}.cu has no extern \"C\" __global__ entry point"
+    for name in entries:
+        assert name.startswith(kernel), f"{name}: entry points are named <kernel>_..."
+        assert re.search(r"_(f32|f64|finalize)$", name), name
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS)
+def test_sm90_code_has_no_register_spills(kernel: str) -> None:
+    """The launch bounds' register caps must not spill (ptxas -v on the cubin for sm_90)."""
+    ok, log, _ = nvrtc_compile(cuda_sources.source(kernel), f"{kernel}.cu",
+                               [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                "--ptxas-options=-v"], cubin=True)
+    assert ok, log
+    spills = re.findall(r"(\d+) bytes spill stores", log)
+    assert spills, f"no ptxas report in the log:\n{log}"
+    assert all(int(s) == 0 for s in spills), log
+
+
+def test_sources_need_no_headers() -> None:
+    """NVRTC alone: no #include (CuPy and cuda.core get no include paths)."""
+    for path, text in cuda_sources.all_sources().items():
+        assert not re.search(r"^\s*#\s*include", text, re.M), path
+
+
+# -- what the launchers launch ----------------------------------------------------------
+
+
+class FakeArray:
+    """Stands for a device array (CUDA Python DeviceArray or cupy.ndarray)."""
+
+    _next = 0x10000
+
+    def __init__(self, shape: Any, dtype: Any) -> None:
+        self.shape = tuple(shape) if isinstance(shape, tuple) else (int(shape),)
+        self.dtype = np.dtype(dtype)
+        self.size = math.prod(self.shape)
+        self.nbytes = self.size * self.dtype.itemsize
+        FakeArray._next += 256 * (1 + self.nbytes // 256)
+        self.ptr = FakeArray._next
+
+
+def arg_bytes(arg: Any) -> int:
+    """Bytes a kernel argument occupies: pointers and Python ints 8, NumPy scalars theirs."""
+    if isinstance(arg, (FakeArray, int)):
+        return 8
+    assert isinstance(arg, np.generic), f"pass NumPy scalars, not {type(arg).__name__}"
+    return arg.dtype.itemsize
+
+
+class FakeKernel:
+    def __init__(self, source: str, name: str) -> None:
+        self.source, self.name = source, name
+        self.occupancy = SimpleNamespace(max_active_blocks_per_multiprocessor=lambda t, s: 8)
+
+
+def _fake_cuda_python_backend() -> Any:
+    """A CudaPythonGPU that records launches instead of touching a device."""
+    from gpubench.backends.cuda_python_gpu import CudaPythonGPU
+
+    class Recorder(CudaPythonGPU):
+        def __init__(self) -> None:
+            self.sm_count, self.arch, self.launches = 132, ARCH, []
+
+        def kernel(self, source: str, name: str) -> FakeKernel:
+            return FakeKernel(source, name)
+
+        def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+            return FakeArray(shape, dtype)
+
+        def zero(self, buffer: Any) -> None:
+            pass
+
+        def launch(self, kernel: Any, grid: Any, block: Any, *args: Any, shmem: int = 0) -> None:
+            self.launches.append((kernel.source, kernel.name, grid, block, args, shmem))
+
+    return Recorder()
+
+
+def _fake_cupy(launches: list) -> types.ModuleType:
+    """Just enough of ``cupy`` for the RawKernel builders, recording launches."""
+
+    class RawKernel:
+        def __init__(self, source: str, name: str) -> None:
+            self.source, self.name = source, name
+            self.kernel = SimpleNamespace(ptr=1)
+
+        def __call__(self, grid: Any, block: Any, args: tuple, shared_mem: int = 0) -> None:
+            launches.append((self.source, self.name, grid, block, args, shared_mem))
+
+    class RawModule:
+        def __init__(self, code: str, options: tuple = ()) -> None:
+            self.code = code
+            assert not any("fast_math" in o for o in options)
+
+        def get_function(self, name: str) -> RawKernel:
+            return RawKernel(self.code, name)
+
+    cupy = types.ModuleType("cupy")
+    cupy.RawModule = RawModule
+    cupy.cuda = SimpleNamespace(
+        driver=SimpleNamespace(occupancyMaxActiveBlocksPerMultiprocessor=lambda f, t, s: 8),
+        Device=lambda: SimpleNamespace(attributes={"MultiProcessorCount": 132}))
+    cupy.empty = cupy.zeros = lambda shape, dtype: FakeArray(shape, dtype)
+    cupy.float64, cupy.uint64 = np.float64, np.uint64
+    return cupy
+
+
+def _cases(kernel: str) -> list[Case]:
+    spec = get_kernel(kernel)
+    size = 40 if kernel == "matmul" else 5000  # odd tails; 5000 < L: one short series
+    return spec.cases(sizes=[size])
+
+
+def _run_builders(kernel: str, framework: str, backend: Any) -> list[tuple]:
+    """Build and call every implementation of ``kernel`` in ``framework`` on every case."""
+    spec = get_kernel(kernel)
+    launches: list[tuple] = []
+    for impl in implementations(kernel, framework, "gpu"):
+        if not impl.source_file.endswith(("with_cuda_python", "with_cupy_raw")):
+            continue
+        for case in _cases(kernel):
+            host = spec.make_inputs(case, np.random.default_rng(0))
+            inputs = {k: FakeArray(v.shape, v.dtype) for k, v in host.items()}
+            outputs = {k: FakeArray(shape, dtype)
+                       for k, (shape, dtype) in spec.outputs(case).items()}
+            ctx = BuildContext(case, backend, inputs, outputs, 1234, host)
+            call = impl.builder(ctx)
+            start = len(backend.launches)
+            call()
+            call()
+            new = backend.launches[start:]
+            assert new, f"{impl.name} launched nothing"
+            launches.extend((impl.name, case, *launch) for launch in new)
+    return launches
+
+
+def _check_launches(launches: list[tuple]) -> None:
+    for impl_name, case, source, name, grid, block, args, shmem in launches:
+        kernel = next(k for k in CUDA_KERNELS if cuda_sources.source(k) == source)
+        entries = ptx_entries(ptx_of(kernel))
+        where = f"{impl_name} {case.variant}/{case.dtype}: {name}"
+        assert name in entries, f"{where} is not an entry point of {kernel}.cu"
+        assert [arg_bytes(a) for a in args] == entries[name]["params"], where
+        grid_t = grid if isinstance(grid, tuple) else (grid,)
+        block_t = block if isinstance(block, tuple) else (block,)
+        threads = math.prod(block_t)
+        assert all(isinstance(g, int) and g >= 1 for g in grid_t), where
+        assert 1 <= threads <= (entries[name]["maxntid"] or 1024), where
+        assert 0 <= shmem <= 48 * 1024, where
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS)
+def test_cuda_python_launches_match_the_ptx(kernel: str) -> None:
+    backend = _fake_cuda_python_backend()
+    launches = _run_builders(kernel, "cuda_python", backend)
+    _check_launches(launches)
+
+
+@pytest.mark.parametrize("kernel", CUDA_KERNELS)
+def test_cupy_raw_launches_match_the_ptx_and_cuda_python(
+        kernel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    module = importlib.import_module(f"gpubench.kernels.{kernel}.with_cupy_raw")
+    launches_raw: list = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches_raw))
+    module._module.cache_clear()
+    try:
+        backend = SimpleNamespace(launches=launches_raw)
+        cupy_launches = _run_builders(kernel, "cupy", backend)
+    finally:
+        module._module.cache_clear()
+    _check_launches(cupy_launches)
+
+    # Same source, same entry points, same geometry as the CUDA Python row.
+    cp_launches = _run_builders(kernel, "cuda_python", _fake_cuda_python_backend())
+
+    def geometry(launches: list) -> list:
+        out = []
+        for _impl, case, _src, name, grid, block, _args, shmem in launches:
+            as_tuple = [g if isinstance(g, tuple) else (g,) for g in (grid, block)]
+            out.append((case, name, *as_tuple, shmem))
+        return out
+
+    assert geometry(cupy_launches) == geometry(cp_launches)
+
+
+def test_monte_carlo_seed_changes_every_call() -> None:
+    backend = _fake_cuda_python_backend()
+    launches = _run_builders("monte_carlo_pi", "cuda_python", backend)
+    counts = [launch for launch in launches if not launch[3].endswith("finalize")]
+    # per case two calls: same seed, consecutive call numbers
+    for first, second in zip(counts[::2], counts[1::2], strict=True):
+        seed1, call1 = first[6][:2]
+        seed2, call2 = second[6][:2]
+        assert seed1 == seed2 and int(call2) == int(call1) + 1
+
+
+def test_matmul_naive_is_capped_and_tiled_is_not() -> None:
+    impls = {(i.framework, i.name): i for i in implementations("matmul", device="gpu")}
+    for key in (("cuda_python", "naive"), ("cupy", "raw_naive")):
+        assert impls[key].max_size == 4096
+    for key in (("cuda_python", "tiled"), ("cupy", "raw_tiled")):
+        assert impls[key].max_size is None
+
+
+# -- the backend on a machine without a GPU ---------------------------------------------
+
+
+def _has_gpu() -> bool:
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
+
+
+@pytest.mark.skipif(_has_gpu(), reason="a GPU is present: start() may succeed here")
+def test_backend_start_without_gpu_is_unavailable_with_reason() -> None:
+    backend = load_backend("cuda_python-gpu")
+    with pytest.raises(Unavailable) as info:
+        backend.start(1)
+    assert str(info.value).strip()
+
+
+def test_backend_start_without_cuda_packages_is_unavailable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A None entry in sys.modules makes the import fail, as if not installed.
+    for name in ("cuda.core", "cuda.core.experimental", "cuda.bindings"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(Unavailable) as info:
+        load_backend("cuda_python-gpu").start(1)
+    assert "import" in str(info.value)
+
+
+def test_backend_start_wraps_any_driver_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("cuda.bindings.driver")
+    from cuda.bindings import driver
+
+    def broken(flags: int) -> None:
+        raise KeyError("something unexpected")
+
+    monkeypatch.setattr(driver, "cuInit", broken)
+    with pytest.raises(Unavailable) as info:
+        load_backend("cuda_python-gpu").start(1)
+    assert "KeyError" in str(info.value)
+
+
+def test_grid_blocks_is_one_wave_at_most() -> None:
+    from gpubench.backends.cuda_python_gpu import grid_blocks
+
+    assert grid_blocks(1, 8, 132) == 1
+    assert grid_blocks(256 * 10 + 1, 8, 132) == 11
+    assert grid_blocks(10**9, 8, 132) == 8 * 132
+    assert grid_blocks(0, 0, 0) == 1
+
+
+# -- Philox4x32-10 ----------------------------------------------------------------------
+
+M0, M1 = 0xD2511F53, 0xCD9E8D57
+W0, W1 = 0x9E3779B9, 0xBB67AE85
+MASK = 0xFFFFFFFF
+
+#: Random123's kat_vectors for philox4x32 with 10 rounds: (counter, key, output)
+PHILOX_KAT = [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((MASK, MASK, MASK, MASK), (MASK, MASK), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+]
+
+
+def philox4x32_10(ctr: np.ndarray, key: tuple[int, int]) -> np.ndarray:
+    """Python port of the ``.cu``'s philox4x32_10 on a (4, m) uint64 array of 32-bit words."""
+    c = [np.asarray(w, dtype=np.uint64) for w in ctr]
+    k0, k1 = np.uint64(key[0]), np.uint64(key[1])
+    mask = np.uint64(MASK)
+    for rnd in range(10):
+        if rnd:
+            k0, k1 = (k0 + np.uint64(W0)) & mask, (k1 + np.uint64(W1)) & mask
+        p0 = np.uint64(M0) * c[0]
+        p1 = np.uint64(M1) * c[2]
+        hi0, lo0 = p0 >> np.uint64(32), p0 & mask
+        hi1, lo1 = p1 >> np.uint64(32), p1 & mask
+        c = [hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0]
+    return np.stack(c)
+
+
+@pytest.mark.parametrize(("ctr", "key", "expected"), PHILOX_KAT)
+def test_philox_port_matches_random123(ctr: tuple, key: tuple, expected: tuple) -> None:
+    out = philox4x32_10(np.array(ctr, dtype=np.uint64).reshape(4, 1), key)
+    assert tuple(int(w) for w in out[:, 0]) == expected
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no host C++ compiler")
+def test_philox_in_the_cu_file_matches_random123(tmp_path: Path) -> None:
+    """Compile the .cu's PHILOX section for the host and run the known-answer vectors."""
+    text = cuda_sources.source("monte_carlo_pi")
+    section = text.split("// BEGIN PHILOX")[1].split("// END PHILOX")[0].split("\n", 1)[1]
+    lines = [f"{{PhiloxBlock c = {{{{{', '.join(f'{w}u' for w in ctr)}}}}}; "
+             f"PhiloxBlock r = philox4x32_10(c, {key[0]}u, {key[1]}u); "
+             f'printf("%u %u %u %u\\n", r.v[0], r.v[1], r.v[2], r.v[3]);}}'
+             for ctr, key, _ in PHILOX_KAT]
+    program = ("#include <cstdio>\n#define __device__\n#define __forceinline__ inline\n"
+               + section + "\nint main() {\n" + "\n".join(lines) + "\nreturn 0;\n}\n")
+    src, exe = tmp_path / "philox.cpp", tmp_path / "philox"
+    src.write_text(program)
+    subprocess.run(["g++", "-O1", "-Wno-unknown-pragmas", "-o", str(exe), str(src)],
+                   check=True, capture_output=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    got = [tuple(int(w) for w in line.split()) for line in out.splitlines()]
+    assert got == [expected for _, _, expected in PHILOX_KAT]
+
+
+def _pi_like_the_kernel(n: int, dtype: str, seed: int, call: int) -> float:
+    """What ``monte_carlo_pi_<dtype>`` + finalize compute, in NumPy (the same draws)."""
+    pairs = (n + 1) // 2 if dtype == "float32" else n
+    j = np.arange(pairs, dtype=np.uint64)
+    mask = np.uint64(MASK)
+    ctr = np.stack([j & mask, j >> np.uint64(32),
+                    np.full_like(j, call & MASK), np.full_like(j, call >> 32)])
+    r = philox4x32_10(ctr, (seed & MASK, seed >> 32))
+    if dtype == "float32":
+        u = (r >> np.uint64(8)).astype(np.float32) * np.float32(2.0**-24)
+        second = n - pairs  # Philox block j holds samples 2j and (if < n) 2j + 1
+        x = np.concatenate([u[0], u[2][:second]])
+        y = np.concatenate([u[1], u[3][:second]])
+        hits = np.count_nonzero(x * x + y * y <= np.float32(1.0))
+    else:
+        hi_lo = lambda hi, lo: ((hi << np.uint64(32)) | lo) >> np.uint64(11)  # noqa: E731
+        x = hi_lo(r[0], r[1]).astype(np.float64) * 2.0**-53
+        y = hi_lo(r[2], r[3]).astype(np.float64) * 2.0**-53
+        hits = np.count_nonzero(x * x + y * y <= 1.0)
+    return 4.0 * hits / n
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_philox_points_estimate_pi_within_the_spec(dtype: str) -> None:
+    """The kernel's uniforms give unbiased estimates: a few calls, all within 6 sigma."""
+    spec = get_kernel("monte_carlo_pi")
+    n = 100_001  # odd: the float32 kernel's last Philox block holds one sample
+    case = Case("monte_carlo_pi", "default", n, dtype)
+    estimates = [_pi_like_the_kernel(n, dtype, 0x1234_5678_9ABC, call) for call in range(3)]
+    assert len(set(estimates)) == 3, "each call must draw fresh points"
+    for est in estimates:
+        assert spec.check(case, est, math.pi).passed, est
