@@ -18,6 +18,7 @@ SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or 
 SMOKE = ROOT / ".test" / "config" / "config.yaml"
 
 pytestmark = pytest.mark.workflow
+HAS_GPU = Path("/dev/nvidiactl").exists()
 
 
 def snakemake(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -46,11 +47,20 @@ def smoke_run(tmp_path_factory) -> Path:
 def test_smoke_run_produces_valid_timings_and_report(smoke_run):
     res = smoke_run / "results"
     frame = results.read_timings(res / "timings.csv")
-    assert set(frame["backend"]) == {"numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"}
+    cpu = {"numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"}
+    gpu = {"cupy-gpu", "numba-gpu", "jax-gpu", "torch-gpu", "cuda_python-gpu"}
+    assert set(frame["backend"]) == cpu | gpu
     assert {"vector_add", "elementwise", "reduction", "matmul", "fft", "monte_carlo_pi",
-            "moving_average"} <= set(frame["kernel"])
-    bad = frame[~frame["status"].isin(["ok", "skipped"])]
+            "moving_average", "linalg", "autodiff", "launch_overhead"} <= set(frame["kernel"])
+    on_cpu = frame[frame["device"] == "cpu"]
+    bad = on_cpu[~on_cpu["status"].isin(["ok", "skipped"])]
     assert bad.empty, bad[["backend", "implementation", "kernel", "status", "reason"]]
+    on_gpu = frame[frame["device"] == "gpu"]
+    if not HAS_GPU:
+        # every GPU step is reported, each planned row unavailable with its reason
+        assert (on_gpu["status"] == "unavailable").all()
+        assert (on_gpu["reason"].str.len() > 10).all()
+        assert set(on_gpu["backend"]) == gpu
     ok = frame[frame["status"] == "ok"]
     assert (ok["rel_err"] <= ok["tolerance"]).all()
     assert (ok["git_commit"] != "").all() and (ok["config_hash"] != "").all()
@@ -59,6 +69,8 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
         frame.loc[frame["status"] != "ok", "samples"].fillna(0).sum())
     html = (res / "report" / "index.html").read_text()
     assert "vector_add" in html and "<img" in html
+    if not HAS_GPU:
+        assert "unavailable" in html and "cupy-gpu" in html
     assert (res / "report" / "summary.md").read_text().strip()
     assert (res / "env" / "host.json").exists()
     for backend in ("numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"):

@@ -61,11 +61,13 @@ def summarize(samples: list[float]) -> dict[str, float]:
 
 def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
-    clock: Callable[[], float] | None = None, cold: bool = False,
+    clock: Callable[[], float] | None = None, cold: bool = False, hide_launch: bool = True,
 ) -> tuple[list[float], str, Any]:
     """Time ``call`` until converged; return (samples, stop reason, last result).
 
-    ``cold`` flushes the device cache before every sample (outside the timed region).
+    ``cold`` flushes the device cache before every sample (outside the timed region);
+    otherwise a busy kernel hides the launch latency, unless ``hide_launch`` is False
+    (the launch_overhead kernel, which measures exactly that latency).
     """
     import time
 
@@ -75,7 +77,8 @@ def time_samples(
     next_check = settings.min_samples
     result = None
     while True:
-        backend.before_sample(cold)
+        if cold or hide_launch:
+            backend.before_sample(cold)
         result, seconds = backend.time_call(call)
         samples.append(seconds)
         n = len(samples)
@@ -166,7 +169,8 @@ def measure(
         for buf in outputs.values():
             backend.poison(buf)
         stage = "timed calls"
-        samples, stop, result = time_samples(call, backend, settings, cold=mode == "cold")
+        samples, stop, result = time_samples(call, backend, settings, cold=mode == "cold",
+                                             hide_launch=getattr(spec, "hide_launch", True))
         progress(f"{len(samples)} samples ({stop})")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err

@@ -27,6 +27,10 @@ KERNELS: tuple[str, ...] = (
     "fft",
     "monte_carlo_pi",
     "moving_average",
+    "linalg",
+    "autodiff",
+    "transfer",
+    "launch_overhead",
 )
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
@@ -74,6 +78,8 @@ class KernelSpec:
     #: False for kernels that measure host-device movement itself (transfer): the
     #: harness then hands implementations the host arrays instead of device copies
     place_inputs: bool = True
+    #: False where the launch latency is the measurement (no busy kernel before samples)
+    hide_launch: bool = True
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,

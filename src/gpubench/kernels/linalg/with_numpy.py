@@ -1,4 +1,10 @@
-"""linalg in NumPy: ``np.linalg`` (LAPACK gesv, getri, syevd, gesdd), in the input's dtype."""
+"""linalg in NumPy: ``np.linalg`` (LAPACK gesv, inv via gesv, syevd, gesdd).
+
+NumPy computes every real request in float64 and rounds the result to the input's dtype
+(``numpy.linalg._commonType`` always picks ``double``; float32 residuals here are ~3e-8,
+float64-accurate). Its float32 rows therefore time float64 LAPACK: an honest NumPy
+number, but not a single-precision one. The other frameworks call sgesv/ssyevd/...
+"""
 
 from collections.abc import Callable
 
