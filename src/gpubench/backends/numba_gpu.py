@@ -30,12 +30,22 @@ import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
 
-#: threads per block of the 1-D grid-stride kernels (a multiple of the warp size that
-#: lets 8 blocks share one SM's 2048 thread slots)
+#: threads per block of the 1-D kernels on a GPU (a multiple of the warp size that lets
+#: 8 blocks share one SM's 2048 thread slots)
 THREADS_PER_BLOCK = 256
+#: the same in the CUDA simulator, which runs every GPU thread as a Python thread and
+#: every barrier across them: small blocks keep the tests fast; same code, same logic
+SIM_THREADS_PER_BLOCK = 32
+#: resident threads of the simulator's one pretend SM (so at most 2 blocks of 32)
+SIM_THREADS_PER_SM = 64
 
 #: what the NumPy shim did in this process: "" (not yet run), "applied" or "not needed"
 _shim_state = ""
+
+#: ``numba.cuda`` once imported. Kernels must reach it as a *module global* named
+#: ``cuda`` (not a closure variable): the CUDA simulator swaps exactly such globals for
+#: its fake thread-index API while a kernel runs. Implementation modules follow suit.
+cuda: Any = None
 
 
 def apply_numpy_shim() -> str:
@@ -62,36 +72,54 @@ def import_cuda() -> ModuleType:
     return cuda
 
 
+@functools.cache
 def is_simulator() -> bool:
     """Whether the imported ``numba.cuda`` is Numba's CUDA simulator.
 
     Read from the config ``numba.cuda`` itself was imported under (it reads
     ``NUMBA_ENABLE_CUDASIM`` once), not from the environment, which may change later.
     """
+    return bool(_config().ENABLE_CUDASIM)
+
+
+def _config() -> Any:
+    """The config module ``numba.cuda`` reads (numba-cuda's own, or Numba's for the old one)."""
     import_cuda()
     try:
         from numba.cuda.core import config
     except ImportError:  # the numba.cuda built into older Numba releases
         from numba.core import config
-    return bool(config.ENABLE_CUDASIM)
+    return config
+
+
+def require_device(feature: str) -> None:
+    """Raise NotImplementedError when ``feature`` is one the CUDA simulator lacks."""
+    if is_simulator():
+        raise NotImplementedError(f"{feature} does not run in Numba's CUDA simulator")
 
 
 @functools.cache
 def device_limits() -> tuple[int, int]:
-    """(SM count, resident threads per SM) of the current device; (1, 2048) in the simulator."""
+    """(SM count, resident threads per SM) of the current device (pretend ones in the simulator)."""
+    if is_simulator():
+        return 1, SIM_THREADS_PER_SM
     dev = import_cuda().get_current_device()
-    sms = int(getattr(dev, "MULTIPROCESSOR_COUNT", 1))
-    per_sm = int(getattr(dev, "MAX_THREADS_PER_MULTI_PROCESSOR", 2048))
-    return sms, per_sm
+    return int(dev.MULTIPROCESSOR_COUNT), int(dev.MAX_THREADS_PER_MULTIPROCESSOR)
 
 
-def grid_1d(n: int, threads: int = THREADS_PER_BLOCK) -> tuple[int, int]:
+def threads_per_block() -> int:
+    """Block size of the 1-D kernels: 256 on a GPU, 32 in the simulator."""
+    return SIM_THREADS_PER_BLOCK if is_simulator() else THREADS_PER_BLOCK
+
+
+def grid_1d(n: int, threads: int | None = None) -> tuple[int, int]:
     """(blocks, threads) for a grid-stride loop over ``n`` items.
 
     At most one full wave of resident blocks (SMs x blocks per SM: 132 x 8 = 1056 on an
     H100 at 256 threads), fewer when ``n`` needs fewer: each thread then loops over
     ``n / (blocks * threads)`` items, and no block waits for a second wave.
     """
+    threads = threads or threads_per_block()
     sms, per_sm = device_limits()
     full_wave = sms * max(1, per_sm // threads)
     return max(1, min(math.ceil(n / threads), full_wave)), threads
@@ -100,6 +128,7 @@ def grid_1d(n: int, threads: int = THREADS_PER_BLOCK) -> tuple[int, int]:
 @functools.cache
 def _fill_kernel() -> Callable[..., Any]:
     """``x[:] = value`` for a 1-D device array: poisons outputs and flushes the L2."""
+    global cuda
     cuda = import_cuda()
 
     @cuda.jit
@@ -142,6 +171,9 @@ class NumbaGPU(Backend):
                               ) from exc
         from gpubench.backends.cuda_common import FLUSH_BYTES
 
+        # Small cases launch few blocks on purpose (grid_1d); Numba warns on every such
+        # launch configuration, which would only fill the logs.
+        _config().CUDA_LOW_OCCUPANCY_WARNINGS = 0
         if self._sim:
             # No cache to evict and every element costs a Python call: keep it tiny.
             self.timer = "perf_counter+sync"

@@ -18,12 +18,17 @@ from typing import Any
 from gpubench.kernels.elementwise.with_numba import _scalar
 from gpubench.spec import BuildContext, implementation
 
+#: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
+#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+cuda: Any = None
+
 
 @functools.cache
 def _kernel(variant: str, dtype: str) -> Any:
     """The grid-stride kernel for one variant and dtype, created once per process."""
     from gpubench.backends.numba_gpu import import_cuda
 
+    global cuda
     cuda = import_cuda()
     f = cuda.jit(device=True)(_scalar(variant, dtype))
 
@@ -75,6 +80,9 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
 
 @implementation("elementwise", "numba", "vectorize_cuda", devices=("gpu",))
 def vectorize_cuda(ctx: BuildContext) -> Callable[[], None]:
+    from gpubench.backends.numba_gpu import require_device
+
+    require_device('@vectorize(target="cuda")')
     fn = _ufunc(ctx.case.variant, ctx.case.dtype)
     *ins, out = _args(ctx)
 

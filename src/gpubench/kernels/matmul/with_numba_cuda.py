@@ -24,8 +24,22 @@ from typing import Any
 
 from gpubench.spec import BuildContext, implementation
 
+#: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
+#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+cuda: Any = None
+
 #: tile edge and block edge (threads per block = TPB * TPB = 256)
 TPB = 16
+#: the same in the CUDA simulator, where each of a block's threads is a Python thread
+#: and each barrier waits for all of them (same code; the tests run n = 20 and 35)
+SIM_TPB = 8
+
+
+def tile_size() -> int:
+    """Tile and block edge: :data:`TPB`, or :data:`SIM_TPB` in the simulator."""
+    from gpubench.backends.numba_gpu import is_simulator
+
+    return SIM_TPB if is_simulator() else TPB
 
 
 @functools.cache
@@ -35,10 +49,10 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
 
     from gpubench.backends.numba_gpu import import_cuda
 
+    global cuda
     cuda = import_cuda()
-    import numba
-
-    nbtype = getattr(numba, dtype)
+    tpb = tile_size()  # a compile-time constant in the kernels (closure variable)
+    nbtype = getattr(cuda, dtype)  # numba-cuda's own type objects (numba.cuda.float32, ...)
     zero = getattr(np, dtype)(0)
 
     @cuda.jit
@@ -52,21 +66,21 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
 
     @cuda.jit
     def tiled(a, b, c):
-        sa = cuda.shared.array((TPB, TPB), nbtype)
-        sb = cuda.shared.array((TPB, TPB), nbtype)
+        sa = cuda.shared.array((tpb, tpb), nbtype)
+        sb = cuda.shared.array((tpb, tpb), nbtype)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
-        i = cuda.blockIdx.y * TPB + ty
-        j = cuda.blockIdx.x * TPB + tx
+        i = cuda.blockIdx.y * tpb + ty
+        j = cuda.blockIdx.x * tpb + tx
         m = a.shape[1]
         acc = zero
-        for t in range((m + TPB - 1) // TPB):
-            ka = t * TPB + tx
-            kb = t * TPB + ty
+        for t in range((m + tpb - 1) // tpb):
+            ka = t * tpb + tx
+            kb = t * tpb + ty
             sa[ty, tx] = a[i, ka] if i < a.shape[0] and ka < m else zero
             sb[ty, tx] = b[kb, j] if kb < m and j < b.shape[1] else zero
             cuda.syncthreads()
-            for k in range(TPB):
+            for k in range(tpb):
                 acc += sa[ty, k] * sb[k, tx]
             cuda.syncthreads()
         if i < c.shape[0] and j < c.shape[1]:
@@ -77,9 +91,9 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
 
 def _build(ctx: BuildContext, which: int) -> Callable[[], None]:
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
-    n = ctx.case.size
-    blocks = ((n + TPB - 1) // TPB, (n + TPB - 1) // TPB)
-    launch = _kernels(ctx.case.dtype)[which][blocks, (TPB, TPB)]
+    n, tpb = ctx.case.size, tile_size()
+    blocks = ((n + tpb - 1) // tpb, (n + tpb - 1) // tpb)
+    launch = _kernels(ctx.case.dtype)[which][blocks, (tpb, tpb)]
 
     def call() -> None:
         launch(a, b, c)

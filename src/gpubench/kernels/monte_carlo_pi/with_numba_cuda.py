@@ -25,14 +25,19 @@ import numpy as np
 
 from gpubench.spec import BuildContext, implementation
 
+#: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
+#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+cuda: Any = None
+
 
 @functools.cache
 def _kernels(dtype: str) -> tuple[Any, Any]:
     """(sampling kernel, finishing kernel) for one dtype, created once per process."""
     from gpubench.backends.numba_gpu import import_cuda
 
+    global cuda
     cuda = import_cuda()
-    from numba import int64
+    int64 = cuda.int64
     from numba.cuda.random import xoroshiro128p_uniform_float32, xoroshiro128p_uniform_float64
 
     uniform = xoroshiro128p_uniform_float32 if dtype == "float32" else xoroshiro128p_uniform_float64

@@ -3,7 +3,7 @@
 ``cuda_jit``: pass 1 is a grid-stride loop over at most one full wave of 256-thread
 blocks; each thread multiplies in the input dtype and accumulates in a float64 register
 (as the Numba CPU loops do: float32 rows multiply in float32, sum in float64), then a
-shared-memory tree sums the block's 256 partials and thread 0 writes one float64 per
+shared-memory tree sums the block's partials and thread 0 writes one float64 per
 block. Pass 2, one block, sums those per-block partials (<= 1056 on an H100) the same
 way and writes the scalar (numerator over denominator for the weighted mean). Two
 launches and no atomics: the result is deterministic, and no accumulator has to be
@@ -30,17 +30,24 @@ import numpy as np
 
 from gpubench.spec import BuildContext, implementation
 
-#: threads per block of both passes (the shared-memory tree assumes a power of two)
-THREADS = 256
+#: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
+#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+cuda: Any = None
 
 
 @functools.cache
 def _jit_kernels() -> dict[str, Any]:
-    """Pass-1 kernels per variant plus the pass-2 kernel, created once per process."""
-    from gpubench.backends.numba_gpu import import_cuda
+    """Pass-1 kernels per variant plus the pass-2 kernel, created once per process.
 
+    Both passes use blocks of ``threads_per_block()`` threads (256; 32 in the simulator),
+    a power of two as the shared-memory tree needs, fixed at compile time.
+    """
+    from gpubench.backends.numba_gpu import import_cuda, threads_per_block
+
+    global cuda
     cuda = import_cuda()
-    from numba import float64
+    float64 = cuda.float64
+    threads = threads_per_block()  # a compile-time constant in the kernels (closure variable)
 
     @cuda.jit(device=True)
     def block_sum(sm, value):
@@ -48,7 +55,7 @@ def _jit_kernels() -> dict[str, Any]:
         tid = cuda.threadIdx.x
         sm[tid] = value
         cuda.syncthreads()
-        step = THREADS // 2
+        step = threads // 2
         while step > 0:
             if tid < step:
                 sm[tid] += sm[tid + step]
@@ -60,7 +67,7 @@ def _jit_kernels() -> dict[str, Any]:
 
     @cuda.jit
     def sumsq(a, partials):
-        sm = cuda.shared.array(THREADS, float64)
+        sm = cuda.shared.array(threads, float64)
         acc = 0.0
         for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
             acc += a[i] * a[i]
@@ -70,7 +77,7 @@ def _jit_kernels() -> dict[str, Any]:
 
     @cuda.jit
     def dot(a, b, partials):
-        sm = cuda.shared.array(THREADS, float64)
+        sm = cuda.shared.array(threads, float64)
         acc = 0.0
         for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
             acc += a[i] * b[i]
@@ -80,7 +87,7 @@ def _jit_kernels() -> dict[str, Any]:
 
     @cuda.jit
     def weighted_mean(a, w, partials):
-        sm = cuda.shared.array(THREADS, float64)
+        sm = cuda.shared.array(threads, float64)
         num = 0.0
         den = 0.0
         for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
@@ -95,11 +102,11 @@ def _jit_kernels() -> dict[str, Any]:
     @cuda.jit
     def finish(partials, nblocks, divide, out):
         """One block: out[0] = sum(partials[0, :nblocks]) (/ sum(partials[1, :nblocks]))."""
-        sm = cuda.shared.array(THREADS, float64)
+        sm = cuda.shared.array(threads, float64)
         tid = cuda.threadIdx.x
         num = 0.0
         den = 0.0
-        for j in range(tid, nblocks, THREADS):
+        for j in range(tid, nblocks, threads):
             num += partials[0, j]
             if divide:
                 den += partials[1, j]
@@ -123,12 +130,12 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], Any]:
     variant = ctx.case.variant
     kernels = _jit_kernels()
     args = (ctx.inputs["a"], *(ctx.inputs[n] for n in _SECOND[variant]))
-    blocks, _ = grid_1d(ctx.case.size, THREADS)
+    blocks, threads = grid_1d(ctx.case.size)
     partials = cuda.device_array((2, blocks), dtype=np.float64)
     res = cuda.device_array(1, dtype=np.float64)
     result = res.reshape(())
-    pass1 = kernels[variant][blocks, THREADS]
-    pass2 = kernels["finish"][1, THREADS]
+    pass1 = kernels[variant][blocks, threads]
+    pass2 = kernels["finish"][1, threads]
     divide = variant == "weighted_mean"
 
     def call() -> Any:
@@ -144,6 +151,7 @@ def _reduce_parts() -> tuple[Any, Any, Any]:
     """(square map kernel, product map kernel, ``@cuda.reduce`` sum), created once."""
     from gpubench.backends.numba_gpu import import_cuda
 
+    global cuda
     cuda = import_cuda()
 
     @cuda.jit

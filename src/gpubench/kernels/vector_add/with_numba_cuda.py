@@ -17,6 +17,10 @@ from typing import Any
 
 from gpubench.spec import BuildContext, implementation
 
+#: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
+#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+cuda: Any = None
+
 _SIGNATURES = ["float32(float32, float32)", "float64(float64, float64)"]
 
 
@@ -25,6 +29,7 @@ def _kernel() -> Any:
     """The grid-stride add kernel; Numba compiles one version per dtype on first launch."""
     from gpubench.backends.numba_gpu import import_cuda
 
+    global cuda
     cuda = import_cuda()
 
     @cuda.jit
@@ -69,6 +74,9 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
 
 @implementation("vector_add", "numba", "vectorize_cuda", devices=("gpu",))
 def vectorize_cuda(ctx: BuildContext) -> Callable[[], None]:
+    from gpubench.backends.numba_gpu import require_device
+
+    require_device('@vectorize(target="cuda")')
     a, b, c = _args(ctx)
     fn = _ufunc()
 
