@@ -184,6 +184,8 @@ class NumbaGPU(Backend):
             self._end_event = cuda.event(timing=True)
         # Compile the fill kernel now (for both uses) so no sample ever pays for it.
         fill(self._scratch, 0.0)
+        if not self._sim:
+            spin()[1, 1](1)
         cuda.synchronize()
         return self._versions()
 
@@ -245,9 +247,13 @@ class NumbaGPU(Backend):
 
     # -- timing ------------------------------------------------------------------------
     def flush_cache(self) -> None:
-        # Synchronised, so a cold sample starts on an idle GPU, as a hot one does.
+        # Not synchronised: the flush also keeps the GPU busy while the timed call is
+        # launched, so cold samples bracket device work like hot ones (see hide_launch).
         fill(self._scratch, 0.0)
-        self._cuda.synchronize()
+
+    def hide_launch(self) -> None:
+        if not self._sim:
+            spin()[1, 1](100)
 
     def block(self, result: Any) -> None:
         self._cuda.synchronize()
@@ -287,3 +293,20 @@ def _unavailable_reason(cuda: ModuleType) -> str:
     except Exception as exc:  # noqa: BLE001 - the reason is best effort
         parts.append(f"({type(exc).__name__}: {exc})")
     return "; ".join(parts)[:500]
+
+
+@functools.cache
+def spin() -> Any:
+    """A one-thread kernel that sleeps ``steps`` x 1 us: the busy kernel of hide_launch.
+
+    ``nanosleep`` is approximate (0 to 2x the request), so 100 steps give roughly
+    100 us: longer than Numba's ~30-40 us launch path, short next to a sample budget.
+    """
+    cuda = import_cuda()
+
+    @cuda.jit
+    def _spin(steps: int) -> None:
+        for _ in range(steps):
+            cuda.nanosleep(1000)
+
+    return _spin
