@@ -31,7 +31,13 @@ def cpu_model() -> str:
 
 @functools.cache
 def git_commit() -> str:
-    """HEAD of this repository, with ``+dirty`` if tracked files differ; ``unknown`` if no git."""
+    """HEAD of this repository, with ``+dirty`` if tracked files differ; ``unknown`` if no git.
+
+    ``GPUBENCH_GIT_COMMIT`` names the commit of an exported tree (a tarball, a copy
+    shipped to a machine without the repository).
+    """
+    if os.environ.get("GPUBENCH_GIT_COMMIT"):
+        return os.environ["GPUBENCH_GIT_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()
