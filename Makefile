@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= all
 SNAKEMAKE_ARGS ?=
 
-.PHONY: run smoke test lint format clean
+.PHONY: run smoke envs test lint format clean clean-envs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ smoke: $(VENV)/.installed
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) \
 		--configfile .test/config/config.yaml $(SNAKEMAKE_ARGS)
 
+## envs: build (or check) each configured framework's environment, nothing else
+envs: $(VENV)/.installed
+	$(BIN)/snakemake envs --profile profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
+
 ## test: install, lint, and run the test suite
 test: $(VENV)/.installed lint
 	$(BIN)/python -m pytest
@@ -39,3 +43,7 @@ format: $(VENV)/.installed
 
 clean:
 	rm -rf results logs .test/results .test/logs .snakemake
+
+## clean-envs: remove the framework venvs (the next run rebuilds them from pip's cache)
+clean-envs:
+	rm -rf .venvs results/envs

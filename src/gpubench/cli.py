@@ -7,25 +7,112 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
 def run_main(argv: list[str] | None = None) -> int:
-    """Benchmark one backend (one Snakemake step)."""
-    from gpubench.runner import run_backend
+    """Benchmark one backend (one Snakemake step) in its framework's environment.
 
+    With ``--env-lock`` (venv mode) the step first reads the lock of the environment the
+    workflow built: a failed or skipped build gives one ``unavailable`` row per planned
+    measurement, with the lock's reason and the tail of pip's errors, and no worker is
+    started; an ok one re-executes this command with the environment's interpreter
+    (``--env-python``). Every row carries the env_lock of the interpreter it ran in,
+    whose lock is written to ``--lock-out``.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
     p = argparse.ArgumentParser(description="Run one framework-device step.")
     p.add_argument("--backend", required=True)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--config-json", required=True, help="the step's configuration as JSON")
     p.add_argument("--csv", required=True)
     p.add_argument("--samples", required=True)
+    p.add_argument("--env-name", default="system", help="the environment's name")
+    p.add_argument("--env-mode", default="system", choices=("venv", "system", "conda"))
+    p.add_argument("--env-lock", help="lock written by the build (venv mode)")
+    p.add_argument("--env-python", help="interpreter of the environment (venv mode)")
+    p.add_argument("--lock-out", help="write the lock of the environment the step ran in")
     args = p.parse_args(argv)
-    run_backend(args.backend, json.loads(args.config_json), args.threads, args.csv,
-                args.samples)
+    from gpubench import environments
+
+    config = json.loads(args.config_json)
+    built = environments.read_lock(args.env_lock) if args.env_lock else None
+    if built is not None and not built.ok:
+        return _run_unavailable(args, config, built, built.problem())
+    if args.env_python and os.path.abspath(args.env_python) != os.path.abspath(
+            sys.executable):
+        if not os.access(args.env_python, os.X_OK):
+            return _run_unavailable(args, config, built, (
+                f"environment {args.env_name}: interpreter {args.env_python} is missing; "
+                f"rebuild it (snakemake --forcerun {args.env_lock or 'build_env'})"))
+        # Run the whole step (planning, workers, CSVs) in the environment's interpreter.
+        rest = _drop_option(argv, "--env-python")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(args.env_python, [args.env_python, "-m", "gpubench", "run", *rest],
+                  environments.env_with_src())
+    from gpubench.runner import run_backend
+
+    extra = {"backend": args.backend}
+    if built is not None:
+        extra["spec"] = built.header.get("spec", "")
+    lock = environments.current_lock(args.env_name, args.env_mode, extra)
+    if built is not None and built.hash != lock.hash:
+        lock.notes.append(f"differs from the build lock ({built.hash}): the environment "
+                          "changed after it was built")
+    print(f"[{args.backend}] environment {args.env_name} ({args.env_mode}): "
+          f"{lock.header['interpreter']}, env_lock {lock.hash}"
+          + (f"; {lock.notes[-1]}" if lock.notes else ""), file=sys.stderr, flush=True)
+    if args.lock_out:
+        environments.write_text_atomic(args.lock_out, lock.text())
+    run_backend(args.backend, config, args.threads, args.csv, args.samples,
+                env_lock=lock.hash)
+    return 0
+
+
+def _drop_option(argv: list[str], name: str) -> list[str]:
+    """``argv`` without ``name VALUE`` / ``name=VALUE``."""
+    out: list[str] = []
+    skip = False
+    for item in argv:
+        if skip:
+            skip = False
+        elif item == name:
+            skip = True
+        elif not item.startswith(name + "="):
+            out.append(item)
+    return out
+
+
+def _run_unavailable(args: argparse.Namespace, config: dict, built: Any,
+                     reason: str) -> int:
+    """The step's environment cannot run: unavailable rows, and a lock saying why.
+
+    The rows' env_lock is the status of the build (``failed``, ``skipped``), or the
+    hash of an environment that was built but whose interpreter has gone.
+    """
+    from gpubench import environments
+    from gpubench.runner import write_unavailable
+
+    print(f"[{args.backend}] {reason}", file=sys.stderr, flush=True)
+    env_lock = "failed"
+    lock = environments.Lock({"env": args.env_name, "status": "failed",
+                              "mode": args.env_mode})
+    if built is not None:
+        env_lock = built.hash or built.status
+        lock = environments.Lock(dict(built.header), [], list(built.errors),
+                                 list(built.notes))
+        if built.ok:
+            lock.header.update(status="failed", reason=reason)
+    lock.header["backend"] = args.backend
+    lock.header.setdefault("reason", reason)
+    if args.lock_out:
+        environments.write_text_atomic(args.lock_out, lock.text())
+    write_unavailable(args.backend, config, args.threads, args.csv, args.samples, reason,
+                      env_lock=env_lock)
     return 0
 
 
@@ -103,6 +190,12 @@ def report_main(argv: list[str]) -> int:
     return report.main(argv)
 
 
+def build_env_main(argv: list[str]) -> int:
+    from gpubench import environments
+
+    return environments.main(argv)
+
+
 def schema_main(argv: list[str]) -> int:
     """Print the results schema as a Markdown table (the README's column reference)."""
     from gpubench import results
@@ -118,6 +211,7 @@ COMMANDS = {
     "probe": probe_main,
     "report": report_main,
     "schema": schema_main,
+    "build-env": build_env_main,
 }
 
 

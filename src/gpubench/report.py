@@ -1,7 +1,8 @@
 """Build the HTML report and summary.md from one timings CSV and the probe's environment JSON.
 
-The report reads nothing but those two files (and, optionally, notes the samples file), so
-it can be rebuilt anywhere, and the same inputs give byte-identical outputs: data is sorted
+The report reads nothing but those two files (and, optionally, notes the samples file and
+lists the steps' environment locks, ``raw/<backend>.lock.txt``), so it can be rebuilt
+anywhere, and the same inputs give byte-identical outputs: data is sorted
 before it is drawn or tabled, PNGs carry no software tag or time, and the only timestamps
 shown are the ones in the data. Every string from the inputs is escaped: a reason or host
 name is text, never markup. Only ``ok`` rows are plotted or ranked.
@@ -35,6 +36,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
 from gpubench import results
+from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.spec import KERNELS, KernelSpec, get_kernel
 
 #: kernels whose throughput is counted in floating-point operations, not bytes
@@ -196,6 +198,8 @@ class Environment:
     data: dict[str, Any]
     source: str
     problem: str = ""
+    #: (file name, lock) of the environment each step ran in (``raw/<backend>.lock.txt``)
+    locks: list[tuple[str, Lock]] = field(default_factory=list)
 
     def get(self, key: str) -> Any:
         value = self.data.get(key)
@@ -214,6 +218,11 @@ def load_env(path: str | Path) -> Environment:
     if not isinstance(data, dict):
         return Environment({}, path.name, f"environment file {path.name} is not a JSON object")
     return Environment(data, path.name)
+
+
+def load_locks(paths: Iterable[str | Path]) -> list[tuple[str, Lock]]:
+    """The steps' environment locks, sorted by file name; an unreadable one reads as failed."""
+    return sorted(((Path(p).name, read_lock(p)) for p in paths), key=lambda t: t[0])
 
 
 def throughput_unit(kernel: str, rows: pd.DataFrame) -> str:
@@ -675,9 +684,49 @@ def backend_table(df: pd.DataFrame) -> Table | None:
             found = sorted({v for v in g[col] if v})
             return "; ".join(found) if found else UNKNOWN
         rows.append([backend or UNKNOWN, values("framework_version"), values("device_name"),
-                     values("host"), str(int((g["status"] == "ok").sum())), str(len(g))])
-    return Table(["backend", "framework version", "device", "host", "ok rows", "rows"], rows,
-                 frozenset({"ok rows", "rows"}))
+                     values("host"), values("env_lock"), str(int((g["status"] == "ok").sum())),
+                     str(len(g))])
+    return Table(["backend", "framework version", "device", "host", "env lock", "ok rows",
+                  "rows"], rows, frozenset({"ok rows", "rows"}))
+
+
+def _lock_backend(name: str, lock: Lock) -> str:
+    return lock.header.get("backend") or name.removesuffix(".lock.txt")
+
+
+def lock_table(env: Environment) -> Table | None:
+    """Per step, the environment it ran in: its lock hash and the exact versions of the
+    packages behind its numbers (or why the environment could not be built)."""
+    if not env.locks:
+        return None
+    rows, classes = [], []
+    for name, lock in env.locks:
+        backend = _lock_backend(name, lock)
+        framework, _, device = backend.rpartition("-")
+        if lock.ok:
+            detail = "; ".join(key_packages(framework, device, lock)) or "(none of its packages)"
+        else:
+            detail = lock.problem()
+        rows.append([backend, lock.env or UNKNOWN, lock.header.get("mode", UNKNOWN),
+                     lock.status, lock.hash or "—", lock.header.get("python", "—"),
+                     lock.header.get("platform", "—"), detail])
+        classes.append("" if lock.ok else "warn")
+    return Table(["backend", "environment", "mode", "status", "env lock", "Python", "platform",
+                  "versions (or why it did not build)"], rows, row_classes=classes)
+
+
+def lock_details_html(env: Environment) -> str:
+    """The full package list of every distinct environment, folded."""
+    parts, seen = [], set()
+    for _name, lock in env.locks:
+        if not lock.ok or lock.hash in seen:
+            continue
+        seen.add(lock.hash)
+        users = [_lock_backend(n, lk) for n, lk in env.locks if lk.hash == lock.hash]
+        parts.append(f"<details><summary>env lock {esc(lock.hash)}: {len(lock.packages)} "
+                     f"packages ({esc(', '.join(users))})</summary>\n<pre>"
+                     + esc("\n".join(lock.packages)) + "</pre></details>\n")
+    return "".join(parts)
 
 
 def gpu_table(env: Environment) -> Table | None:
@@ -717,9 +766,15 @@ def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
     backends = backend_table(df)
     if backends:
         parts.append("<h3>Backends</h3>\n" + backends.html())
+    locks = lock_table(env)
+    if locks:
+        parts.append('<h3 id="environments">Framework environments</h3>\n<p class="note">'
+                     "Each step ran in the environment below; every row it wrote carries the "
+                     "env lock (sha256 of the Python, platform and package versions).</p>\n"
+                     + locks.html() + lock_details_html(env))
     packages = env.data.get("packages")
     if isinstance(packages, Mapping) and packages:
-        parts.append("<h3>Packages</h3>\n" + Table(
+        parts.append("<h3>Packages of the driver (probe, collect, report)</h3>\n" + Table(
             ["package", "version"], [[str(k), str(packages[k])] for k in sorted(packages)]
         ).html())
     parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).html())
@@ -782,6 +837,9 @@ def render_markdown(df: pd.DataFrame, env: Environment, timings_name: str,
     backends = backend_table(df)
     if backends:
         out.append("\n" + backends.markdown())
+    locks = lock_table(env)
+    if locks:
+        out.append("\n### Framework environments\n\n" + locks.markdown())
     out.append("\n" + data_table(df, timings_name, samples_note).markdown())
     return "\n".join(out)
 
@@ -797,10 +855,14 @@ def _samples_note(samples_csv: str | None) -> str:
 
 
 def build_report(timings_csv: str, env_json: str, out_html: str, out_md: str,
-                 samples_csv: str | None = None) -> None:
-    """Write the HTML report and summary.md; a corrupt timings CSV raises SchemaError."""
+                 samples_csv: str | None = None,
+                 locks: Sequence[str | Path] = ()) -> None:
+    """Write the HTML report and summary.md; a corrupt timings CSV raises SchemaError.
+
+    ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``)."""
     frame = prepare(results.read_timings(timings_csv))
     env = load_env(env_json)
+    env.locks = load_locks(locks)
     name = Path(timings_csv).name
     note = _samples_note(samples_csv)
     results.atomic_write_text(out_html, render_html(frame, env, name, note))
@@ -808,7 +870,8 @@ def build_report(timings_csv: str, env_json: str, out_html: str, out_md: str,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench.report --timings T --env E --html H --md M [--samples S]``."""
+    """CLI: ``python -m gpubench.report --timings T --env E --html H --md M [--samples S]
+    [--locks L ...]``."""
     parser = argparse.ArgumentParser(prog="python -m gpubench.report", description=__doc__
                                      .splitlines()[0])
     parser.add_argument("--timings", required=True, help="timings CSV (collected)")
@@ -816,9 +879,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--html", required=True, help="HTML report to write")
     parser.add_argument("--md", required=True, help="summary.md to write")
     parser.add_argument("--samples", help="raw samples CSV (optional)")
+    parser.add_argument("--locks", nargs="*", default=[],
+                        help="environment locks of the steps (raw/<backend>.lock.txt)")
     args = parser.parse_args(argv)
     try:
-        build_report(args.timings, args.env, args.html, args.md, args.samples)
+        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench.report: {exc}\n")
     return 0

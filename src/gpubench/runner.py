@@ -156,7 +156,11 @@ class BackendRun:
         self.config = config
         self.cores = cores
         self.log = log or sys.stderr
-        harness = config.get("harness", {})
+        harness = dict(config.get("harness", {}))
+        if self.device == "gpu":
+            # GPU samples are cheap and steady: GPU steps may measure on a tighter budget.
+            harness.update(config.get("gpu_harness", {}))
+        self.harness = harness
         self.case_timeout = float(harness.get("case_timeout_s", 600))
         self.start_timeout = float(harness.get("start_timeout_s", 300))
         self.items = plan(backend_id, config, cores)
@@ -216,7 +220,7 @@ class BackendRun:
     def _worker(self, threads: int, indices: list[int]) -> int:
         """Run a worker over ``indices``; return how many of them now have rows."""
         job = {"backend": self.backend_id, "threads": threads,
-               "harness": self.config.get("harness", {}),
+               "harness": self.harness,
                "items": [asdict(self.items[i]) for i in indices]}
         env = {**os.environ, **pin_threads_env(threads),
                "PYTHONPATH": os.pathsep.join(
@@ -301,14 +305,32 @@ class BackendRun:
 
 
 def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
-                samples_path: str) -> BackendRun:
-    """Plan, run and write one backend's results. Returns the run for inspection."""
+                samples_path: str, env_lock: str = "") -> BackendRun:
+    """Plan, run and write one backend's results. Returns the run for inspection.
+
+    ``env_lock`` is the hash of the lock of the environment the step runs in (every
+    row carries it).
+    """
     t0 = time.perf_counter()
     run = BackendRun(backend_id, config, cores)
+    run.common["env_lock"] = env_lock
     run.run()
     run.write(csv_path, samples_path)
     counts: dict[str, int] = {}
     for r in run.rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     run.say(f"wrote {len(run.rows)} rows {counts} in {time.perf_counter() - t0:.1f} s")
+    return run
+
+
+def write_unavailable(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
+                      samples_path: str, reason: str, env_lock: str = "") -> BackendRun:
+    """One ``unavailable`` row per planned measurement, starting no worker: the step's
+    environment could not be built (``reason`` says why)."""
+    run = BackendRun(backend_id, config, cores)
+    run.common["env_lock"] = env_lock
+    for item in run.items:
+        run.row(item, {"status": "unavailable", "reason": reason}, {})
+    run.write(csv_path, samples_path)
+    run.say(f"wrote {len(run.rows)} unavailable rows: {reason}")
     return run

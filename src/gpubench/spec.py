@@ -160,12 +160,21 @@ def itemsize(dtype: str) -> int:
 
 def random_array(rng: np.random.Generator, shape: Any, dtype: str, low: float = 0.5,
                  high: float = 1.5) -> np.ndarray:
-    """Uniform random data away from zero (no cancellation traps), in the case's dtype."""
+    """Uniform random data away from zero (no cancellation traps), in the case's dtype.
+
+    Drawn directly in the target precision and scaled in place: an order of magnitude
+    faster than float64 draws cast down, which matters at 2**26 elements per case.
+    """
     if dtype.startswith("complex"):
         real = "float32" if dtype == "complex64" else "float64"
-        return (rng.uniform(low, high, shape).astype(real)
-                + 1j * rng.uniform(low, high, shape).astype(real)).astype(dtype)
-    return rng.uniform(low, high, shape).astype(dtype)
+        out = np.empty(shape, dtype=dtype)
+        out.real = random_array(rng, shape, real, low, high)
+        out.imag = random_array(rng, shape, real, low, high)
+        return out
+    out = rng.random(shape, dtype=np.dtype(dtype).type)
+    out *= high - low
+    out += low
+    return out
 
 
 # -- implementations -----------------------------------------------------------------

@@ -1,7 +1,10 @@
 rule run_backend:
+    input:
+        unpack(step_env_inputs),
     output:
         timings=f"{RESULTS}/raw/{{backend}}.csv",
         samples=f"{RESULTS}/raw/{{backend}}.samples.csv",
+        lock=f"{RESULTS}/raw/{{backend}}.lock.txt",
     log:
         f"{LOGS}/run_backend/{{backend}}.log",
     conda:
@@ -13,7 +16,9 @@ rule run_backend:
         python=step_python,
         script=SCRIPTS / "run.py",
         step_config=step_config,
+        env_args=step_env_args,
     shell:
         "{params.python} {params.script} --backend {wildcards.backend}"
         " --threads {threads} --config-json {params.step_config:q}"
-        " --csv {output.timings} --samples {output.samples} > {log} 2>&1"
+        " --csv {output.timings} --samples {output.samples}"
+        " {params.env_args} --lock-out {output.lock} > {log} 2>&1"

@@ -9,7 +9,7 @@ rule collect:
     log:
         f"{LOGS}/collect.log",
     conda:
-        "../envs/driver.yaml"
+        driver_conda_env
     params:
         python=step_python,
         script=SCRIPTS / "collect.py",

@@ -1,16 +1,20 @@
 """Helpers for the rules: config checks, paths, per-step parameters."""
 
+import functools
 import json
+import shlex
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.settings.types import DeploymentMethod
 
 SRC = Path(workflow.basedir).parent / "src"
 sys.path.insert(0, str(SRC))
 
 from gpubench.backends import BACKENDS, split_backend_id  # noqa: E402
 from gpubench.config import ConfigError, validate_config  # noqa: E402
+from gpubench import environments as envs  # noqa: E402
 
 try:
     config.update(validate_config(config))
@@ -41,6 +45,7 @@ _check_writable(LOGS)
 
 wildcard_constraints:
     backend="|".join(sorted(BACKENDS)),
+    env="[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*",
 
 
 def final_outputs():
@@ -56,8 +61,10 @@ def raw_samples():
 
 
 def step_python(wildcards):
-    """Interpreter for a framework's step (the one running Snakemake, for now)."""
-    return sys.executable
+    """Interpreter that starts a step's script: the one running Snakemake, or the conda
+    env's (mode conda). A framework's step re-executes itself in its venv (mode venv).
+    """
+    return "python" if ENV_MODE == "conda" else sys.executable
 
 
 def step_threads(wildcards):
@@ -77,11 +84,122 @@ def probe_gpus(wildcards):
 
 def step_config(wildcards):
     """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
-    keys = ("threads", "gpu_modes", "harness", "kernels")
+    keys = ("threads", "gpu_modes", "harness", "gpu_harness", "kernels")
     return json.dumps({k: config[k] for k in keys if k in config}, sort_keys=True)
 
 
+# -- environments (README "Environments") -------------------------------------------------
+
+ENV_CFG = envs.env_config(config)
+ENV_MODE = ENV_CFG["mode"]
+CUDA = ENV_CFG["cuda"]
+VENVS = str(Path(ENV_CFG["venv_dir"]))
+SPECS = Path(ENV_CFG["spec_dir"])
+_CONDA_SDM = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+
+if ENV_MODE == "conda" and not _CONDA_SDM:
+    raise WorkflowError(
+        "config key environments.mode: conda needs --sdm conda (or use mode venv or system)"
+    )
+if _CONDA_SDM and ENV_MODE != "conda":
+    raise WorkflowError(
+        f"--sdm conda is given but config key environments.mode is {ENV_MODE!r}; "
+        "set environments.mode: conda for conda environments"
+    )
+
+
+def backend_env(backend):
+    """Name of a backend's environment: numpy, jax-cpu, jax-cuda12, ..."""
+    return envs.env_name(backend, CUDA)
+
+
+if ENV_MODE == "venv":
+    for _i, _backend in enumerate(config["backends"]):
+        _spec = SPECS / f"{backend_env(_backend)}.txt"
+        if not _spec.is_file():
+            raise WorkflowError(
+                f"config key backends[{_i}]: {_backend} has no pip spec {_spec} "
+                f"(environments.spec_dir); add it or use environments.mode: system"
+            )
+
+
+def env_locks():
+    """Build locks of the environments the configured backends need (mode venv)."""
+    if ENV_MODE != "venv":
+        return []
+    names = sorted({backend_env(b) for b in config["backends"]})
+    return expand(f"{RESULTS}/envs/{{env}}/lock.txt", env=names)
+
+
+def env_spec_inputs(wildcards):
+    """A pip spec and the files it includes: editing any of them rebuilds the env."""
+    files = [str(p) for p in envs.spec_files(SPECS / f"{wildcards.env}.txt")]
+    return {"spec": files[0], "includes": files[1:]}
+
+
+@functools.cache
+def _gpus_here():
+    return envs.visible_gpus()
+
+
+def env_build(wildcards):
+    """yes; or, for a GPU env, no-gpu (gpu_envs auto on a host without a GPU) or never."""
+    policy = ENV_CFG["gpu_envs"]
+    if not envs.is_gpu_env(wildcards.env) or policy == "always":
+        return "yes"
+    if policy == "never":
+        return "never"
+    return "yes" if _gpus_here()[0] else "no-gpu"
+
+
+def env_python(wildcards):
+    return ENV_CFG["python"] or sys.executable
+
+
+def env_pip_args(wildcards):
+    return " ".join(shlex.quote(f"--pip-arg={a}") for a in ENV_CFG["pip_args"])
+
+
+def step_env_inputs(wildcards):
+    """A framework's step depends on its environment's build lock (mode venv)."""
+    if ENV_MODE != "venv":
+        return {}
+    return {"env_lock": f"{RESULTS}/envs/{backend_env(wildcards.backend)}/lock.txt"}
+
+
+def step_env_args(wildcards):
+    """How run.py finds the step's environment."""
+    env = backend_env(wildcards.backend)
+    if ENV_MODE == "venv":
+        args = [
+            "--env-mode",
+            "venv",
+            "--env-name",
+            env,
+            "--env-lock",
+            f"{RESULTS}/envs/{env}/lock.txt",
+            "--env-python",
+            f"{VENVS}/{env}/bin/python",
+        ]
+    elif ENV_MODE == "conda":
+        args = ["--env-mode", "conda", "--env-name", env]
+    else:
+        args = ["--env-mode", "system", "--env-name", "system"]
+    return shlex.join(args)
+
+
+def step_locks():
+    """The lock of the environment each step ran in (the report lists their versions)."""
+    return expand(f"{RESULTS}/raw/{{backend}}.lock.txt", backend=config["backends"])
+
+
 def step_conda_env(wildcards):
-    """The framework's own environment spec (used with --sdm conda)."""
-    framework = split_backend_id(wildcards.backend)[0]
-    return f"../envs/{framework}.yaml"
+    """The framework's conda-forge spec (mode conda, with --sdm conda)."""
+    if ENV_MODE != "conda":
+        return None
+    return f"../envs/{backend_env(wildcards.backend)}.yaml"
+
+
+def driver_conda_env(wildcards):
+    """The analysis stack for probe, collect and report (mode conda)."""
+    return "../envs/driver.yaml" if ENV_MODE == "conda" else None

@@ -3,11 +3,11 @@ rule probe:
         f"{RESULTS}/env/host.json",
     log:
         f"{LOGS}/probe.log",
+    conda:
+        driver_conda_env
     threads: step_threads
     resources:
         gpu=probe_gpus,
-    conda:
-        "../envs/driver.yaml"
     params:
         python=step_python,
         script=SCRIPTS / "probe.py",

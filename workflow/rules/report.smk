@@ -3,17 +3,18 @@ rule report:
         timings=f"{RESULTS}/timings.csv",
         samples=f"{RESULTS}/samples.csv",
         env=f"{RESULTS}/env/host.json",
+        locks=step_locks(),
     output:
         html=f"{RESULTS}/report/index.html",
         md=f"{RESULTS}/report/summary.md",
     log:
         f"{LOGS}/report.log",
     conda:
-        "../envs/driver.yaml"
+        driver_conda_env
     params:
         python=step_python,
         script=SCRIPTS / "report.py",
     shell:
         "{params.python} {params.script} --timings {input.timings}"
-        " --samples {input.samples} --env {input.env}"
+        " --samples {input.samples} --env {input.env} --locks {input.locks}"
         " --html {output.html} --md {output.md} > {log} 2>&1"

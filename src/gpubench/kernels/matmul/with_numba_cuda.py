@@ -101,7 +101,7 @@ def _build(ctx: BuildContext, which: int) -> Callable[[], None]:
     return call
 
 
-@implementation("matmul", "numba", "cuda_jit_naive", devices=("gpu",))
+@implementation("matmul", "numba", "cuda_jit_naive", devices=("gpu",), max_size=4096)
 def cuda_jit_naive(ctx: BuildContext) -> Callable[[], None]:
     return _build(ctx, 0)
 
