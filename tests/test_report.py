@@ -15,6 +15,7 @@ from gpubench import report, results
 
 EVIL = "<script>alert('x')</script>"
 GPU_REASON = "no NVIDIA driver: NVML could not start"
+CAPPED = "cuda_jit_naive is capped at size 4096"
 SIZES = (1 << 10, 1 << 16, 1 << 20)
 
 
@@ -72,6 +73,10 @@ def make_rows(n_sizes: int = 3) -> list[dict[str, Any]]:
     rows.append(_row(framework="jax", device="cpu", backend="jax-cpu", implementation="jit",
                      kernel="vector_add", variant="default", size=SIZES[-1], dtype="float64",
                      threads=1, status="skipped", reason="needs 9 GiB, 2 GiB free"))
+    rows.append(_row(framework="numba", device="gpu", backend="numba-gpu",
+                     implementation="cuda_jit_naive", kernel="vector_add", variant="default",
+                     size=SIZES[-1], dtype="float32", threads=1, status="skipped",
+                     reason=CAPPED))
     return rows
 
 
@@ -116,6 +121,8 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     assert "GFLOP/s" in page and "GB/s" in page and "Msamples/s" in page
     assert "worker crashed" in page and "needs 9 GiB, 2 GiB free" in page
     assert f"GPU steps skipped: {GPU_REASON}" in page
+    # a step that ran but skipped a capped size is not a skipped GPU step
+    assert f"GPU steps skipped: {CAPPED}" not in page and CAPPED in page
     assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
 
 

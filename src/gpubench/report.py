@@ -430,8 +430,12 @@ def how_to_read_html() -> str:
 
 
 def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
-    """Distinct reasons why GPU rows did not run, with their row counts."""
-    gpu = df[(df["device"] == "gpu") & df["status"].isin(["unavailable", "skipped"])]
+    """Distinct reasons why GPU steps could not run at all, with their row counts.
+
+    Only ``unavailable`` rows: a GPU step that ran but skipped a capped size is not a
+    skipped step (those rows are listed under failures and skips).
+    """
+    gpu = df[(df["device"] == "gpu") & (df["status"] == "unavailable")]
     counts = gpu.groupby("reason", sort=True).size()
     return [(str(r), int(n)) for r, n in counts.items()]
 
