@@ -6,32 +6,19 @@ import math
 
 import numpy as np
 import pytest
+from kernel_helpers import cpu_backend
 
-from gpubench.backends import load_backend
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations
 
 FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
-FRAMEWORKS = {"numpy": None, "numba": "numba", "jax": "jax", "torch": "torch"}
 SIZES = {"matmul": (64, 96), "fft": (1024, 4096), "monte_carlo_pi": (1 << 16,)}
 
-_backends: dict[str, object] = {}
-
-
-def backend_for(framework: str):
-    """One started backend per framework for the whole module (starting JAX is slow)."""
-    if FRAMEWORKS[framework]:
-        pytest.importorskip(FRAMEWORKS[framework])
-    if framework not in _backends:
-        backend = load_backend(f"{framework}-cpu")
-        backend.start(threads=1)
-        _backends[framework] = backend
-    return _backends[framework]
 
 
 def run(kernel: str, framework: str, impl_name: str, case: Case):
     spec = get_kernel(kernel)
-    backend = backend_for(framework)
+    backend = cpu_backend(framework)
     impl = next(i for i in implementations(kernel, framework, "cpu") if i.name == impl_name)
     host_inputs = spec.make_inputs(case, np.random.default_rng(0))
     ref = spec.reference(case, host_inputs)
@@ -84,7 +71,7 @@ def test_monte_carlo_draws_fresh_samples(framework: str) -> None:
     """Successive calls of one build must differ: a reused key or stream is a cached answer."""
     from gpubench.spec import BuildContext
 
-    backend = backend_for(framework)
+    backend = cpu_backend(framework)
     case = Case("monte_carlo_pi", "default", 1 << 16, "float32")
     for impl in implementations("monte_carlo_pi", framework, "cpu"):
         call = impl.builder(BuildContext(case, backend, {}, {}, seed=1234))

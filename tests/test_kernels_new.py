@@ -1,7 +1,5 @@
 """linalg, autodiff, transfer, launch_overhead: CPU rows pass the harness, checks bite.
 
-Until these kernels are listed in ``gpubench.spec.KERNELS`` the tests add them there
-themselves (at collection, to enumerate cases, and per test through ``monkeypatch``).
 GPU implementations cannot run here; transfer's check is tested on NumPy copies, and the
 Numba CUDA implementations run under Numba's CUDA simulator in a subprocess.
 """
@@ -15,46 +13,19 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 import pytest
+from kernel_helpers import cpu_backend
 
-import gpubench.spec
-from gpubench.backends import load_backend
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations
 
-NEW_KERNELS = ("linalg", "autodiff", "transfer", "launch_overhead")
 FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
-FRAMEWORKS = {"numpy": None, "numba": "numba", "jax": "jax", "torch": "torch"}
 #: small sizes: the harness path, not the speed, is under test
 SIZES = {"linalg": (48,), "autodiff": (96,), "launch_overhead": (1, 1024)}
 SRC = Path(__file__).resolve().parents[1] / "src"
 
-
-def _with_new_kernels() -> tuple[str, ...]:
-    return gpubench.spec.KERNELS + tuple(k for k in NEW_KERNELS
-                                         if k not in gpubench.spec.KERNELS)
-
-
-@pytest.fixture(autouse=True)
-def _register_new_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gpubench.spec, "KERNELS", _with_new_kernels())
-
-
-_backends: dict[str, object] = {}
-
-
-def backend_for(framework: str):
-    """One started CPU backend per framework for the whole module (starting JAX is slow)."""
-    if FRAMEWORKS[framework]:
-        pytest.importorskip(FRAMEWORKS[framework])
-    if framework not in _backends:
-        backend = load_backend(f"{framework}-cpu")
-        backend.start(threads=1)
-        _backends[framework] = backend
-    return _backends[framework]
 
 
 def inputs_and_ref(case: Case, seed: int = 0):
@@ -64,22 +35,21 @@ def inputs_and_ref(case: Case, seed: int = 0):
 
 
 def _params() -> Iterator:
-    with mock.patch.object(gpubench.spec, "KERNELS", _with_new_kernels()):
-        for kernel, sizes in SIZES.items():
-            spec = get_kernel(kernel)
-            for impl in implementations(kernel, device="cpu"):
-                for case in spec.cases(sizes=list(sizes)):
-                    if impl.supports(case)[0]:
-                        yield pytest.param(kernel, impl.framework, impl.name, case,
-                                           id=f"{kernel}-{impl.framework}-{impl.name}-"
-                                              f"{case.variant}-{case.dtype}-{case.size}")
+    for kernel, sizes in SIZES.items():
+        spec = get_kernel(kernel)
+        for impl in implementations(kernel, device="cpu"):
+            for case in spec.cases(sizes=list(sizes)):
+                if impl.supports(case)[0]:
+                    yield pytest.param(kernel, impl.framework, impl.name, case,
+                                       id=f"{kernel}-{impl.framework}-{impl.name}-"
+                                          f"{case.variant}-{case.dtype}-{case.size}")
 
 
 @pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), list(_params()))
 def test_cpu_implementation_passes(kernel: str, framework: str, impl_name: str,
                                    case: Case) -> None:
     spec, host_inputs, ref = inputs_and_ref(case)
-    backend = backend_for(framework)
+    backend = cpu_backend(framework)
     impl = next(i for i in implementations(kernel, framework, "cpu") if i.name == impl_name)
     m = measure(spec, impl, case, backend, FAST, host_inputs, ref)
     assert m.fields["status"] == "ok", m.fields.get("reason")
@@ -329,7 +299,6 @@ _SIMULATED = r"""
 import json, sys
 import numpy as np
 import gpubench.spec as S
-S.KERNELS = S.KERNELS + tuple(k for k in ("transfer", "launch_overhead") if k not in S.KERNELS)
 from gpubench.backends import load_backend
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations
