@@ -129,3 +129,12 @@ def test_unwritable_results_dir_as_file(tmp_path):
     out = snakemake("-n", "--config", f"results_dir={blocker}/results")
     assert out.returncode != 0
     assert "config key results_dir" in out.stderr + out.stdout
+
+
+def test_slurm_profile_parses_and_plans(tmp_path):
+    """profiles/slurm is read by Snakemake and its executor plugin (dry run, no cluster)."""
+    out = subprocess.run([SNAKEMAKE, "--profile", "profiles/slurm", "-n", "--quiet", "rules",
+                          "--config", f"results_dir={tmp_path}/r", f"logs_dir={tmp_path}/l"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "run_backend" in out.stdout + out.stderr
