@@ -21,3 +21,21 @@ def cpu_backend(framework: str) -> Backend:
         backend.start(threads=1)
         _started[framework] = backend
     return _started[framework]
+
+
+def cpu_cases(sizes: dict[str, tuple[int, ...]]) -> list:
+    """``pytest.param(kernel, framework, implementation, case)`` for every registered CPU
+    implementation of each kernel at the given sizes, every variant and dtype it supports."""
+    from gpubench.spec import get_kernel, implementations
+
+    params = []
+    for kernel, kernel_sizes in sizes.items():
+        spec = get_kernel(kernel)
+        for impl in implementations(kernel, device="cpu"):
+            for case in spec.cases(sizes=list(kernel_sizes)):
+                if impl.supports(case)[0]:
+                    params.append(pytest.param(
+                        kernel, impl.framework, impl.name, case,
+                        id=f"{kernel}-{impl.framework}-{impl.name}-"
+                           f"{case.variant}-{case.dtype}-{case.size}"))
+    return params

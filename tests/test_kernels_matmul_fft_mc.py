@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from kernel_helpers import cpu_backend
+from kernel_helpers import cpu_backend, cpu_cases
 
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations
@@ -25,18 +25,9 @@ def run(kernel: str, framework: str, impl_name: str, case: Case):
     return measure(spec, impl, case, backend, FAST, host_inputs, ref)
 
 
-def _params():
-    for kernel, sizes in SIZES.items():
-        spec = get_kernel(kernel)
-        for impl in implementations(kernel, device="cpu"):
-            for case in spec.cases(sizes=list(sizes)):
-                if impl.supports(case)[0]:
-                    yield pytest.param(kernel, impl.framework, impl.name, case,
-                                       id=f"{kernel}-{impl.framework}-{impl.name}-"
-                                          f"{case.variant}-{case.dtype}-{case.size}")
 
 
-@pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), list(_params()))
+@pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), cpu_cases(SIZES))
 def test_implementation_passes(kernel: str, framework: str, impl_name: str, case: Case) -> None:
     m = run(kernel, framework, impl_name, case)
     assert m.fields["status"] == "ok", m.fields.get("reason")

@@ -11,12 +11,11 @@ import math
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from kernel_helpers import cpu_backend
+from kernel_helpers import cpu_backend, cpu_cases
 
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations
@@ -34,18 +33,9 @@ def inputs_and_ref(case: Case, seed: int = 0):
     return spec, host_inputs, spec.reference(case, host_inputs)
 
 
-def _params() -> Iterator:
-    for kernel, sizes in SIZES.items():
-        spec = get_kernel(kernel)
-        for impl in implementations(kernel, device="cpu"):
-            for case in spec.cases(sizes=list(sizes)):
-                if impl.supports(case)[0]:
-                    yield pytest.param(kernel, impl.framework, impl.name, case,
-                                       id=f"{kernel}-{impl.framework}-{impl.name}-"
-                                          f"{case.variant}-{case.dtype}-{case.size}")
 
 
-@pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), list(_params()))
+@pytest.mark.parametrize(("kernel", "framework", "impl_name", "case"), cpu_cases(SIZES))
 def test_cpu_implementation_passes(kernel: str, framework: str, impl_name: str,
                                    case: Case) -> None:
     spec, host_inputs, ref = inputs_and_ref(case)
