@@ -31,7 +31,7 @@ from gpubench.backends import Unavailable, load_backend
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
-                "moving_average")
+                "moving_average", "launch_overhead")
 ARCH = "90"  # H100
 
 

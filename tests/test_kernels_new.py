@@ -22,7 +22,7 @@ from gpubench.spec import Case, get_kernel, implementations
 
 FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
 #: small sizes: the harness path, not the speed, is under test
-SIZES = {"linalg": (48,), "autodiff": (96,), "launch_overhead": (1, 1024)}
+SIZES = {"linalg": (48,), "autodiff": (96,), "launch_overhead": (1, 1024), "interop": (1024,)}
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
@@ -44,6 +44,9 @@ def test_cpu_implementation_passes(kernel: str, framework: str, impl_name: str,
     m = measure(spec, impl, case, backend, FAST, host_inputs, ref)
     assert m.fields["status"] == "ok", m.fields.get("reason")
     assert m.fields["rel_err"] <= m.fields["tolerance"]
+    if kernel == "interop":  # a hand-off is host work, timed as such; no bytes move
+        assert m.fields["timer"] == "perf_counter+sync"
+        assert math.isnan(m.fields["gbps"])
 
 
 def test_registered_implementations() -> None:
@@ -58,12 +61,14 @@ def test_registered_implementations() -> None:
     assert names("autodiff", "gpu") == {("jax", "grad_jit"), ("torch", "autograd")}
     assert names("transfer", "cpu") == set()
     assert names("transfer", "gpu") == {("cupy", "memcpy"), ("torch", "copy_"),
-                                        ("jax", "device_put"), ("numba", "copy_to")}
+                                        ("jax", "device_put"), ("numba", "copy_to"),
+                                        ("cuda_python", "memcpy_async")}
     assert names("launch_overhead", "cpu") == {("numpy", "ufunc"), ("numba", "njit"),
                                                ("jax", "jit"), ("torch", "eager")}
     assert names("launch_overhead", "gpu") == {
         ("jax", "jit"), ("torch", "eager"), ("cupy", "array_ops"),
-        ("cupy", "elementwise_kernel"), ("numba", "cuda_jit")}
+        ("cupy", "elementwise_kernel"), ("numba", "cuda_jit"), ("cupy", "raw_kernel"),
+        ("cuda_python", "nvrtc")}
     jax_transfer = next(i for i in implementations("transfer", "jax"))
     assert not jax_transfer.supports(Case("transfer", "h2d_pinned", 1024, "float32"))[0]
     assert jax_transfer.supports(Case("transfer", "d2h_pageable", 1024, "float32"))[0]
@@ -322,3 +327,64 @@ def test_numba_cuda_implementations_under_the_simulator() -> None:
     assert len(rows) == 4 + 2
     for kernel, variant, size, name, status, reason in rows:
         assert status == "ok", (kernel, variant, size, name, reason)
+
+
+# -- interop -----------------------------------------------------------------------------
+
+
+def test_interop_registry_covers_both_protocols() -> None:
+    names = {(i.framework, i.name, i.variants) for i in implementations("interop", device="gpu")}
+    cai = {(f, n) for f, n, v in names if v == ("cuda_array_interface",)}
+    dlpack = {(f, n) for f, n, v in names if v == ("dlpack",)}
+    assert ("numba", "from_cupy") in cai and ("cupy", "from_numba") in cai
+    assert ("torch", "from_cupy") in dlpack and ("jax", "from_cupy") in dlpack
+    assert ("cupy", "from_torch") in dlpack and ("cuda_python", "from_jax") in dlpack
+    assert {i.framework for i in implementations("interop", device="cpu")} == {
+        "numpy", "jax", "torch"}
+    assert get_kernel("interop").host_timed and not get_kernel("interop").place_inputs
+
+
+def test_interop_hand_off_that_copies_is_a_wrong_result() -> None:
+    from gpubench.kernels.interop import handoff
+    from gpubench.spec import BuildContext, Implementation
+
+    case = Case("interop", "dlpack", 256, "float32")
+    spec, host_inputs, ref = inputs_and_ref(case)
+    copying = Implementation("interop", "numpy", "copies", lambda ctx: handoff(
+        ctx, "numpy", lambda x: np.array(x, copy=True)))
+    m = measure(spec, copying, case, cpu_backend("numpy"), FAST, host_inputs, ref)
+    assert m.fields["status"] == "wrong_result"
+    assert "copied" in m.fields["reason"]
+    assert m.samples == []
+    viewing = Implementation("interop", "numpy", "views",
+                             lambda ctx: handoff(ctx, "numpy", np.from_dlpack))
+    assert measure(spec, viewing, case, cpu_backend("numpy"), FAST, host_inputs,
+                   ref).fields["status"] == "ok"
+    assert isinstance(BuildContext, type)
+
+
+def test_interop_missing_producer_is_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpubench.kernels.interop as interop
+    from gpubench.spec import Implementation
+
+    def absent(producer: str, host: np.ndarray, device: str) -> None:
+        raise ModuleNotFoundError(f"No module named {producer!r}")
+
+    monkeypatch.setattr(interop, "produce", absent)
+    case = Case("interop", "dlpack", 256, "float32")
+    spec, host_inputs, ref = inputs_and_ref(case)
+    impl = Implementation("interop", "numpy", "from_cupy", lambda ctx: interop.handoff(
+        ctx, "cupy", np.from_dlpack))
+    m = measure(spec, impl, case, cpu_backend("numpy"), FAST, host_inputs, ref)
+    assert m.fields["status"] == "unavailable"
+    assert "No module named 'cupy'" in m.fields["reason"]
+
+
+def test_interop_check_is_bit_exact() -> None:
+    case = Case("interop", "dlpack", 64, "float32")
+    spec, _inputs, ref = inputs_and_ref(case)
+    assert spec.check(case, ref.copy(), ref).passed
+    bad = ref.copy()
+    bad[3] = np.nextafter(bad[3], np.float32(2))
+    assert not spec.check(case, bad, ref).passed
+    assert not spec.check(case, ref[:10], ref).passed

@@ -76,6 +76,53 @@ def _events_median(start: Any, end: Any, fn: Callable[[], Any], repeats: int,
     return float(np.median(times))
 
 
+def best_copy(out: dict[str, Any], copies: Mapping[str, float]) -> None:
+    """The copy ceiling is the fastest of several copy methods, each recorded.
+
+    One method alone can sit below what the memory does (``Tensor.copy_`` of 1 GiB read
+    2.74 TB/s on an H100 whose plain kernels reach 3.0 TB/s), and a ceiling that kernels
+    exceed says nothing; the best measured copy is the honest bound.
+    """
+    if not copies:
+        raise RuntimeError("no device-to-device copy could be measured")
+    method = max(copies, key=lambda k: copies[k])
+    out["d2d_copy_gbps"] = copies[method]
+    out["d2d_copy_method"] = method
+    out["d2d_copy_gbps_by_method"] = dict(sorted(copies.items()))
+
+
+def _cupy_copies(copy_bytes: int) -> dict[str, float]:
+    """Device-to-device copy rates through CuPy: ``cudaMemcpyAsync`` and an elementwise
+    copy kernel (read + write bytes per second, 1e9); empty without CuPy or a device."""
+    try:
+        import cupy
+
+        n = copy_bytes // 4
+        buf = {"src": cupy.random.random(n, dtype=cupy.float32)}
+        buf["dst"] = cupy.empty_like(buf["src"])
+    except Exception:  # noqa: BLE001 - no CuPy here: the other methods stand
+        return {}
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+
+    def ms(a: Any, b: Any) -> float:
+        return cupy.cuda.get_elapsed_time(a, b) / 1e3
+
+    def memcpy() -> None:
+        cupy.cuda.runtime.memcpyAsync(buf["dst"].data.ptr, buf["src"].data.ptr, copy_bytes,
+                                      cupy.cuda.runtime.memcpyDeviceToDevice,
+                                      cupy.cuda.get_current_stream().ptr)
+
+    rates = {}
+    for name, fn in (("cudaMemcpyAsync (CuPy)", memcpy),
+                     ("elementwise copy kernel (CuPy)",
+                      lambda: buf["dst"].__setitem__(Ellipsis, buf["src"]))):
+        t = _events_median(s, e, fn, 20, ms)
+        rates[name] = 2 * copy_bytes / t / 1e9
+    buf.clear()
+    cupy.get_default_memory_pool().free_all_blocks()
+    return rates
+
+
 def _torch_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
     import torch
 
@@ -93,7 +140,9 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
 
     out: dict[str, Any] = {"measured_with": f"torch {torch.__version__}"}
     t = _events_median(s, e, lambda: dst.copy_(src), 20, ms)
-    out["d2d_copy_gbps"] = 2 * copy_bytes / t / 1e9
+    copies = {"torch.Tensor.copy_": 2 * copy_bytes / t / 1e9}
+    copies.update(_cupy_copies(copy_bytes))
+    best_copy(out, copies)
     for dtype, key in ((torch.float32, "sgemm_gflops"), (torch.float64, "dgemm_gflops")):
         a = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
         b = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
@@ -127,8 +176,7 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
         return cupy.cuda.get_elapsed_time(a, b) / 1e3
 
     out: dict[str, Any] = {"measured_with": f"cupy {cupy.__version__}"}
-    t = _events_median(s, e, lambda: dst.__setitem__(Ellipsis, src), 20, ms)
-    out["d2d_copy_gbps"] = 2 * copy_bytes / t / 1e9
+    best_copy(out, _cupy_copies(copy_bytes))
     for dtype, key in ((cupy.float32, "sgemm_gflops"), (cupy.float64, "dgemm_gflops")):
         a = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
         b = cupy.random.random((gemm_n, gemm_n)).astype(dtype)

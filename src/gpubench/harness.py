@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import Backend
-from gpubench.spec import BuildContext, Case, Implementation, KernelSpec
+from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
 
 
 @dataclass(frozen=True)
@@ -62,12 +62,15 @@ def summarize(samples: list[float]) -> dict[str, float]:
 def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
     clock: Callable[[], float] | None = None, cold: bool = False, hide_launch: bool = True,
+    host_timed: bool = False,
 ) -> tuple[list[float], str, Any]:
     """Time ``call`` until converged; return (samples, stop reason, last result).
 
     ``cold`` flushes the device cache before every sample (outside the timed region);
     otherwise a busy kernel hides the launch latency, unless ``hide_launch`` is False
-    (the launch_overhead kernel, which measures exactly that latency).
+    (the launch_overhead kernel, which measures exactly that latency). ``host_timed``
+    times on the host clock and a wait (:meth:`Backend.time_call` of the base class)
+    for calls that are host work, such as a hand-off between frameworks.
     """
     import time
 
@@ -76,10 +79,11 @@ def time_samples(
     started = clock()
     next_check = settings.min_samples
     result = None
+    timed = (lambda fn: Backend.time_call(backend, fn)) if host_timed else backend.time_call
     while True:
         if cold or hide_launch:
             backend.before_sample(cold)
-        result, seconds = backend.time_call(call)
+        result, seconds = timed(call)
         samples.append(seconds)
         n = len(samples)
         if n >= settings.max_samples:
@@ -135,7 +139,7 @@ def measure(
         "bytes": spec.bytes_moved(case),
         "flops": spec.flops(case),
         "tolerance": spec.tolerance(case),
-        "timer": backend.timer,
+        "timer": "perf_counter+sync" if spec.host_timed else backend.timer,
         "mode": mode,
     }
     reason = skip_reason(spec, impl, case, backend, settings)
@@ -157,7 +161,9 @@ def measure(
         for buf in outputs.values():
             backend.poison(buf)
         stage = "first call"
-        result, fields["first_call_s"] = backend.time_call(call)
+        first = (lambda fn: Backend.time_call(backend, fn)) if spec.host_timed \
+            else backend.time_call
+        result, fields["first_call_s"] = first(call)
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = check.rel_err
         if not check.passed:
@@ -170,7 +176,8 @@ def measure(
             backend.poison(buf)
         stage = "timed calls"
         samples, stop, result = time_samples(call, backend, settings, cold=mode == "cold",
-                                             hide_launch=getattr(spec, "hide_launch", True))
+                                             hide_launch=spec.hide_launch,
+                                             host_timed=spec.host_timed)
         progress(f"{len(samples)} samples ({stop})")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err
@@ -180,6 +187,12 @@ def measure(
     except MemoryError as exc:
         return Measurement({**fields, "status": "skipped",
                             "reason": f"out of memory while {stage}: {exc}"}, [])
+    except WrongResult as exc:
+        return Measurement({**fields, "status": "wrong_result", "reason": f"{stage}: {exc}"}, [])
+    except ImportError as exc:
+        # a helper framework the implementation needs (interop's producer) is absent here
+        return Measurement({**fields, "status": "unavailable",
+                            "reason": f"{stage}: {type(exc).__name__}: {exc}"[:500]}, [])
     except Exception as exc:  # noqa: BLE001 - one failing implementation must not stop the rest
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         status = "skipped" if _is_oom(exc) else "error"
@@ -191,7 +204,7 @@ def measure(
         "status": "ok",
         "reason": "",
         "stop_reason": stop,
-        "gbps": fields["bytes"] / med / 1e9 if med > 0 else math.nan,
+        "gbps": fields["bytes"] / med / 1e9 if med > 0 and fields["bytes"] else math.nan,
         "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
     })
     return Measurement(fields, samples)

@@ -66,9 +66,7 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     load_plugins()
     framework, device = split_backend_id(backend_id)
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
-    modes = ["hot"]
-    if device == "gpu" and load_backend(backend_id).supports_cold:
-        modes = list(config.get("gpu_modes", ["hot", "cold"]))
+    cold_ok = device == "gpu" and load_backend(backend_id).supports_cold
     items: list[PlanItem] = []
     for name in KERNELS:
         kcfg = config.get("kernels", {}).get(name)
@@ -76,6 +74,9 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
             continue
         spec = get_kernel(name)
         impls = implementations(name, framework, device)
+        modes = ["hot"]
+        if cold_ok:
+            modes = list(kcfg.get("gpu_modes") or config.get("gpu_modes", ["hot", "cold"]))
         sizes = kcfg.get("gpu_sizes") if device == "gpu" else None
         cases = spec.cases(sizes or kcfg.get("sizes"), kcfg.get("dtypes"),
                            kcfg.get("variants"), kcfg.get("params"))

@@ -31,6 +31,7 @@ KERNELS: tuple[str, ...] = (
     "autodiff",
     "transfer",
     "launch_overhead",
+    "interop",
 )
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
@@ -50,6 +51,11 @@ class Case:
         """A per-case seed, so every case draws its own random data."""
         text = f"{base_seed}:{self.kernel}:{self.variant}:{self.size}:{self.dtype}"
         return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+class WrongResult(Exception):
+    """Raised by a builder that finds its result wrong before any timing (for example a
+    zero-copy hand-off that copied): recorded as ``wrong_result``, never timed."""
 
 
 @dataclass
@@ -80,6 +86,9 @@ class KernelSpec:
     place_inputs: bool = True
     #: False where the launch latency is the measurement (no busy kernel before samples)
     hide_launch: bool = True
+    #: True where the call is host work (a hand-off between frameworks): samples are the
+    #: host clock around the call and a wait, not device events around an idle stream
+    host_timed: bool = False
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,

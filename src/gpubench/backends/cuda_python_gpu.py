@@ -16,6 +16,7 @@ start() turns every failure (no package, no driver, no device) into
 
 from __future__ import annotations
 
+import ctypes
 import io
 import math
 import weakref
@@ -109,6 +110,15 @@ def _free(ptr: int) -> None:
         from cuda.bindings import driver
 
         driver.cuMemFree(ptr)
+    except Exception:  # noqa: BLE001 - at interpreter exit the context may be gone
+        pass
+
+
+def _free_host(ptr: int) -> None:
+    try:
+        from cuda.bindings import driver
+
+        driver.cuMemFreeHost(ptr)
     except Exception:  # noqa: BLE001 - at interpreter exit the context may be gone
         pass
 
@@ -308,6 +318,26 @@ class CudaPythonGPU(Backend):
             self._stream.sync()
             return host
         return np.asarray(value)
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        """A NumPy array over page-locked host memory (``cuMemHostAlloc``), freed with
+        ``cuMemFreeHost`` when the array goes: the DMA engine reads and writes it directly."""
+        dt = np.dtype(dtype)
+        nbytes = max(1, math.prod(int(s) for s in shape) * dt.itemsize)
+        ptr = int(_check(self._driver.cuMemHostAlloc(nbytes, 0)))
+        raw = (ctypes.c_byte * nbytes).from_address(ptr)
+        weakref.finalize(raw, _free_host, ptr)
+        return np.frombuffer(raw, dtype=dt, count=nbytes // dt.itemsize).reshape(shape)
+
+    def copy_to_device(self, dst: DeviceArray, src: np.ndarray) -> None:
+        """Queue a host-to-device copy on the stream (pageable sources block until done)."""
+        _check(self._driver.cuMemcpyHtoDAsync(dst.ptr, src.ctypes.data, src.nbytes,
+                                              self._stream.handle))
+
+    def copy_to_host(self, dst: np.ndarray, src: DeviceArray) -> None:
+        """Queue a device-to-host copy on the stream (pageable targets block until done)."""
+        _check(self._driver.cuMemcpyDtoHAsync(dst.ctypes.data, src.ptr, dst.nbytes,
+                                              self._stream.handle))
 
     def zero(self, buffer: DeviceArray) -> None:
         """Set every byte of ``buffer`` to 0 (stream-ordered, not waited for)."""
