@@ -91,3 +91,19 @@ def test_plan_sweeps_threads_only_for_parallel_implementations():
     counts = Counter((i.implementation, i.threads) for i in items)
     assert counts[("njit_loop", 1)] == 1 and ("njit_loop", 2) not in counts
     assert counts[("njit_prange", 1)] == 1 and counts[("njit_prange", 2)] == 1
+
+
+def test_plan_gpu_modes_per_kernel_and_cold_size_cap():
+    """Cold rows where a flush matters only: per-kernel modes, and no cold row for a case
+    moving more than gpu_cold_max_bytes (planning needs no GPU)."""
+    config = {"gpu_modes": ["hot", "cold"], "gpu_cold_max_bytes": 3 * 4 * 4096, "kernels": {
+        "vector_add": {"gpu_sizes": [1024, 4096, 8192], "dtypes": ["float32"]},
+        "matmul": {"gpu_sizes": [64], "dtypes": ["float32"], "gpu_modes": ["hot"]}}}
+    items = plan("cuda_python-gpu", config, cores=2)
+    modes: dict[tuple[str, int], list[str]] = {}
+    for item in items:
+        modes.setdefault((item.kernel, item.size), []).append(item.mode)
+    assert sorted(modes[("vector_add", 1024)]) == ["cold", "hot"]
+    assert sorted(modes[("vector_add", 4096)]) == ["cold", "hot"]  # 48 KiB moved: at the cap
+    assert modes[("vector_add", 8192)] == ["hot"]
+    assert set(modes[("matmul", 64)]) == {"hot"}

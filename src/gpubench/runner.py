@@ -86,8 +86,11 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                     continue
                 counts = sweep if (device == "cpu" and impl.parallel) else (
                     [1] if device == "cpu" else [cores])
+                cold_max = config.get("gpu_cold_max_bytes")
+                case_modes = [m for m in modes if m != "cold" or cold_max is None
+                              or spec.bytes_moved(case) <= cold_max]
                 for t in counts:
-                    for mode in modes:
+                    for mode in case_modes:
                         items.append(PlanItem(case.kernel, case.variant, case.size,
                                               case.dtype, impl.name, t, dict(case.params),
                                               mode))
