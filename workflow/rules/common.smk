@@ -84,7 +84,14 @@ def probe_gpus(wildcards):
 
 def step_config(wildcards):
     """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
-    keys = ("threads", "gpu_modes", "harness", "gpu_harness", "kernels")
+    keys = (
+        "threads",
+        "gpu_modes",
+        "gpu_cold_max_bytes",
+        "harness",
+        "gpu_harness",
+        "kernels",
+    )
     return json.dumps({k: config[k] for k in keys if k in config}, sort_keys=True)
 
 

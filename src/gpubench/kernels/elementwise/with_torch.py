@@ -45,14 +45,22 @@ def _expression(variant: str) -> Callable[..., Any]:
 
 
 @functools.cache
-def _compiled(variant: str, dtype: str) -> Callable[..., Any]:
-    """One compiled function per variant and dtype, ``dynamic=True``: the length is a
-    kernel argument, so one Triton kernel serves every size (a pointwise kernel loses
-    nothing by it) and the sweep pays Inductor's compilation once per expression rather
-    than once per size (12 s each on an H100 host); the first call of each records it."""
+def _compiled(variant: str, dtype: str, size: int) -> Callable[..., Any]:
+    """One compiled function per case, ``dynamic=False``: Inductor specialises the Triton
+    kernel on the length, which lets it prove 16-byte alignment and vectorise (on an
+    H100 float32 hypot: 3.07 TB/s static vs 2.04 TB/s with ``dynamic=True``). Only the
+    first compilation in a process is slow (~13 s); later shapes take ~0.5 s each, in
+    their first call. The formulas share one code object, so dynamo's recompile limit
+    (8 per code object; past it ``fullgraph=True`` fails) is raised to the sweep's size.
+    """
     import torch
 
-    return torch.compile(_expression(variant), dynamic=True, fullgraph=True)
+    dynamo = torch._dynamo.config
+    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
+                  "accumulated_cache_size_limit"):
+        if hasattr(dynamo, limit):
+            setattr(dynamo, limit, max(int(getattr(dynamo, limit)), 256))
+    return torch.compile(_expression(variant), dynamic=False, fullgraph=True)
 
 
 @implementation("elementwise", "torch", "compile", devices=("gpu",))
@@ -62,6 +70,6 @@ def compiled(ctx: BuildContext) -> Callable[[], Any]:
     GPU only: on the CPU Inductor spends seconds of C++ compilation per shape and dtype,
     more than the whole CPU run's budget for this kernel; the first call records that cost.
     """
-    fn = _compiled(ctx.case.variant, ctx.case.dtype)
+    fn = _compiled(ctx.case.variant, ctx.case.dtype, ctx.case.size)
     a, b = ctx.inputs["a"], ctx.inputs.get("b")
     return lambda: fn(a, b)
