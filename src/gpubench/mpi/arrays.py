@@ -206,13 +206,16 @@ class CupyAdapter(Adapter):
 #: ``numba.cuda`` once imported; kernels reach it as a module global (the simulator
 #: swaps exactly such globals, see gpubench.backends.numba_gpu)
 cuda: Any = None
+#: ``numba.cuda.random.xoroshiro128p_uniform_float64``, a module global for the same reason
+xoroshiro128p_uniform_float64: Any = None
 
 
 def _numba_kernels() -> dict[str, Any]:
     from gpubench.backends.numba_gpu import import_cuda, threads_per_block
 
-    global cuda
+    global cuda, xoroshiro128p_uniform_float64
     cuda = import_cuda()
+    from numba.cuda.random import xoroshiro128p_uniform_float64
     threads = threads_per_block()
     float64 = cuda.float64
 
@@ -258,8 +261,8 @@ def _numba_kernels() -> dict[str, Any]:
         start = tid * per_thread
         for j in range(per_thread):
             if start + j < n:
-                x = cuda.random.xoroshiro128p_uniform_float64(states, tid)
-                y = cuda.random.xoroshiro128p_uniform_float64(states, tid)
+                x = xoroshiro128p_uniform_float64(states, tid)
+                y = xoroshiro128p_uniform_float64(states, tid)
                 if x * x + y * y <= 1.0:
                     count += 1
         hits[tid] = count

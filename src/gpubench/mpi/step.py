@@ -213,7 +213,8 @@ class Step:
             "size_meaning": SIZE_MEANING.get(self.job, "cells per rank" if
                                              item["mode"] == "weak" else "global cells"),
             "dtype": item["dtype"], "path": item["path"], "mode": item["mode"],
-            "gpu_uuids": ";".join(hello.get("uuids") or []),
+            "gpu_uuids": ";".join(u for u in (hello.get("uuids") or []) if u) and
+            ";".join(hello.get("uuids") or []),
             "device_selection": hello.get("strategy", ""),
             "mpi_library": hello.get("mpi_library", ""),
             "mpi_version": hello.get("mpi_version", ""),
@@ -357,20 +358,33 @@ class Step:
             run_env.update(pin_threads_env(max(1, cores // self.ranks)))
         self.say(f"launching ({len(todo)} items, {limit:.0f} s left): "
                  f"{launch.command_text(cmd)}")
-        proc = subprocess.Popen(cmd, env=run_env, stdout=self.log if hasattr(
-            self.log, "fileno") else None, stderr=subprocess.STDOUT if hasattr(
-            self.log, "fileno") else None, start_new_session=True)
-        timed_out = False
-        try:
-            code = proc.wait(timeout=limit)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            kill_group(proc)
-            code = proc.returncode
+        console = base / "console.txt"
+        with open(console, "wb") as sink:
+            proc = subprocess.Popen(cmd, env=run_env, stdout=sink, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+            code, timed_out = self.wait(proc, limit)
+        text = console.read_text(errors="replace")
+        self.log.write(text)
+        self.log.flush()
         events = read_events(out_path)
         in_flight = self.absorb(events)
         rank_errors = sorted(base.glob("events.jsonl.rank*.err"))
-        detail = "; ".join(p.read_text().strip() for p in rank_errors)
+        detail = "; ".join(p.read_text().strip() for p in rank_errors) or rank_lines(text)
+        self.record_failure(todo, code, timed_out, in_flight, detail, limit, events)
+
+    @staticmethod
+    def wait(proc: subprocess.Popen[Any], limit: float) -> tuple[int | None, bool]:
+        """Wait for the launcher up to ``limit`` s; kill its process group after that."""
+        try:
+            return proc.wait(timeout=limit), False
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return proc.returncode, True
+
+    def record_failure(self, todo: list[dict[str, Any]], code: int | None, timed_out: bool,
+                       in_flight: int | None, detail: str, limit: float,
+                       events: list[dict[str, Any]]) -> None:
+        """Give the item in flight an error row saying why the launch ended badly."""
         if timed_out:
             reason = (f"timed out after {limit:.0f} s (mpi.time_limit_s "
                       f"{self.time_limit:.0f}); the ranks were killed")
@@ -450,6 +464,15 @@ def kill_group(proc: subprocess.Popen[Any]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def rank_lines(text: str, limit: int = 3) -> str:
+    """The ranks' own last words in the launcher's output (``rank N: ...`` lines)."""
+    import re
+
+    lines = [ln.strip() for ln in text.splitlines()
+             if re.match(r"^rank \d+: ", ln.strip())]
+    return "; ".join(lines[-limit:])
 
 
 def describe_exit(code: int | None) -> str:

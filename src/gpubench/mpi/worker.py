@@ -83,6 +83,12 @@ def main(argv: list[str] | None = None) -> int:
                 else 1
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                        f" --xla_force_host_platform_device_count={ndev}")
+            try:  # newer JAX reads its own option instead of the XLA flag
+                import jax
+
+                jax.config.update("jax_num_cpu_devices", ndev)
+            except Exception:  # noqa: BLE001 - older JAX: the XLA flag above applies
+                pass
     else:
         from mpi4py import MPI
 
