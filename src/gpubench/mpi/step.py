@@ -255,6 +255,14 @@ class Step:
         """(status, reason) that stops the whole step before launching, or ('', '')."""
         single = self.job in SINGLE_PROCESS_JOBS
         enabled = str(self.cfg.get("enabled", "auto")).lower()
+        if self.device == "gpu":  # cheapest check first: NVML, in this process
+            simulated = self.backend == "numba-gpu" and env.get("NUMBA_ENABLE_CUDASIM") == "1"
+            n_gpus, why = devices.nvml_gpu_count(env)
+            if simulated:
+                n_gpus = max(n_gpus, self.ranks)  # the CUDA simulator has no real GPU
+            self.n_gpus = n_gpus
+            if n_gpus < 1:
+                return "unavailable", why
         if not single:
             found, why = launch.find_launcher(self.cfg.get("launcher", "auto"), env,
                                               self.cfg.get("mpiexec", "") or "")
@@ -273,13 +281,6 @@ class Step:
             return "skipped", "mpi.enabled is false"
         need = self.ranks
         if self.device == "gpu":
-            simulated = self.backend == "numba-gpu" and env.get("NUMBA_ENABLE_CUDASIM") == "1"
-            n_gpus, why = devices.nvml_gpu_count(env)
-            if simulated:
-                n_gpus = max(n_gpus, need)  # the CUDA simulator has no real GPU
-            self.n_gpus = n_gpus
-            if n_gpus < 1:
-                return "unavailable", why
             if need > n_gpus and not self.cfg.get("oversubscribe", False) and \
                     self.job != "device_selection":
                 return "skipped", (f"{need} ranks need {need} GPUs (one per rank), "
