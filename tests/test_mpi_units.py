@@ -86,7 +86,7 @@ def test_cuda_aware_config_then_env_then_ompi_info(monkeypatch):
 
     class FakeMPI:
         @staticmethod
-        def Query_cuda_support():  # noqa: N802
+        def Query_cuda_support():
             return True
 
     assert launch.cuda_aware_runtime(FakeMPI, "unknown") == ("yes", "MPIX_Query_cuda_support")
@@ -321,8 +321,9 @@ def test_collect_adds_efficiency(tmp_path):
 
 def test_mpi_kernels_compile_with_nvrtc_for_h100():
     """The CUDA Python ranks' own kernels compile for sm_90 (no GPU needed)."""
-    from gpubench.mpi import KERNEL_SOURCE
     from test_cuda_sources import nvrtc_compile
+
+    from gpubench.mpi import KERNEL_SOURCE
 
     ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
                                  ["--gpu-architecture=compute_90", "-std=c++17"])

@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import io
 import inspect
+import io
 import json
 import math
 import re

@@ -68,7 +68,9 @@ MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
 
 
 def mpi_enabled():
-    return str(MPI.get("enabled", "auto")).lower() != "false" and bool(MPI.get("backends"))
+    return str(MPI.get("enabled", "auto")).lower() != "false" and bool(
+        MPI.get("backends")
+    )
 
 
 def mpi_steps():

@@ -187,7 +187,7 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
     """Seeds 9.6.1, 9.7.1, 9.8.1, 9.9.1: local sum of squares on each device, then an
     MPI reduction of the partial sums (a host scalar, as the seeds do)."""
     n, dtype = int(ctx.item["size"]), ctx.item["dtype"]
-    start, count = split(n, ctx.size, ctx.rank)
+    _start, count = split(n, ctx.size, ctx.rank)
 
     def setup() -> tuple[Any, float]:
         host = ctx.rng(1).standard_normal(count).astype(dtype)

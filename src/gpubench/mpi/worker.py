@@ -34,10 +34,10 @@ class SelfComm:
     SUM = "sum"
     COMM_TYPE_SHARED = 0
 
-    def Get_rank(self) -> int:  # noqa: N802 - mpi4py's names
+    def Get_rank(self) -> int:
         return 0
 
-    def Get_size(self) -> int:  # noqa: N802
+    def Get_size(self) -> int:
         return 1
 
     def allgather(self, value: Any) -> list[Any]:
@@ -46,11 +46,11 @@ class SelfComm:
     def allreduce(self, value: Any, op: Any = None) -> Any:
         return value
 
-    def Barrier(self) -> None:  # noqa: N802
+    def Barrier(self) -> None:
         return None
 
     @staticmethod
-    def Wtime() -> float:  # noqa: N802
+    def Wtime() -> float:
         return time.perf_counter()
 
 
