@@ -354,6 +354,9 @@ class Step:
         self.launcher_text = launch.command_text(cmd[:cmd.index(self.python)]) or "none"
         run_env = {**env, "PYTHONPATH": os.pathsep.join(
             [str(SRC_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])}
+        if self.device == "gpu":
+            # NCCL (the allreduce job's nccl mode) must not use NVLink multicast here
+            run_env.setdefault("NCCL_NVLS_ENABLE", "0")
         if self.device == "cpu":
             cores = os.cpu_count() or 1
             run_env.update(pin_threads_env(max(1, cores // self.ranks)))
