@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
-import yaml  # noqa: E402
+import yaml
 
-from gpubench.config import validate_config  # noqa: E402
-from gpubench.mpi import JOBS  # noqa: E402
-from gpubench.mpi.step import collect_main, run_step  # noqa: E402
+from gpubench.config import validate_config
+from gpubench.mpi import JOBS
+from gpubench.mpi.step import collect_main, run_step
 
 MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
 
