@@ -37,8 +37,8 @@ def main() -> int:
         update(config, yaml.safe_load(Path(path).read_text()) or {})
     try:
         config = validate_config(config)
-    except ModuleNotFoundError as exc:  # a GPU host without jsonschema: names still checked
-        print(f"mpi_sweep: config not checked against the schema ({exc})", file=sys.stderr)
+    except ModuleNotFoundError as exc:  # a GPU host without jsonschema
+        print(f"mpi_sweep: config not validated ({exc})", file=sys.stderr)
     mpi = config.get("mpi") or {}
     out = Path(args.out)
     step_cfg = json.loads(json.dumps({"mpi": mpi, "harness": {
