@@ -204,6 +204,18 @@ def schema_main(argv: list[str]) -> int:
     return 0
 
 
+def mpi_step_main(argv: list[str]) -> int:
+    from gpubench.mpi.step import step_main
+
+    return step_main(argv)
+
+
+def mpi_collect_main(argv: list[str]) -> int:
+    from gpubench.mpi.step import collect_main
+
+    return collect_main(argv)
+
+
 COMMANDS = {
     "run": run_main,
     "collect": collect_main,
@@ -212,6 +224,8 @@ COMMANDS = {
     "report": report_main,
     "schema": schema_main,
     "build-env": build_env_main,
+    "mpi-step": mpi_step_main,
+    "mpi-collect": mpi_collect_main,
 }
 
 

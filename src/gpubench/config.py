@@ -81,9 +81,24 @@ def check_names(config: Mapping[str, Any]) -> None:
                     value, int) or value < 1):
                 raise ConfigError(f"config key kernels.{kname}.params.{pkey}: {value!r} "
                                   "is not a positive integer")
+    check_mpi(config.get("mpi") or {})
     harness = config["harness"]
     if harness.get("min_samples", 1) > harness.get("max_samples", 10**9):
         raise ConfigError("config key harness.min_samples: larger than harness.max_samples")
+
+
+def check_mpi(mpi: Mapping[str, Any]) -> None:
+    """MPI backends must have an MPI version; byte ranges must be ordered."""
+    from gpubench.mpi import MPI_BACKENDS
+
+    for i, name in enumerate(mpi.get("backends", [])):
+        if name not in MPI_BACKENDS:
+            raise ConfigError(f"config key mpi.backends[{i}]: {name!r} has no MPI version; "
+                              f"known: {list(MPI_BACKENDS)}")
+    for job, jcfg in (mpi.get("jobs") or {}).items():
+        jcfg = jcfg or {}
+        if jcfg.get("min_bytes", 1) > jcfg.get("max_bytes", 2**62):
+            raise ConfigError(f"config key mpi.jobs.{job}.min_bytes: larger than max_bytes")
 
 
 def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import base64
 import html
+import inspect
 import io
 import json
 import math
@@ -885,9 +886,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--samples", help="raw samples CSV (optional)")
     parser.add_argument("--locks", nargs="*", default=[],
                         help="environment locks of the steps (raw/<backend>.lock.txt)")
+    parser.add_argument("--mpi", help="mpi.csv from collect_mpi (optional; rendered where "
+                        "build_report supports it)")
     args = parser.parse_args(argv)
     try:
-        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks)
+        extra = {}
+        if args.mpi and "mpi" in inspect.signature(build_report).parameters:
+            extra["mpi"] = args.mpi
+        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
+                     **extra)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench.report: {exc}\n")
     return 0

@@ -15,6 +15,8 @@ sys.path.insert(0, str(SRC))
 from gpubench.backends import BACKENDS, split_backend_id  # noqa: E402
 from gpubench.config import ConfigError, validate_config  # noqa: E402
 from gpubench import environments as envs  # noqa: E402
+from gpubench.mpi import JOBS as MPI_JOBS  # noqa: E402
+from gpubench.mpi import launch as mpi_launch  # noqa: E402
 
 try:
     config.update(validate_config(config))
@@ -46,10 +48,90 @@ _check_writable(LOGS)
 wildcard_constraints:
     backend="|".join(sorted(BACKENDS)),
     env="[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*",
+    job="|".join(MPI_JOBS),
+    ranks="[0-9]+",
 
 
 def final_outputs():
-    return [f"{RESULTS}/report/index.html", f"{RESULTS}/report/summary.md"]
+    return [
+        f"{RESULTS}/report/index.html",
+        f"{RESULTS}/report/summary.md",
+        *mpi_csv(),
+    ]
+
+
+# -- MPI jobs (rules/mpi.smk, README "MPI jobs") --------------------------------------------
+
+MPI = config.get("mpi") or {}
+#: backends that have a single-process several-device version (the multi_gpu job)
+MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
+
+
+def mpi_enabled():
+    return str(MPI.get("enabled", "auto")).lower() != "false" and bool(
+        MPI.get("backends")
+    )
+
+
+def mpi_steps():
+    """(job, backend, ranks) of every MPI step: enabled jobs x backends x ranks."""
+    if not mpi_enabled():
+        return []
+    steps = []
+    jobs = MPI.get("jobs") or {}
+    for job in MPI_JOBS:
+        if job not in jobs or not (jobs[job] or {}).get("enabled", True):
+            continue
+        for backend in MPI["backends"]:
+            if job == "multi_gpu" and backend not in MULTI_DEVICE_BACKENDS:
+                continue
+            for ranks in MPI.get("ranks", [1, 2]):
+                if job == "p2p" and ranks < 2:
+                    continue
+                steps.append((job, backend, ranks))
+    return steps
+
+
+def mpi_rows():
+    return [f"{RESULTS}/mpi/raw/{j}.{b}.n{n}.csv" for j, b, n in mpi_steps()]
+
+
+def mpi_samples():
+    return [f"{RESULTS}/mpi/raw/{j}.{b}.n{n}.samples.csv" for j, b, n in mpi_steps()]
+
+
+def mpi_csv():
+    """mpi.csv when any MPI step is configured (the report takes it as input)."""
+    return [f"{RESULTS}/mpi.csv"] if mpi_steps() else []
+
+
+def mpi_launcher_kind(wildcards):
+    return mpi_launch.choose_kind(MPI.get("launcher", "auto"))
+
+
+def mpi_runtime_min(wildcards):
+    """SLURM runtime (minutes): the step's time limit plus start-up, rounded up."""
+    return int(float(MPI.get("time_limit_s", 600)) // 60) + 5
+
+
+def mpi_backstop_s(wildcards):
+    """The shell's timeout around the whole step: the limit plus a margin to write rows."""
+    return int(float(MPI.get("time_limit_s", 600))) + 120
+
+
+def mpi_step_config(wildcards):
+    """What an MPI step reads, as JSON (a change re-runs it)."""
+    return json.dumps(
+        {"mpi": MPI, "harness": {"seed": config["harness"].get("seed", 0)}},
+        sort_keys=True,
+    )
+
+
+def mpi_ranks_python(wildcards):
+    """The ranks' interpreter: the framework's venv (mode venv) or the step's own."""
+    if ENV_MODE == "venv":
+        return f"{VENVS}/{backend_env(wildcards.backend)}/bin/python"
+    return "python" if ENV_MODE == "conda" else sys.executable
 
 
 def raw_timings():

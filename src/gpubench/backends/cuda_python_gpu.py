@@ -196,6 +196,8 @@ class CudaPythonGPU(Backend):
     device = "gpu"
     timer = "cuda_event"
     supports_cold = True
+    #: the device start() selects (the MPI jobs give each rank its own)
+    device_index = 0
 
     def start(self, threads: int) -> dict[str, str]:
         """Import cuda.core/cuda.bindings, select device 0, create the stream and events.
@@ -230,7 +232,7 @@ class CudaPythonGPU(Backend):
     def _start_device(self, core: Any, driver: Any, nvrtc: Any) -> dict[str, str]:
         self._core = core
         self._driver = driver
-        dev = core.Device(0)
+        dev = core.Device(self.device_index)
         dev.set_current()
         self._dev = dev
         self._stream = dev.create_stream()

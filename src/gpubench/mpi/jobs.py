@@ -1,0 +1,673 @@
+"""The MPI jobs of KERNELS.md, each written once against :class:`~gpubench.mpi.arrays.Adapter`.
+
+Every job: a guarded set-up (local work; all ranks then agree whether it failed, as
+seed 9.10.4 does), a correctness check against a float64 NumPy reference of the same
+global data, then timed iterations (barrier before, device sync after, the slowest
+rank's time kept, warm-up skipped). Only rank 0's return value is recorded.
+
+Communication paths: ``host`` (CPU ranks: NumPy buffers), ``direct`` (device buffers
+handed to a CUDA-aware MPI), ``staged`` (device -> host copy, MPI on host buffers,
+host -> device copy: what works with any MPI library).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from gpubench.harness import summarize
+
+#: seed 9.8.2's model: 100 features, 10 outputs
+GRAD_FEATURES = 100
+GRAD_OUTPUTS = 10
+HALO_ALPHA = 0.25
+
+
+class AgreedError(RuntimeError):
+    """Every rank knows the item failed (the message holds each failing rank's reason)."""
+
+
+@dataclass
+class Settings:
+    """How long to measure (config ``mpi.harness``); the decision is the same on every
+    rank because it is taken on the reduced samples."""
+
+    warmup: int = 2
+    min_samples: int = 5
+    max_samples: int = 200
+    target_rel_spread: float = 0.05
+    max_time_s: float = 0.5
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> Settings:
+        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+
+@dataclass
+class Context:
+    """What a job needs: the communicator, this rank's adapter and the item to run."""
+
+    comm: Any
+    mpi: Any
+    ad: Any
+    item: dict[str, Any]
+    settings: Settings
+    seed: int
+    index: int = 0
+    fault: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rank(self) -> int:
+        return int(self.comm.Get_rank())
+
+    @property
+    def size(self) -> int:
+        return int(self.comm.Get_size())
+
+    def rng(self, salt: int = 0) -> np.random.Generator:
+        """This rank's stream: SeedSequence children, independent by construction
+        (never ``seed + rank * 1000000``, KERNELS.md)."""
+        children = np.random.SeedSequence([self.seed, salt]).spawn(self.size)
+        return np.random.default_rng(children[self.rank])
+
+    def common_rng(self, salt: int = 0) -> np.random.Generator:
+        """One stream every rank shares (the same parameters everywhere)."""
+        return np.random.default_rng(np.random.SeedSequence([self.seed, salt, 7]))
+
+    def guarded(self, fn: Callable[[], Any]) -> Any:
+        """Run local work; if any rank failed, every rank raises :class:`AgreedError`."""
+        try:
+            if self.fault == f"raise_rank{self.rank}" and self.index == 0:
+                raise RuntimeError("injected fault (GPUBENCH_MPI_FAULT)")
+            out, err = fn(), ""
+        except Exception as exc:  # noqa: BLE001 - reported by every rank below
+            out, err = None, f"rank {self.rank}: {type(exc).__name__}: {exc}"[:400]
+        errors = [e for e in self.comm.allgather(err) if e]
+        if errors:
+            raise AgreedError("; ".join(errors))
+        return out
+
+    def timed(self, fn: Callable[[], Any]) -> list[float]:
+        """Warm up, then time ``fn`` (which must end synchronised) until the spread is
+        low or a cap is hit. Each sample is the slowest rank's time of one call."""
+        op_max = self.mpi.MAX
+        for _ in range(self.settings.warmup):
+            fn()
+        samples: list[float] = []
+        s = self.settings
+        while True:
+            self.comm.Barrier()
+            t0 = self.mpi.Wtime()
+            fn()
+            dt = self.mpi.Wtime() - t0
+            samples.append(float(self.comm.allreduce(dt, op=op_max)))
+            n = len(samples)
+            if n >= s.max_samples:
+                break
+            if n >= s.min_samples:
+                q1, med, q3 = np.percentile(samples, [25, 50, 75])
+                if (med > 0 and (q3 - q1) / med <= s.target_rel_spread) or \
+                        sum(samples) >= s.max_time_s:
+                    break
+        return samples
+
+
+def split(n: int, parts: int, index: int) -> tuple[int, int]:
+    """(start, count) of part ``index`` when ``n`` items are split as evenly as possible."""
+    base, extra = divmod(n, parts)
+    start = index * base + min(index, extra)
+    return start, base + (1 if index < extra else 0)
+
+
+def counts(n: int, parts: int) -> list[int]:
+    return [split(n, parts, i)[1] for i in range(parts)]
+
+
+def rel_err(out: np.ndarray | float, ref: np.ndarray | float) -> float:
+    out = np.asarray(out, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    denom = float(np.linalg.norm(ref.ravel())) or 1.0
+    return float(np.linalg.norm((out - ref).ravel()) / denom)
+
+
+def tolerance(dtype: str, n: int = 1) -> float:
+    """Largest rel_err that passes: a few units in the last place, growing as sqrt(n)."""
+    eps = float(np.finfo(dtype).eps) if np.dtype(dtype).kind == "f" else 0.0
+    return max(8 * eps * math.sqrt(max(1, n)), 1e-12 if eps < 1e-10 else 1e-5)
+
+
+def result(samples: list[float], **fields: Any) -> dict[str, Any]:
+    """Rank 0's row fields: summary of the samples plus the job's own numbers."""
+    stats = summarize(samples)
+    out = {k: stats[k] for k in ("samples", "median_s", "min_s", "q1_s", "q3_s", "max_s",
+                                 "iqr_s")}
+    out.update(fields)
+    out["_samples"] = list(samples)
+    ok = fields.get("rel_err", 0.0) <= fields.get("tolerance", math.inf)
+    out.setdefault("status", "ok" if ok else "wrong_result")
+    if out["status"] == "wrong_result":
+        out.setdefault("reason", f"rel_err {fields.get('rel_err'):.3g} > tolerance "
+                                 f"{fields.get('tolerance'):.3g}")
+    return out
+
+
+# -- communication helpers ------------------------------------------------------------
+
+class Channel:
+    """Moves one device buffer through MPI by the item's path (direct, staged or host)."""
+
+    def __init__(self, ctx: Context, path: str) -> None:
+        self.ctx = ctx
+        self.path = path
+
+    def allreduce(self, send: Any, recv: Any, host_send: np.ndarray | None = None,
+                  host_recv: np.ndarray | None = None) -> Any:
+        ad, comm, mpi = self.ctx.ad, self.ctx.comm, self.ctx.mpi
+        if self.path in ("direct", "host"):
+            ad.sync(send)
+            comm.Allreduce(send, recv, op=mpi.SUM)
+            return recv
+        assert host_send is not None and host_recv is not None
+        ad.copy_to_host(send, host_send)
+        comm.Allreduce(host_send, host_recv, op=mpi.SUM)
+        return ad.copy_from_host(host_recv, recv)
+
+
+# -- the jobs ---------------------------------------------------------------------------
+
+def job_reduction(ctx: Context) -> dict[str, Any] | None:
+    """Seeds 9.6.1, 9.7.1, 9.8.1, 9.9.1: local sum of squares on each device, then an
+    MPI reduction of the partial sums (a host scalar, as the seeds do)."""
+    n, dtype = int(ctx.item["size"]), ctx.item["dtype"]
+    _start, count = split(n, ctx.size, ctx.rank)
+
+    def setup() -> tuple[Any, float]:
+        host = ctx.rng(1).standard_normal(count).astype(dtype)
+        dev = ctx.ad.asarray(host)
+        ctx.ad.sumsq(dev)  # compile / first call outside the timed loop
+        return dev, float(np.dot(host.astype(np.float64), host.astype(np.float64)))
+
+    dev, ref_local = ctx.guarded(setup)
+    send = np.zeros(1, np.float64)
+    recv = np.zeros(1, np.float64)
+
+    def step() -> None:
+        send[0] = ctx.ad.sumsq(dev)  # a host float: the device has finished
+        ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
+
+    step()
+    ref = ctx.comm.allreduce(ref_local, op=ctx.mpi.SUM)
+    err = rel_err(recv[0], ref)
+    samples = ctx.timed(step)
+    if ctx.rank:
+        return None
+    res = result(samples, rel_err=err, tolerance=tolerance(dtype, n))
+    res["gbps"] = n * np.dtype(dtype).itemsize / res["median_s"] / 1e9
+    return res
+
+
+def job_matmul(ctx: Context) -> dict[str, Any] | None:
+    """Seeds 9.6.2, 9.11.3: rows of A scattered, B broadcast, C = A B on each device,
+    rows of C gathered on rank 0."""
+    n, dtype, path = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"]
+    ad, comm = ctx.ad, ctx.comm
+    rows = counts(n, ctx.size)
+    elems = [r * n for r in rows]
+    offsets = [int(x) for x in np.cumsum([0, *elems[:-1]])]
+    mine = rows[ctx.rank]
+    mpi_type = ctx.mpi.DOUBLE if dtype == "float64" else ctx.mpi.FLOAT
+    direct = path == "direct"
+
+    def setup() -> dict[str, Any]:
+        st: dict[str, Any] = {}
+        if ctx.rank == 0:
+            rng = ctx.common_rng(2)
+            st["A"] = rng.standard_normal((n, n)).astype(dtype)
+            st["B"] = rng.standard_normal((n, n)).astype(dtype)
+            st["C"] = np.empty((n, n), dtype)
+        else:
+            st["A"], st["C"] = None, None
+            st["B"] = np.empty((n, n), dtype)
+        st["a_loc"] = np.empty((mine, n), dtype)
+        st["c_loc"] = np.empty((mine, n), dtype)
+        if direct:  # the same buffers on the device
+            st["dA"] = ad.asarray(st["A"]) if ctx.rank == 0 else None
+            st["dC"] = ad.empty((n, n), dtype) if ctx.rank == 0 else None
+            st["dB"] = ad.asarray(st["B"]) if ctx.rank == 0 else ad.empty((n, n), dtype)
+            st["da_loc"] = ad.empty((max(mine, 1), n), dtype)
+        ad.sync(ad.matmul(ad.asarray(st["a_loc"][:1] if mine else np.ones((1, n), dtype)),
+                          ad.asarray(np.eye(n, dtype=dtype))))  # compile outside timing
+        return st
+
+    st = ctx.guarded(setup)
+
+    def step_staged() -> None:
+        comm.Scatterv([st["A"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
+                      [st["a_loc"], mpi_type], root=0)
+        comm.Bcast([st["B"], mpi_type], root=0)
+        c = ad.matmul(ad.asarray(st["a_loc"]), ad.asarray(st["B"]))
+        ad.copy_to_host(c, st["c_loc"])
+        comm.Gatherv([st["c_loc"], mpi_type],
+                     [st["C"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
+
+    def step_direct() -> None:
+        comm.Scatterv([st["dA"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
+                      [st["da_loc"], mine * n, mpi_type], root=0)
+        comm.Bcast([st["dB"], mpi_type], root=0)
+        c = ad.matmul(st["da_loc"][:mine], st["dB"])
+        ad.sync(c)
+        comm.Gatherv([c, mpi_type],
+                     [st["dC"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
+
+    step = step_direct if direct else step_staged
+    step()
+    err = math.nan
+    if ctx.rank == 0:
+        out = ad.to_host(st["dC"]) if direct else st["C"]
+        ref = st["A"].astype(np.float64) @ st["B"].astype(np.float64)
+        err = rel_err(out, ref)
+    samples = ctx.timed(step)
+    if ctx.rank:
+        return None
+    return result(samples, rel_err=err, tolerance=tolerance(dtype, n) * 10)
+
+
+def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
+    """Seed 9.7.2 done right: independent streams per rank (and per device thread),
+    hit counts summed with MPI."""
+    n = int(ctx.item["size"])
+    _, count = split(n, ctx.size, ctx.rank)
+    send = np.zeros(1, np.int64)
+    recv = np.zeros(1, np.int64)
+
+    def step() -> None:
+        send[0] = ctx.ad.mc_hits(count, ctx.seed, ctx.rank)
+        ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
+
+    ctx.guarded(lambda: ctx.ad.mc_hits(min(count, 1024), ctx.seed, ctx.rank))
+    step()
+    estimate = 4.0 * float(recv[0]) / n
+    sigma = math.sqrt(math.pi * (4 - math.pi) / n)
+    samples = ctx.timed(step)
+    if ctx.rank:
+        return None
+    res = result(samples, rel_err=abs(estimate - math.pi) / math.pi,
+                 tolerance=6 * sigma / math.pi)
+    if res["status"] != "ok":
+        res["reason"] = f"pi estimate {estimate:.6f} is more than 6 sigma from pi"
+    return res
+
+
+def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
+    """Seed 9.8.2: data-parallel step of a linear model; local gradients averaged with
+    one Allreduce of the flattened gradient, then the same update on every rank."""
+    n, dtype, path = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"]
+    ad = ctx.ad
+    _, rows = split(n, ctx.size, ctx.rank)
+    f_, o_ = GRAD_FEATURES, GRAD_OUTPUTS
+    nparams = o_ * f_ + o_
+    lr = 1e-3
+
+    def setup() -> dict[str, Any]:
+        rng = ctx.rng(3)
+        x = rng.standard_normal((rows, f_)).astype(dtype)
+        y = rng.standard_normal((rows, o_)).astype(dtype)
+        p0 = (0.1 * ctx.common_rng(3).standard_normal(nparams)).astype(dtype)
+        st = {"x": ad.asarray(x), "y": ad.asarray(y), "p0": p0, "hx": x, "hy": y,
+              "recv": ad.asarray(np.zeros(nparams, dtype)),
+              "hs": np.zeros(nparams, dtype), "hr": np.zeros(nparams, dtype)}
+        ad.sync(ad.linear_grad(ad.asarray(p0), st["x"], st["y"]))  # compile
+        return st
+
+    st = ctx.guarded(setup)
+    chan = Channel(ctx, path)
+    state = {"p": ad.asarray(st["p0"])}
+
+    def averaged_grad(p: Any) -> Any:
+        g = ad.linear_grad(p, st["x"], st["y"])
+        return chan.allreduce(g, st["recv"], st["hs"], st["hr"])
+
+    # check: the averaged gradient at p0 equals the full-batch gradient (float64)
+    total = ad.to_host(averaged_grad(state["p"])).astype(np.float64) / n
+    w = st["p0"][:o_ * f_].reshape(o_, f_).astype(np.float64)
+    b = st["p0"][o_ * f_:].astype(np.float64)
+    r = st["hx"].astype(np.float64) @ w.T + b - st["hy"].astype(np.float64)
+    local_ref = np.concatenate([(2 * (r.T @ st["hx"].astype(np.float64))).ravel(),
+                                2 * r.sum(axis=0)])
+    ref = np.zeros_like(local_ref)
+    ctx.comm.Allreduce(local_ref, ref, op=ctx.mpi.SUM)
+    err = rel_err(total, ref / n)
+
+    def step() -> None:
+        g = averaged_grad(state["p"])
+        state["p"] = ad.axpy(state["p"], g, lr / n)
+        ad.sync(state["p"])
+
+    samples = ctx.timed(step)
+    if ctx.rank:
+        return None
+    res = result(samples, rel_err=err, tolerance=tolerance(dtype, n) * 10)
+    res["gbps"] = nparams * np.dtype(dtype).itemsize / res["median_s"] / 1e9
+    return res
+
+
+def halo_exchange(ctx: Context, u: Any, n: int, path: str, bufs: dict[str, np.ndarray]) -> Any:
+    """Seed 9.11.1 on a periodic ring: the last interior cell goes right into the right
+    neighbour's left ghost, the first goes left; two Sendrecv calls."""
+    ad, comm = ctx.ad, ctx.comm
+    left, right = (ctx.rank - 1) % ctx.size, (ctx.rank + 1) % ctx.size
+    if path in ("direct", "host"):
+        ad.sync(u)
+        comm.Sendrecv(ad.view(u, n, n + 1), dest=right, sendtag=1,
+                      recvbuf=ad.view(u, 0, 1), source=left, recvtag=1)
+        comm.Sendrecv(ad.view(u, 1, 2), dest=left, sendtag=2,
+                      recvbuf=ad.view(u, n + 1, n + 2), source=right, recvtag=2)
+        return u
+    ad.copy_to_host(ad.view(u, n, n + 1), bufs["sr"])
+    ad.copy_to_host(ad.view(u, 1, 2), bufs["sl"])
+    comm.Sendrecv(bufs["sr"], dest=right, sendtag=1, recvbuf=bufs["rl"], source=left,
+                  recvtag=1)
+    comm.Sendrecv(bufs["sl"], dest=left, sendtag=2, recvbuf=bufs["rr"], source=right,
+                  recvtag=2)
+    return ad.set_ghosts(u, bufs["rl"], bufs["rr"])
+
+
+def job_halo(ctx: Context) -> dict[str, Any] | None:
+    """1D domain decomposition with one ghost cell per side, an explicit heat-equation
+    stencil; strong (global size fixed) or weak (size per rank fixed) scaling."""
+    size, dtype, path, mode = (int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"],
+                               ctx.item["mode"])
+    steps = int(ctx.item.get("params", {}).get("steps", 100))
+    ad = ctx.ad
+    n = split(size, ctx.size, ctx.rank)[1] if mode == "strong" else size
+    global_n = size if mode == "strong" else size * ctx.size
+    local_counts = counts(size, ctx.size) if mode == "strong" else [size] * ctx.size
+    bufs = {k: np.zeros(1, dtype) for k in ("sr", "sl", "rl", "rr")}
+
+    def setup() -> dict[str, Any]:
+        if n < 1:
+            raise ValueError(f"{global_n} cells cannot be split over {ctx.size} ranks")
+        u0 = np.zeros(n + 2, dtype)
+        u0[1:-1] = ctx.rng(4).random(n).astype(dtype)
+        u, out = ad.asarray(u0), ad.asarray(u0)
+        ad.sync(ad.stencil(u, out, HALO_ALPHA))  # compile
+        return {"u0": u0, "u": u, "out": out}
+
+    st = ctx.guarded(setup)
+    state = {"u": ad.asarray(st["u0"]), "out": ad.asarray(st["u0"])}
+
+    def advance(k: int) -> None:
+        for _ in range(k):
+            u = halo_exchange(ctx, state["u"], n, path, bufs)
+            state["u"], state["out"] = ad.stencil(u, state["out"], HALO_ALPHA), u
+        ad.sync(state["u"])
+
+    check_steps = min(steps, 10)
+    advance(check_steps)
+    interior = np.ascontiguousarray(ad.to_host(state["u"])[1:-1])
+    gathered = ctx.comm.gather(interior, root=0)
+    ref_parts = ctx.comm.gather(st["u0"][1:-1], root=0)
+    err = math.nan
+    if ctx.rank == 0:
+        ref = np.concatenate(ref_parts).astype(np.float64)
+        for _ in range(check_steps):
+            ref = ref + HALO_ALPHA * (np.roll(ref, 1) - 2 * ref + np.roll(ref, -1))
+        err = rel_err(np.concatenate(gathered), ref)
+    samples = ctx.timed(lambda: advance(steps))
+    if ctx.rank:
+        return None
+    res = result(samples, rel_err=err, tolerance=tolerance(dtype, global_n))
+    # each step reads and writes every cell once (a 3-point stencil from cache)
+    res["gbps"] = 2 * sum(local_counts) * np.dtype(dtype).itemsize * steps / \
+        res["median_s"] / 1e9
+    return res
+
+
+def job_p2p(ctx: Context) -> dict[str, Any] | None:
+    """Ping-pong between ranks 0 and 1 (osu_latency / osu_bw style): one sample is a
+    round trip; latency is half of it, bandwidth the message over that half."""
+    nbytes, path = int(ctx.item["size"]), ctx.item["path"]
+    ad, comm = ctx.ad, ctx.comm
+    if ctx.size < 2:
+        raise AgreedError("p2p needs 2 ranks")
+    pattern = ctx.common_rng(5).integers(0, 255, nbytes, dtype=np.uint8)
+
+    def setup() -> dict[str, Any]:
+        st: dict[str, Any] = {"host": np.zeros(nbytes, np.uint8)}
+        if ctx.rank == 0:
+            st["host"][...] = pattern
+        if path != "host" and ctx.rank < 2:
+            st["dev"] = ad.asarray(st["host"])
+        return st
+
+    st = ctx.guarded(setup)
+    peer = 1 - ctx.rank
+    host = st["host"]
+
+    def ping() -> None:
+        if ctx.rank > 1:
+            return
+        first = ctx.rank == 0
+        for turn in (0, 1):
+            sending = (turn == 0) == first
+            if path == "host":
+                comm.Send(host, dest=peer) if sending else comm.Recv(host, source=peer)
+            elif path == "direct":
+                if sending:
+                    comm.Send(st["dev"], dest=peer)
+                else:
+                    comm.Recv(st["dev"], source=peer)
+            elif sending:
+                ad.copy_to_host(st["dev"], host)
+                comm.Send(host, dest=peer)
+            else:
+                comm.Recv(host, source=peer)
+                st["dev"] = ad.copy_from_host(host, st["dev"])
+        if path != "host":
+            ad.sync(st["dev"])
+
+    ping()
+    ok = True
+    if ctx.rank == 0:
+        back = host if path == "host" else ad.to_host(st["dev"])
+        ok = bool(np.array_equal(back, pattern))
+    samples = ctx.timed(ping)
+    if ctx.rank:
+        return None
+    res = result(samples, rel_err=0.0 if ok else 1.0, tolerance=0.0)
+    half = res["median_s"] / 2
+    res["latency_us"] = half * 1e6
+    res["gbps"] = nbytes / half / 1e9
+    if not ok:
+        res["reason"] = "the echoed message differs from the one sent"
+    return res
+
+
+def job_allreduce(ctx: Context) -> dict[str, Any] | None:
+    """Allreduce (sum) of float32 buffers, out of place; algorithm bandwidth and
+    nccl-tests bus bandwidth. Mode names the implementation (MPI or NCCL)."""
+    nbytes, path, mode = int(ctx.item["size"]), ctx.item["path"], ctx.item["mode"]
+    ad = ctx.ad
+    count = max(1, nbytes // 4)
+    base = ctx.common_rng(6).standard_normal(count).astype(np.float32)
+    mine = (base * np.float32(ctx.rank + 1)).astype(np.float32)
+    expected = base.astype(np.float64) * ctx.size * (ctx.size + 1) / 2
+
+    def setup() -> dict[str, Any]:
+        st: dict[str, Any] = {"hs": mine.copy(), "hr": np.zeros(count, np.float32)}
+        if path != "host":
+            st["send"] = ad.asarray(mine)
+            st["recv"] = ad.asarray(np.zeros(count, np.float32))
+        if mode == "nccl":
+            st["nccl"] = nccl_allreduce(ctx, st["send"], st["recv"])
+        return st
+
+    st = ctx.guarded(setup)
+    chan = Channel(ctx, path)
+    if mode == "nccl":
+        def step() -> None:
+            st["nccl"]()
+    elif path == "host":
+        def step() -> None:
+            chan.allreduce(st["hs"], st["hr"])
+    else:
+        def step() -> None:
+            st["recv"] = chan.allreduce(st["send"], st["recv"], st["hs"], st["hr"])
+            ad.sync(st["recv"])
+
+    step()
+    out = st["hr"] if path == "host" else ad.to_host(st["recv"])
+    err = rel_err(out, expected)
+    samples = ctx.timed(step)
+    if ctx.rank:
+        return None
+    from gpubench.mpi.schema import bus_bandwidth
+
+    res = result(samples, rel_err=err, tolerance=1e-6 * max(1, ctx.size))
+    res["gbps"] = count * 4 / res["median_s"] / 1e9
+    res["bus_gbps"] = bus_bandwidth(res["gbps"], ctx.size)
+    return res
+
+
+def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
+    """CuPy's NCCL binding: the unique id travels by MPI broadcast (CuPy ranks only)."""
+    from cupy.cuda import nccl
+
+    if not nccl.available:
+        raise RuntimeError("NCCL is not available to CuPy (install nvidia-nccl-cu13)")
+    uid = ctx.comm.bcast(nccl.get_unique_id() if ctx.rank == 0 else None, root=0)
+    comm = nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
+    import cupy
+
+    def call() -> None:
+        stream = cupy.cuda.get_current_stream()
+        comm.allReduce(send.data.ptr, recv.data.ptr, send.size, nccl.NCCL_FLOAT32,
+                       nccl.NCCL_SUM, stream.ptr)
+        stream.synchronize()
+
+    return call
+
+
+def job_device_selection(ctx: Context) -> dict[str, Any] | None:
+    """Evaluate one strategy of seed 9.4 on every rank; the GPUs must all differ."""
+    from gpubench.mpi import devices
+
+    strategy = ctx.item["mode"]
+    n_gpus = int(ctx.extra.get("n_gpus", 0))
+    gpu = ctx.ad.device == "gpu"
+    t0 = time.perf_counter()
+    try:
+        shared = ctx.comm.Split_type(ctx.mpi.COMM_TYPE_SHARED).Get_rank()
+        env = dict(ctx.extra.get("launch_env") or os.environ)
+        sel = devices.select(strategy, ctx.rank, n_gpus if gpu else (os.cpu_count() or 1),
+                             env, shared_local_rank=shared)
+        ident = devices.nvml_uuid(sel.physical) if gpu else ""
+        ident = ident or (f"gpu{sel.physical}" if gpu else f"cpu-slot{sel.physical}")
+        err = ""
+    except devices.DeviceSelectionError as exc:
+        ident, err = "", str(exc)
+    idents = ctx.comm.allgather(ident)
+    errors = [e for e in ctx.comm.allgather(err) if e]
+    dt = ctx.comm.allreduce(time.perf_counter() - t0, op=ctx.mpi.MAX)
+    if ctx.rank:
+        return None
+    if errors:
+        return {"status": "skipped", "reason": errors[0]}
+    res = result([max(dt, 1e-9)], rel_err=0.0, tolerance=0.0)
+    res["gpu_uuids"] = ";".join(idents) if gpu else ""
+    shared_msg = devices.sharing_error(idents, False)
+    if shared_msg:
+        allowed = ctx.extra.get("oversubscribe", False)
+        res.update(status="ok" if allowed else "error",
+                   reason=("allowed by mpi.oversubscribe: " if allowed else "") + shared_msg)
+        if allowed:
+            res["reason"] = ""
+    return res
+
+
+def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
+    """Seeds 5.7, 7.6.4: one process drives ``ranks`` devices (CuPy device contexts or a
+    JAX sharded array); the same sum of squares as the reduction job."""
+    n, dtype, mode = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["mode"]
+    ndev = int(ctx.item["devices"])
+    rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 8]))
+    host = rng.standard_normal(n).astype(dtype)
+    ref = float(np.dot(host.astype(np.float64), host.astype(np.float64)))
+    if mode == "cupy_devices":
+        import cupy
+
+        if cupy.cuda.runtime.getDeviceCount() < ndev:
+            raise RuntimeError(f"{ndev} GPUs needed, "
+                               f"{cupy.cuda.runtime.getDeviceCount()} visible")
+        parts = []
+        for d in range(ndev):
+            start, count = split(n, ndev, d)
+            with cupy.cuda.Device(d):
+                parts.append(cupy.asarray(host[start:start + count]))
+
+        def step() -> float:
+            partial = []
+            for d, part in enumerate(parts):  # queue every device's work first
+                with cupy.cuda.Device(d):
+                    partial.append(cupy.vdot(part, part))
+            total = 0.0
+            for d, p in enumerate(partial):
+                with cupy.cuda.Device(d):
+                    total += float(p.get())
+            return total
+    elif mode == "jax_sharding":
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+        jax.config.update("jax_enable_x64", True)
+        platform = "gpu" if ctx.ad.device == "gpu" else "cpu"
+        devs = jax.devices(platform)
+        if len(devs) < ndev:
+            raise RuntimeError(f"{ndev} JAX {platform} devices needed, {len(devs)} visible")
+        if n % ndev:
+            raise ValueError(f"size {n} is not a multiple of {ndev} devices (JAX sharding)")
+        mesh = Mesh(np.array(devs[:ndev]), ("d",))
+        x = jax.device_put(host, NamedSharding(mesh, PartitionSpec("d")))
+        fn = jax.jit(lambda a: jnp.vdot(a, a))
+
+        def step() -> float:
+            return float(fn(x))
+    else:
+        raise ValueError(f"unknown multi_gpu mode {mode!r}")
+    first = step()
+    samples = []
+    for _ in range(ctx.settings.warmup):
+        step()
+    s = ctx.settings
+    while True:
+        t0 = time.perf_counter()
+        step()  # returns a host float: every device has finished
+        samples.append(time.perf_counter() - t0)
+        if len(samples) >= s.max_samples or (len(samples) >= s.min_samples and (
+                sum(samples) >= s.max_time_s)):
+            break
+    res = result(samples, rel_err=rel_err(first, ref), tolerance=tolerance(dtype, n))
+    res["gbps"] = n * np.dtype(dtype).itemsize / res["median_s"] / 1e9
+    return res
+
+
+JOB_FUNCTIONS: dict[str, Callable[[Context], dict[str, Any] | None]] = {
+    "device_selection": job_device_selection,
+    "reduction": job_reduction,
+    "matmul": job_matmul,
+    "monte_carlo_pi": job_monte_carlo_pi,
+    "grad_avg": job_grad_avg,
+    "halo": job_halo,
+    "p2p": job_p2p,
+    "allreduce": job_allreduce,
+    "multi_gpu": job_multi_gpu,
+}

@@ -1,0 +1,181 @@
+"""mpi.csv: one tidy row per MPI measurement (columns fixed by notes/mpi_contract.md).
+
+Also the derived numbers that need more than one row or a convention: bus bandwidth
+(nccl-tests) and parallel efficiency, which needs the ranks=1 row of the same job and
+so is computed when the steps are collected.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from gpubench import results
+
+SCHEMA_VERSION = 1
+
+#: (name, kind, meaning); kinds as in :mod:`gpubench.results`
+COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("job", "str", "MPI job (device_selection, reduction, matmul, ..., multi_gpu)"),
+    ("framework", "str", "numpy, cupy, numba, jax, cuda_python"),
+    ("device", "str", "cpu or gpu"),
+    ("backend", "str", "framework-device"),
+    ("ranks", "int", "MPI ranks (multi_gpu: GPUs driven by one process)"),
+    ("size", "int", "problem size in the unit of size_meaning"),
+    ("size_meaning", "str", "what size counts (global elements, bytes per message, ...)"),
+    ("dtype", "str", "element type"),
+    ("path", "str", "host (host buffers), direct (device buffers to MPI), staged "
+     "(device buffers copied through host memory) or n/a"),
+    ("mode", "str", "strong/weak (halo), the algorithm (allreduce), the strategy "
+     "(device_selection), the API (multi_gpu); else empty"),
+    ("status", "str", "ok, wrong_result, unavailable, error or skipped"),
+    ("reason", "str", "why the status is not ok"),
+    ("samples", "int", "timed iterations kept (warm-up skipped)"),
+    ("median_s", "float", "median over samples of the slowest rank's time, seconds"),
+    ("min_s", "float", "fastest sample"),
+    ("q1_s", "float", "25th percentile"),
+    ("q3_s", "float", "75th percentile"),
+    ("max_s", "float", "slowest sample"),
+    ("iqr_s", "float", "q3_s - q1_s"),
+    ("gbps", "float", "algorithm bandwidth: bytes / median_s / 1e9"),
+    ("bus_gbps", "float", "allreduce bus bandwidth, 2(n-1)/n x gbps (nccl-tests)"),
+    ("latency_us", "float", "p2p one-way latency: half the median round trip, microseconds"),
+    ("efficiency", "float", "parallel efficiency vs ranks=1 (strong: T1/(n Tn); "
+     "weak and throughput jobs: T1/Tn)"),
+    ("speedup", "float", "T1 / Tn for the same global problem (strong scaling)"),
+    ("rel_err", "float", "distance to the single-rank float64 reference"),
+    ("tolerance", "float", "largest rel_err that passes"),
+    ("gpu_uuids", "str", "the GPU of each rank, ';'-joined in rank order"),
+    ("device_selection", "str", "rank-to-GPU strategy used (seed 9.4)"),
+    ("mpi_library", "str", "MPI library (first line of MPI_Get_library_version)"),
+    ("mpi_version", "str", "MPI standard version"),
+    ("cuda_aware", "str", "yes, no or unknown, and how it was learned"),
+    ("launcher", "str", "the command line prefix that started the ranks"),
+    ("link_gbps", "float", "datasheet bandwidth of the link between ranks (config)"),
+    ("pct_of_link", "float", "gbps as % of link_gbps (p2p device paths)"),
+    ("host", "str", "host name (rank 0)"),
+    ("device_name", "str", "GPU or CPU model"),
+    ("framework_version", "str", "versions of the framework and mpi4py"),
+    ("git_commit", "str", "commit of this repository"),
+    ("timestamp", "str", "UTC time of the measurement"),
+    ("schema_version", "int", "version of this schema"),
+)
+COLUMN_NAMES: tuple[str, ...] = tuple(c[0] for c in COLUMNS)
+KEY_NAMES: tuple[str, ...] = ("job", "backend", "ranks", "size", "dtype", "path", "mode")
+SAMPLE_COLUMNS: tuple[str, ...] = ("job", "backend", "ranks", "size", "path", "mode",
+                                   "sample_index", "time_s")
+
+
+def empty_row() -> dict[str, Any]:
+    return {name: ("" if kind == "str" else math.nan) for name, kind, _ in COLUMNS}
+
+
+def coerce(frame: pd.DataFrame) -> pd.DataFrame:
+    for name, kind, _ in COLUMNS:
+        if name not in frame:
+            frame[name] = "" if kind == "str" else math.nan
+        if kind == "str":
+            values = frame[name].astype(object)
+            frame[name] = values.where(values.notna(), "").astype(str)
+        elif kind == "int":
+            frame[name] = pd.to_numeric(frame[name], errors="raise").astype("Int64")
+        else:
+            frame[name] = pd.to_numeric(frame[name], errors="raise").astype("float64")
+    return frame[list(COLUMN_NAMES)]
+
+
+def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    return coerce(pd.DataFrame([dict(r) for r in rows], columns=list(COLUMN_NAMES)))
+
+
+def validate(frame: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Columns, statuses, a reason on every non-ok row, a time on every ok row."""
+    missing = [c for c in COLUMN_NAMES if c not in frame.columns]
+    if missing:
+        raise results.SchemaError(f"{source}: missing columns {missing}")
+    frame = coerce(frame.copy())
+    bad = sorted(set(frame["status"]) - set(results.STATUSES))
+    if bad:
+        raise results.SchemaError(f"{source}: unknown status values {bad}")
+    ok = frame["status"] == "ok"
+    if (ok & ~(frame["median_s"] > 0)).any():
+        raise results.SchemaError(f"{source}: ok rows without a positive median_s")
+    if (~ok & (frame["reason"].str.len() == 0)).any():
+        raise results.SchemaError(f"{source}: non-ok rows without a reason")
+    dup = frame.duplicated(list(KEY_NAMES), keep=False)
+    if dup.any():
+        first = frame[dup].iloc[0]
+        raise results.SchemaError(f"{source}: rows share a key, e.g. "
+                                  + ", ".join(f"{k}={first[k]}" for k in KEY_NAMES))
+    return frame
+
+
+def read(path: str | os.PathLike[str]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                            dtype={"reason": str, "mode": str, "gpu_uuids": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise results.SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    return validate(frame, str(path))
+
+
+def bus_bandwidth(algbw: float, ranks: int) -> float:
+    """nccl-tests bus bandwidth of an allreduce: algbw x 2(n-1)/n.
+
+    An allreduce moves 2(n-1)/n of the buffer over each rank's link (ring
+    reduce-scatter + all-gather), so bus bandwidth is comparable with the link's
+    peak whatever n is. One rank moves nothing: 0.
+    """
+    if ranks < 1:
+        raise ValueError("ranks must be >= 1")
+    return algbw * 2.0 * (ranks - 1) / ranks
+
+
+#: jobs whose size is the global problem (strong scaling: the same work split n ways)
+STRONG_JOBS = ("reduction", "matmul", "monte_carlo_pi", "grad_avg", "multi_gpu")
+
+
+def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
+    """Fill ``speedup`` and ``efficiency`` from the ranks=1 row of the same measurement.
+
+    Strong scaling (global size fixed: halo strong and the STRONG_JOBS): speedup
+    T1/Tn, efficiency T1/(n Tn). Weak scaling (halo weak: size per rank fixed):
+    efficiency T1/Tn (ideal: constant time), no speedup. Only ok rows, only where an
+    ok ranks=1 row exists; p2p, allreduce and device_selection have no scaling.
+    """
+    frame = frame.copy()
+    frame["speedup"] = math.nan
+    frame["efficiency"] = math.nan
+    ok = frame[frame["status"] == "ok"]
+    group_keys = ["job", "backend", "size", "dtype", "path", "mode"]
+    base = ok[ok["ranks"] == 1].set_index(group_keys)["median_s"]
+    base = base[~base.index.duplicated()]
+    for idx, row in ok.iterrows():
+        job, mode = row["job"], row["mode"]
+        weak = job == "halo" and mode == "weak"
+        strong = (job == "halo" and mode == "strong") or job in STRONG_JOBS
+        if not (weak or strong):
+            continue
+        key = tuple(row[k] for k in group_keys)
+        if key not in base.index:
+            continue
+        t1, tn, n = float(base[key]), float(row["median_s"]), int(row["ranks"])
+        if weak:
+            frame.at[idx, "efficiency"] = t1 / tn
+        else:
+            frame.at[idx, "speedup"] = t1 / tn
+            frame.at[idx, "efficiency"] = t1 / (n * tn)
+    return frame
+
+
+def add_link(frame: pd.DataFrame) -> pd.DataFrame:
+    """``pct_of_link`` for the rows that carry a datasheet ``link_gbps``."""
+    frame = frame.copy()
+    has = (frame["link_gbps"] > 0) & (frame["gbps"] > 0)
+    frame["pct_of_link"] = math.nan
+    frame.loc[has, "pct_of_link"] = 100.0 * frame.loc[has, "gbps"] / frame.loc[has, "link_gbps"]
+    return frame

@@ -1,0 +1,333 @@
+"""MPI jobs without launching ranks: launcher commands, device selection, CUDA-awareness,
+the derived numbers (bus bandwidth, efficiency), planning, and the checks that stop a
+step before it launches."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import sys
+
+import pandas as pd
+import pytest
+
+from gpubench.mpi import devices, launch, schema, step
+
+# -- launcher ---------------------------------------------------------------------------
+
+
+def test_launcher_auto_is_srun_inside_slurm_else_mpiexec():
+    assert launch.choose_kind("auto", {"SLURM_JOB_ID": "42"}) == "srun"
+    assert launch.choose_kind("auto", {}) == "mpiexec"
+    assert launch.choose_kind("mpiexec", {"SLURM_JOB_ID": "42"}) == "mpiexec"
+    with pytest.raises(ValueError, match="unknown launcher"):
+        launch.choose_kind("aprun", {})
+
+
+@pytest.mark.parametrize(("text", "flavour"), [
+    ("mpiexec (OpenRTE) 4.1.6\n\nReport bugs to http://www.open-mpi.org/", "openmpi"),
+    ("mpirun (Open MPI) 5.0.3", "openmpi"),
+    ("HYDRA build details:\n    Version: 4.2.0", "mpich"),
+    ("Intel(R) MPI Library for Linux* OS, Version 2021.10", "intel"),
+    ("something else", "unknown"),
+])
+def test_flavour_from_version_text(text, flavour):
+    assert launch.flavour_of(text) == flavour
+
+
+def test_mpiexec_command_oversubscribe_only_when_allowed_and_quoted_text():
+    ompi = launch.Launcher("mpiexec", "/usr/bin/mpiexec", "openmpi")
+    prog = ["/opt/my env/python", "-m", "gpubench.mpi.worker", "--out", "a b.jsonl"]
+    cmd = launch.build_command(ompi, 4, prog)
+    assert cmd[:3] == ["/usr/bin/mpiexec", "-n", "4"] and "--oversubscribe" not in cmd
+    assert cmd[-len(prog):] == prog  # a list: no shell, spaces survive
+    assert "--oversubscribe" in launch.build_command(ompi, 4, prog, oversubscribe=True)
+    text = launch.command_text(cmd)
+    assert "'/opt/my env/python'" in text and "'a b.jsonl'" in text
+    mpich = launch.Launcher("mpiexec", "/usr/bin/mpiexec", "mpich")
+    assert "--oversubscribe" not in launch.build_command(mpich, 2, prog, oversubscribe=True)
+    with pytest.raises(ValueError):
+        launch.build_command(ompi, 0, prog)
+
+
+def test_srun_command_asks_one_gpu_per_task_and_kills_on_bad_exit():
+    srun = launch.Launcher("srun", "/usr/bin/srun", "slurm")
+    cmd = launch.build_command(srun, 2, ["python"], srun_mpi="pmi2", gpus_per_rank=1,
+                               extra_args=["--cpu-bind=cores"])
+    assert cmd == ["/usr/bin/srun", "--ntasks=2", "--mpi=pmi2", "--kill-on-bad-exit=1",
+                   "--gpus-per-task=1", "--cpu-bind=cores", "python"]
+
+
+def test_missing_launcher_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    found, why = launch.find_launcher("mpiexec", {})
+    assert found is None and "apt-get install openmpi-bin" in why
+
+
+# -- CUDA-aware MPI ---------------------------------------------------------------------
+
+OMPI_INFO = """mca:mpi:base:param:mpi_built_with_cuda_support:value:{}
+mca:mpi:base:param:mpi_built_with_cuda_support:source:default
+"""
+
+
+def test_parse_ompi_info():
+    assert launch.parse_ompi_info(OMPI_INFO.format("true")) is True
+    assert launch.parse_ompi_info(OMPI_INFO.format("false")) is False
+    assert launch.parse_ompi_info("nothing relevant") is None
+
+
+def test_cuda_aware_config_then_env_then_ompi_info(monkeypatch):
+    assert launch.cuda_aware_static({"GPUBENCH_MPI_CUDA_AWARE": "yes"}, "no")[0] == "no"
+    assert launch.cuda_aware_static({"GPUBENCH_MPI_CUDA_AWARE": "yes"}) == (
+        "yes", "GPUBENCH_MPI_CUDA_AWARE")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert launch.cuda_aware_static({})[0] == "unknown"
+
+    class FakeMPI:
+        @staticmethod
+        def Query_cuda_support():
+            return True
+
+    assert launch.cuda_aware_runtime(FakeMPI, "unknown") == ("yes", "MPIX_Query_cuda_support")
+    assert launch.cuda_aware_runtime(FakeMPI, "no")[0] == "no"
+    assert launch.cuda_aware_runtime(object(), "unknown")[0] == "unknown"
+
+
+# -- device selection (seed 9.4) --------------------------------------------------------
+
+@pytest.mark.parametrize("var", devices.LOCAL_RANK_VARS)
+def test_local_rank_from_each_launcher_variable(var):
+    assert devices.local_rank_from_env({var: "3"}) == (3, var)
+
+
+def test_local_rank_prefers_open_mpi_and_ignores_junk():
+    env = {"SLURM_LOCALID": "1", "OMPI_COMM_WORLD_LOCAL_RANK": "2"}
+    assert devices.local_rank_from_env(env) == (2, "OMPI_COMM_WORLD_LOCAL_RANK")
+    assert devices.local_rank_from_env({"MPI_LOCALRANKID": "x"}) is None
+
+
+def test_cuda_visible_devices_strategy_restricts_to_one_gpu_before_import():
+    sel = devices.select("cuda_visible_devices", 5, 4, {"OMPI_COMM_WORLD_LOCAL_RANK": "1"})
+    assert (sel.index, sel.visible, sel.physical) == (0, "1", "1")
+    # an allocation that already restricted visibility: pick within it
+    env = {"SLURM_LOCALID": "1", "CUDA_VISIBLE_DEVICES": "GPU-aaa,GPU-bbb"}
+    sel = devices.select("cuda_visible_devices", 1, 2, env)
+    assert sel.visible == "GPU-bbb" and sel.index == 0
+
+
+def test_local_rank_strategy_wraps_modulo_visible_gpus():
+    sel = devices.select("local_rank", 9, 4, {"MPI_LOCALRANKID": "5"})
+    assert (sel.index, sel.visible, sel.source) == (1, None, "MPI_LOCALRANKID")
+
+
+def test_local_rank_falls_back_to_the_shared_communicator():
+    sel = devices.select("local_rank", 3, 4, {}, shared_local_rank=2)
+    assert sel.index == 2 and "Split_type" in sel.source
+    with pytest.raises(devices.DeviceSelectionError, match="OMPI_COMM_WORLD_LOCAL_RANK"):
+        devices.select("local_rank", 3, 4, {})
+
+
+def test_rank_modulo_and_shared_comm():
+    assert devices.select("rank_modulo", 6, 4, {}).index == 2
+    assert devices.select("shared_comm", 6, 4, {}, shared_local_rank=1).index == 1
+    with pytest.raises(devices.DeviceSelectionError, match="needs MPI"):
+        devices.select("shared_comm", 0, 4, {})
+
+
+def test_launcher_strategy_needs_one_visible_gpu():
+    sel = devices.select("launcher", 3, 1, {"CUDA_VISIBLE_DEVICES": "2"})
+    assert (sel.index, sel.physical) == (0, "2")
+    with pytest.raises(devices.DeviceSelectionError, match="gpus-per-task"):
+        devices.select("launcher", 0, 4, {"CUDA_VISIBLE_DEVICES": "0,1"})
+
+
+def test_no_gpu_and_unknown_strategy():
+    with pytest.raises(devices.DeviceSelectionError, match="no GPU"):
+        devices.select("rank_modulo", 0, 0, {})
+    with pytest.raises(devices.DeviceSelectionError, match="unknown strategy"):
+        devices.select("dice", 0, 2, {})
+
+
+def test_auto_strategy():
+    assert devices.auto_strategy("srun", {"CUDA_VISIBLE_DEVICES": "3"}) == "launcher"
+    assert devices.auto_strategy("mpiexec", {"CUDA_VISIBLE_DEVICES": "3"}) == \
+        "cuda_visible_devices"
+
+
+def test_two_ranks_on_one_gpu_fail_loudly_unless_oversubscribed():
+    uuids = ["GPU-a", "GPU-b", "GPU-a", ""]
+    assert devices.shared_gpus(uuids) == {"GPU-a": [0, 2]}
+    msg = devices.sharing_error(uuids, oversubscribe=False)
+    assert "ranks 0, 2 share GPU-a" in msg and "mpi.oversubscribe" in msg
+    assert devices.sharing_error(uuids, oversubscribe=True) == ""
+    assert devices.sharing_error(["GPU-a", "GPU-b"], oversubscribe=False) == ""
+
+
+# -- derived numbers ----------------------------------------------------------------------
+
+def test_bus_bandwidth_is_the_nccl_tests_convention():
+    assert schema.bus_bandwidth(100.0, 1) == 0.0
+    assert schema.bus_bandwidth(100.0, 2) == pytest.approx(100.0)
+    assert schema.bus_bandwidth(100.0, 4) == pytest.approx(150.0)
+    assert schema.bus_bandwidth(100.0, 8) == pytest.approx(175.0)
+
+
+def _rows(job, mode, times):
+    rows = []
+    for ranks, t in times.items():
+        r = schema.empty_row()
+        r.update(job=job, backend="numpy-cpu", ranks=ranks, size=1000, dtype="float64",
+                 path="host", mode=mode, status="ok", median_s=t)
+        rows.append(r)
+    return rows
+
+
+def test_strong_and_weak_scaling_efficiency():
+    frame = schema.rows_frame(_rows("halo", "strong", {1: 8.0, 2: 5.0, 4: 2.5})
+                              + _rows("halo", "weak", {1: 1.0, 4: 1.25})
+                              + _rows("p2p", "", {2: 1.0}))
+    out = schema.add_scaling(frame).set_index(["mode", "ranks"])
+    assert out.loc[("strong", 2), "speedup"] == pytest.approx(1.6)
+    assert out.loc[("strong", 4), "efficiency"] == pytest.approx(0.8)
+    assert out.loc[("weak", 4), "efficiency"] == pytest.approx(0.8)
+    assert math.isnan(out.loc[("weak", 4), "speedup"])
+    assert math.isnan(out.loc[("", 2), "efficiency"])  # p2p has no scaling
+
+
+def test_efficiency_needs_an_ok_single_rank_row():
+    rows = _rows("reduction", "", {1: 1.0, 2: 0.6})
+    rows[0]["status"], rows[0]["reason"] = "error", "boom"
+    out = schema.add_scaling(schema.rows_frame(rows))
+    assert out["efficiency"].isna().all()
+
+
+def test_pct_of_link():
+    rows = _rows("p2p", "", {2: 1.0})
+    rows[0].update(gbps=225.0, link_gbps=450.0)
+    assert schema.add_link(schema.rows_frame(rows))["pct_of_link"].iloc[0] == 50.0
+
+
+def test_validate_rejects_ok_rows_without_time_and_duplicates():
+    rows = _rows("reduction", "", {1: 1.0})
+    frame = schema.validate(schema.rows_frame(rows), "x")
+    assert len(frame) == 1
+    bad = schema.rows_frame(rows + rows)
+    with pytest.raises(Exception, match="share a key"):
+        schema.validate(bad, "x")
+    rows[0]["median_s"] = math.nan
+    with pytest.raises(Exception, match="positive median_s"):
+        schema.validate(schema.rows_frame(rows), "x")
+
+
+# -- planning ---------------------------------------------------------------------------
+
+def test_powers_of_two():
+    assert step.powers_of_two(1, 16) == [1, 2, 4, 8, 16]
+    assert step.powers_of_two(3, 20) == [4, 8, 16]
+
+
+def test_gpu_backends_plan_direct_and_staged_jax_only_staged():
+    cfg = {"jobs": {"p2p": {"min_bytes": 4, "max_bytes": 8}}}
+    cupy = {(i["path"], i["size"]) for i in step.plan("p2p", "cupy-gpu", 2, cfg)}
+    assert cupy == {(p, s) for p in ("host", "direct", "staged") for s in (4, 8)}
+    jax = {i["path"] for i in step.plan("p2p", "jax-gpu", 2, cfg)}
+    assert jax == {"host", "staged"}
+    assert {i["path"] for i in step.plan("halo", "numpy-cpu", 2, {})} == {"host"}
+    halo = step.plan("halo", "numba-gpu", 2, {"jobs": {"halo": {"sizes": [64]}}})
+    assert {(i["mode"], i["path"]) for i in halo} == {
+        (m, p) for m in ("strong", "weak") for p in ("direct", "staged")}
+
+
+def test_allreduce_plans_nccl_for_cupy_only():
+    cfg = {"jobs": {"allreduce": {"min_bytes": 4, "max_bytes": 4}}}
+    assert "nccl" in {i["mode"] for i in step.plan("allreduce", "cupy-gpu", 2, cfg)}
+    assert "nccl" not in {i["mode"] for i in step.plan("allreduce", "numba-gpu", 2, cfg)}
+
+
+def test_items_that_cannot_run_are_skipped_with_a_reason():
+    item = {"path": "direct", "mode": "", "size": 8}
+    assert "not CUDA-aware" in step.pre_skip("p2p", "cupy-gpu", 2, item, "no")
+    assert step.pre_skip("p2p", "cupy-gpu", 2, item, "yes") == ""
+    assert "2 ranks" in step.pre_skip("p2p", "numpy-cpu", 1, {**item, "path": "host"}, "n/a")
+
+
+# -- checks before launching --------------------------------------------------------------
+
+def _config(**mpi):
+    return {"harness": {"seed": 1}, "mpi": {"time_limit_s": 30, **mpi,
+                                            "jobs": {"reduction": {"sizes": [64, 128]}}}}
+
+
+def test_missing_launcher_gives_unavailable_rows(tmp_path, monkeypatch):
+    cfg = _config(mpiexec="no-such-mpiexec")
+    s = step.run_step("reduction", "numpy-cpu", 2, cfg, str(tmp_path / "r.csv"),
+                      str(tmp_path / "s.csv"))
+    frame = schema.read(tmp_path / "r.csv")
+    assert len(frame) == 2 and (frame["status"] == "unavailable").all()
+    assert frame["reason"].str.contains("no-such-mpiexec").all()
+    assert not s.samples
+
+
+def test_interpreter_without_mpi4py_gives_unavailable_rows(tmp_path):
+    if not shutil.which("mpiexec"):
+        pytest.skip("needs mpiexec on PATH (apt-get install openmpi-bin)")
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S \"$@\"\n")
+    fake.chmod(0o755)  # an interpreter with no site-packages: no mpi4py
+    step.run_step("reduction", "numpy-cpu", 1, _config(), str(tmp_path / "r.csv"),
+                  str(tmp_path / "s.csv"), python=str(fake))
+    frame = schema.read(tmp_path / "r.csv")
+    assert (frame["status"] == "unavailable").all()
+    assert frame["reason"].str.contains("mpi4py cannot load").all()
+
+
+def test_no_gpu_gives_unavailable_rows(tmp_path, monkeypatch):
+    monkeypatch.setattr(devices, "nvml_gpu_count", lambda env=None: (0, "no usable CUDA GPU"))
+    step.run_step("reduction", "cuda_python-gpu", 2, _config(), str(tmp_path / "r.csv"),
+                  str(tmp_path / "s.csv"))
+    frame = schema.read(tmp_path / "r.csv")
+    assert (frame["status"] == "unavailable").all()
+    assert (frame["reason"] == "no usable CUDA GPU").all()
+
+
+def test_more_ranks_than_gpus_is_skipped_unless_oversubscribe(tmp_path, monkeypatch):
+    if not shutil.which("mpiexec"):
+        pytest.skip("needs mpiexec on PATH (apt-get install openmpi-bin)")
+    pytest.importorskip("mpi4py")
+    monkeypatch.setattr(devices, "nvml_gpu_count", lambda env=None: (1, ""))
+    s = step.Step("reduction", "numba-gpu", 2, _config())
+    status, reason = s.unavailable_reason({**__import__("os").environ})
+    assert status == "skipped"
+    assert "2 ranks need 2 GPUs" in reason and "mpi.oversubscribe" in reason
+    s = step.Step("reduction", "numba-gpu", 2, _config(oversubscribe=True))
+    assert s.unavailable_reason({**__import__("os").environ}) == ("", "")
+
+
+def test_collect_adds_efficiency(tmp_path):
+    rows = _rows("halo", "weak", {1: 1.0, 2: 1.1})
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    schema.rows_frame(rows[:1]).to_csv(a, index=False)
+    schema.rows_frame(rows[1:]).to_csv(b, index=False)
+    samples = tmp_path / "s.csv"
+    pd.DataFrame(columns=list(schema.SAMPLE_COLUMNS)).to_csv(samples, index=False)
+    out = tmp_path / "mpi.csv"
+    assert step.collect_main(["--inputs", str(a), str(b), "--samples", str(samples),
+                              str(samples), "--out", str(out), "--out-samples",
+                              str(tmp_path / "ms.csv")]) == 0
+    frame = schema.read(out).set_index("ranks")
+    assert frame.loc[2, "efficiency"] == pytest.approx(1 / 1.1)
+
+
+def test_mpi_kernels_compile_with_nvrtc_for_h100():
+    """The CUDA Python ranks' own kernels compile for sm_90 (no GPU needed)."""
+    from test_cuda_sources import nvrtc_compile
+
+    from gpubench.mpi import KERNEL_SOURCE
+
+    ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
+                                 ["--gpu-architecture=compute_90", "-std=c++17"])
+    assert ok, log
+    for name in ("mpi_stencil_f64", "mpi_matmul_f32", "mpi_residual_f64", "mpi_grad_f32",
+                 "mpi_axpy_f64"):
+        assert f".entry {name}" in ptx.decode()
