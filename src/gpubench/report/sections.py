@@ -378,11 +378,12 @@ def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
                                                            if k in KERNELS else 99, k))
     frameworks = sorted(set(points["framework"]))
     cmap = figures.colors(len(kernels))
-    for _, p in points.iterrows():
-        ki, fi = kernels.index(p["kernel"]), frameworks.index(p["framework"])
-        ax.plot([p["ai"]], [p["gflops"]], linestyle="none",
+    for (kernel, framework, dtype), grp in points.groupby(["kernel", "framework", "dtype"],
+                                                           sort=True):
+        ki, fi = kernels.index(kernel), frameworks.index(framework)
+        ax.plot(grp["ai"].to_numpy(float), grp["gflops"].to_numpy(float), linestyle="none",
                 marker=figures.MARKERS[fi % len(figures.MARKERS)], markersize=6,
-                color=cmap(ki % cmap.N), markerfacecolor="none" if p["dtype"] == "float64"
+                color=cmap(ki % cmap.N), markerfacecolor="none" if dtype == "float64"
                 else cmap(ki % cmap.N), alpha=0.85)
     ai = points["ai"].to_numpy(float)
     lo = min(ai.min(), 0.05) / 2
@@ -477,7 +478,7 @@ def crossover(sizes: np.ndarray, gpu: np.ndarray, cpu: np.ndarray) -> tuple[str,
         return "—", math.nan
     wins = g < c
     if not wins[-1]:
-        return f"> {int(s[-1]):,} (never faster up to the largest size)", math.nan
+        return f"> {int(s[-1]):,} (slower at the largest size compared)", math.nan
     k = s.size - 1
     while k > 0 and wins[k - 1]:
         k -= 1
@@ -522,7 +523,10 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
             def cross(rows: pd.DataFrame, extra: bool = False,
                       cpu: pd.DataFrame = cpu) -> tuple[str, float] | None:
                 best = best_per(rows, ["size_key"])
-                best = best[best["size_key"].isin(cpu.index)]
+                cs = cpu.index.to_numpy(float)
+                sizes = best["size_key"].to_numpy(float)
+                inside = (sizes >= cs.min()) & (sizes <= cs.max())
+                best = best[inside]
                 if best.empty:
                     return None
                 t = best["median_s"].to_numpy(float)
@@ -530,8 +534,11 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
                     t = t + best["bytes"].to_numpy(float) / (link * 1e9)
                 if not np.isfinite(t).all():
                     return None
-                return crossover(best["size_key"].to_numpy(float), t,
-                                 cpu.loc[best["size_key"], "median_s"].to_numpy(float))
+                gs = best["size_key"].to_numpy(float)
+                order = np.argsort(cs)
+                cpu_t = np.exp(np.interp(np.log(gs), np.log(cs[order]),
+                                         np.log(cpu["median_s"].to_numpy(float)[order])))
+                return crossover(gs, t, cpu_t)
 
             dev = cross(b[~e2e])
             if dev is None:
@@ -587,8 +594,11 @@ def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
              "backend (its fastest implementation at each size) against the fastest CPU "
              f"row of any framework (mode {esc(mode)}): the smallest size from which the GPU "
              "is faster at every larger measured size, interpolated log-log between the two "
-             "sizes around it. <em>Measured with transfers</em> uses the end-to-end "
-             "implementations (host arrays in, host result out); <em>estimated with "
+             "sizes around it. Where the CPU was measured at other sizes, its time is "
+             "interpolated log-log between its measured sizes (never extrapolated), so only "
+             "sizes inside the CPU's range are compared. <em>Measured with "
+             "transfers</em> uses the end-to-end implementations (host arrays in, host "
+             "result out); <em>estimated with "
              "transfers</em> adds the kernel's counted bytes at the probe's pageable "
              "host-to-device rate to the device time, an estimate for backends without an "
              f"end-to-end implementation. The seeds say the GPU loses below about "
