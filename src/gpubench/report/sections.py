@@ -665,7 +665,10 @@ def first_call_figure(data: pd.DataFrame) -> str:
     first = [data.loc[data["backend"] == b, "first_call_s"].to_numpy(float) for b in backends]
     med = [data.loc[data["backend"] == b, "median_s"].to_numpy(float) for b in backends]
     pos = np.arange(len(backends), dtype=float)
-    kw = {"vert": False, "widths": 0.32, "showfliers": True, "flierprops": {"markersize": 2}}
+    # matplotlib 3.10 replaced vert=False by orientation="horizontal"
+    horizontal = ({"orientation": "horizontal"} if "orientation" in
+                  inspect.signature(ax.boxplot).parameters else {"vert": False})
+    kw = {**horizontal, "widths": 0.32, "showfliers": True, "flierprops": {"markersize": 2}}
     ax.boxplot(first, positions=pos + 0.18, patch_artist=True,
                boxprops={"facecolor": "#f4a582"}, **kw)
     ax.boxplot(med, positions=pos - 0.18, patch_artist=True,
