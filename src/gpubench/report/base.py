@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.lines import Line2D
+from matplotlib.colors import to_hex
 
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
@@ -53,6 +53,8 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 .banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
 .alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
 .note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
+.legend{display:flex;flex-wrap:wrap;gap:.2em 1.4em;font-size:.82em;margin:0 0 1em 4em}
+.legend .mk{font-size:1.1em}
 """
 
 
@@ -247,6 +249,8 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     backend = df["backend"].where(df["backend"] != "", df["framework"] + "-" + df["device"])
     threads_txt = df["threads_key"].map(
         lambda t: "" if t == NO_THREADS else f", {t} thread" + ("s" if t != 1 else ""))
+    # a GPU row's thread count is the host's cores: it says nothing about the GPU
+    threads_txt = threads_txt.where(df["device"] != "gpu", "")
     df["series"] = backend + " " + df["implementation"] + threads_txt
     ok = df["status"] == "ok"
     case = ["kernel", "variant", "size_key", "dtype", "mode"]
@@ -284,20 +288,16 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
     cmap = figures.colors(len(series))
     modes = sorted(set(rows["mode"]))
     # Fixed margins in inches, not constrained layout: that costs a second full draw, and
-    # drawing dominates the report's run time. The legend gets its own band below the axes.
-    n_legend = len(series) + (len(modes) if len(modes) > 1 else 0)
-    ncol = min(3, n_legend)
-    legend_h = 0.2 * math.ceil(n_legend / ncol) + 0.1
+    # drawing dominates the report's run time. The legend is HTML next to the image
+    # (scaling_legend_html): drawn by matplotlib it cost a third of each figure.
     top, axes_h, below = 0.55, 3.0, 0.62
-    height = top + axes_h + below + legend_h
+    height = top + axes_h + below
     fig = figures.new_figure(height)
     fig.subplots_adjust(left=0.85 / FIG_WIDTH, right=1 - 0.2 / FIG_WIDTH,
-                        top=1 - top / height, bottom=(below + legend_h) / height,
-                        wspace=0.26)
+                        top=1 - top / height, bottom=below / height, wspace=0.26)
     ax_t, ax_r = fig.subplots(1, 2)
     xlabel = f"problem size ({size_meaning}, log scale)" if size_meaning else (
         "problem size (log scale)")
-    handles, labels = [], []
     for i, name in enumerate(series):
         color = cmap(i % cmap.N)
         marker = figures.MARKERS[i % len(figures.MARKERS)]
@@ -317,20 +317,10 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
             # build and draw than the rest of the panel
             ax_t.vlines(x, med - lo, med + hi, color=color, linewidth=1.0,
                         linestyle=style["linestyle"])
-            (h,) = ax_t.plot(x, med, **style)
-            if name not in labels:
-                handles.append(h)
-                labels.append(name)
+            ax_t.plot(x, med, **style)
             thr = s["throughput"].to_numpy(float)
             if np.isfinite(thr).any():
                 ax_r.plot(x, thr, **style)
-    if len(modes) > 1:
-        for mode in modes:
-            cold = mode == "cold"
-            handles.append(Line2D([], [], color="black", marker="o", markersize=4,
-                                  linestyle=":" if cold else "-",
-                                  markerfacecolor="white" if cold else "black"))
-            labels.append(f"mode {mode}")
     sizes = rows["size_key"].to_numpy(float)
     figures.log_scale(ax_t, "x", sizes)
     figures.log_scale(ax_t, "y", np.concatenate([rows["q1_s"].to_numpy(float),
@@ -354,8 +344,6 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
         figures.size_limits(ax, sizes)
     figures.grid(ax_t, ax_r)
     fig.suptitle(title, fontsize=11)
-    fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.02),
-               ncol=ncol, fontsize=8, frameon=False)
     return figures.png(fig)
 
 
@@ -491,6 +479,7 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
                 parts.append(img(figs, _alt_text(ok, title, size_meaning, unit),
                                  scaling_figure, _plot_frame(ok), title, size_meaning, unit,
                                  cls="scaling"))
+                parts.append(scaling_legend_html(ok))
             modes = sorted(set(g["mode"]))
             for mode in modes:
                 shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
@@ -500,6 +489,26 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
                     parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
                 parts.append(kernel_table(shown, unit).html())
     return "".join(parts)
+
+
+#: the HTML look-alikes of figures.MARKERS (o s ^ D v < > p h *)
+MARKER_GLYPHS = "●■▲◆▼◀▶⬟⬢★"
+
+
+def scaling_legend_html(rows: pd.DataFrame) -> str:
+    """The legend of :func:`scaling_figure` as HTML: same colours and marker shapes."""
+    series = _series_order(rows)
+    cmap = figures.colors(len(series))
+    items = []
+    for i, name in enumerate(series):
+        color = to_hex(cmap(i % cmap.N))
+        glyph = MARKER_GLYPHS[i % len(MARKER_GLYPHS)]
+        items.append(f'<span><span class="mk" style="color:{color}">{glyph}</span> '
+                     f"{esc(name)}</span>")
+    modes = sorted(set(rows["mode"]))
+    if len(modes) > 1:
+        items.append("<span>solid line, filled marker: hot; dotted, open: cold</span>")
+    return '<div class="legend">' + "".join(items) + "</div>\n"
 
 
 def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:

@@ -588,16 +588,21 @@ def crossover_headline(found: list[Crossing]) -> list[str]:
         est_f = sorted(x for x in est if math.isfinite(x))
         text = (f"{backend}: on {len(mine)} element-sized case(s), data on the device, the "
                 "GPU wins from a median of "
-                + (f"about {np.median(fin):,.0f} elements (range {fin[0]:,.0f} to "
+                + (f"about {_sig2(np.median(fin))} elements (range {fin[0]:,.0f} to "
                    f"{fin[-1]:,.0f})" if fin else "— (never)")
                 + (f", never in {never}" if never else ""))
         if est:
             text += ("; with host transfers (estimated) from a median of "
-                     + (f"about {np.median(est_f):,.0f}" if est_f else "— (never)")
+                     + (f"about {_sig2(np.median(est_f))}" if est_f else "— (never)")
                      + (f", never in {len(est) - len(est_f)}" if len(est) > len(est_f)
                         else ""))
         lines.append(text + ".")
     return lines
+
+
+def _sig2(x: float) -> str:
+    """Two significant digits with thousands separators: 1,612 -> 1,600."""
+    return f"{float(f'{x:.2g}'):,.0f}"
 
 
 def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
