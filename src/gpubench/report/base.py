@@ -46,7 +46,8 @@ CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;
 max-width:1100px;padding:0 1em;color:#222;line-height:1.4}
 h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em;display:block;
+max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}

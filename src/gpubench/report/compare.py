@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results
 from gpubench.report import figures, stats
@@ -202,10 +203,16 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
         ax.plot([], [], linestyle="none", marker="o", color=LABEL_COLORS[lab], label=lab)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(backends)), backends, rotation=20, ha="right")
+    ax.set_xlim(-0.6, len(backends) - 0.4)
     figures.log_scale(ax, "y", np.r_[data["ratio"].to_numpy(float), 0.9, 1.1])
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(plain)
     figures.grid(ax)
-    ax.set_ylabel(f"time {new_label} / {base_label} (log; < 1: new is faster)", fontsize=9)
-    ax.set_title("every shared ok measurement", fontsize=10)
+    ax.set_ylabel("time new / base (log scale)")
+    ax.set_title(f"{new_label} / {base_label}, every shared ok measurement "
+                 "(below 1: new is faster)", fontsize=10)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return figures.png(fig)
 
@@ -251,7 +258,7 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
               "otherwise it is <strong>SAME</strong>. Rows without samples are compared by "
               "their interquartile ranges (they must not overlap) and the same threshold. "
               f"With {len(shared)} comparisons at α = {alpha:g}, about "
-              f"{len(shared) * alpha:.0f} could pass the test by chance; the effect "
+              f"{len(shared) * alpha:.1f} could pass the test by chance; the effect "
               "threshold keeps those from being labelled. A GPU row's thread count is not "
               "part of the match.")
     inputs = Table(["", "base", "new"], [
