@@ -1,15 +1,11 @@
-"""The report's shared pieces: formatting, tables, inputs, and the original sections.
+"""The report's shared pieces: formatting, escaped tables, the inputs (timings frame,
+environment JSON, locks), and the per-kernel, correctness, failure and environment
+sections.
 
-The report reads nothing but those two files (and, optionally, notes the samples file and
-lists the steps' environment locks, ``raw/<backend>.lock.txt``), so it can be rebuilt
-anywhere, and the same inputs give byte-identical outputs: data is sorted
-before it is drawn or tabled, PNGs carry no software tag or time, and the only timestamps
-shown are the ones in the data. Every string from the inputs is escaped: a reason or host
-name is text, never markup. Only ``ok`` rows are plotted or ranked.
-
-Each part of the page is one small function returning an HTML fragment (and, for the
-summary, failures and environment, a Markdown one), so later sections (roofline,
-crossovers, run-vs-run comparison) are new functions added to :func:`render_html`.
+Every string from the inputs goes through :func:`esc` (HTML) or :func:`md_esc`
+(Markdown): a reason or host name is text, never markup. Only ``ok`` rows are plotted or
+ranked. Figures are queued on a :class:`~gpubench.report.figures.FigureQueue` with
+:func:`img`, never drawn here, so they can be drawn in parallel.
 """
 
 from __future__ import annotations
@@ -428,7 +424,8 @@ def banners_html(df: pd.DataFrame, env: Environment) -> str:
 
 def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
     headers = ["framework", "implementation", "device", "threads", "size", "median", "spread",
-               "samples", "first call", unit, "speedup vs NumPy", "rel_err", "status"]
+               "samples", "first call", unit, "% of ceiling", "speedup vs NumPy", "rel_err",
+               "status"]
     out, classes = [], []
     for _, r in _sort_rows(rows).iterrows():
         ok = r["status"] == "ok"
@@ -438,10 +435,12 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
             f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
             fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
             fmt_sig(r["throughput"]) if ok else "—",
+            f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
             fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
         classes.append("" if ok else "bad")
     return Table(headers, out, frozenset({"threads", "size", "median", "spread", "samples",
-                                          "first call", unit, "speedup vs NumPy", "rel_err"}),
+                                          "first call", unit, "% of ceiling",
+                                          "speedup vs NumPy", "rel_err"}),
                  classes)
 
 
