@@ -78,6 +78,18 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
         assert "samples" in log  # progress is visible while the step runs
 
 
+def test_snakemake_report_wraps_the_report(smoke_run):
+    """`snakemake --report` works: the report rule's outputs are wrapped with report()."""
+    out_file = smoke_run / "snakemake_report.html"
+    out = snakemake("--configfile", str(SMOKE), "--config",
+                    f"results_dir={smoke_run}/results", f"logs_dir={smoke_run}/logs",
+                    "--report", str(out_file))
+    assert out.returncode == 0, out.stderr[-3000:]
+    text = out_file.read_text(encoding="utf-8", errors="replace")
+    assert "index.html" in text and "summary.md" in text
+    assert "gpubench report" in text  # the category of the wrapped outputs
+
+
 def test_rerunning_one_framework_leaves_the_others(smoke_run):
     res = smoke_run / "results"
     before = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}

@@ -190,6 +190,13 @@ def report_main(argv: list[str]) -> int:
     return report.main(argv)
 
 
+def compare_main(argv: list[str]) -> int:
+    """Run-vs-run comparison of two result sets (SAME / FASTER / SLOWER per measurement)."""
+    from gpubench.report import compare
+
+    return compare.main(argv)
+
+
 def build_env_main(argv: list[str]) -> int:
     from gpubench import environments
 
@@ -222,6 +229,7 @@ COMMANDS = {
     "validate-config": validate_main,
     "probe": probe_main,
     "report": report_main,
+    "compare": compare_main,
     "schema": schema_main,
     "build-env": build_env_main,
     "mpi-step": mpi_step_main,

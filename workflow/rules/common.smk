@@ -292,3 +292,22 @@ def step_conda_env(wildcards):
 def driver_conda_env(wildcards):
     """The analysis stack for probe, collect and report (mode conda)."""
     return "../envs/driver.yaml" if ENV_MODE == "conda" else None
+
+
+def report_mpi_inputs(wildcards):
+    """mpi.csv and mpi_samples.csv when the run includes MPI steps (mpi.enabled not
+    false and at least one step planned); none otherwise: the report says MPI was not run.
+    """
+    if not mpi_csv():
+        return {}
+    return {
+        "mpi": f"{RESULTS}/mpi.csv",
+        "mpi_samples": f"{RESULTS}/mpi_samples.csv",
+    }
+
+
+def report_mpi_args(wildcards, input):
+    """The report's --mpi/--mpi-samples flags, when those inputs are present."""
+    if "mpi" not in input.keys():
+        return ""
+    return f"--mpi {input.mpi} --mpi-samples {input.mpi_samples}"

@@ -1,22 +1,34 @@
 rule report:
     input:
+        unpack(report_mpi_inputs),
         timings=f"{RESULTS}/timings.csv",
         samples=f"{RESULTS}/samples.csv",
         env=f"{RESULTS}/env/host.json",
         locks=step_locks(),
-        mpi=mpi_csv(),
     output:
-        html=f"{RESULTS}/report/index.html",
-        md=f"{RESULTS}/report/summary.md",
+        html=report(
+            f"{RESULTS}/report/index.html",
+            caption="../report/index.rst",
+            category="gpubench report",
+            labels={"file": "index.html", "what": "comparison report"},
+        ),
+        md=report(
+            f"{RESULTS}/report/summary.md",
+            caption="../report/summary.rst",
+            category="gpubench report",
+            labels={"file": "summary.md", "what": "summary"},
+        ),
     log:
         f"{LOGS}/report.log",
     conda:
         driver_conda_env
+    threads: 4
     params:
         python=step_python,
         script=SCRIPTS / "report.py",
-        mpi_arg=lambda wildcards, input: f"--mpi {input.mpi}" if input.mpi else "",
+        mpi=report_mpi_args,
     shell:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --env {input.env} --locks {input.locks}"
-        " --html {output.html} --md {output.md} {params.mpi_arg} > {log} 2>&1"
+        " {params.mpi} --jobs {threads}"
+        " --html {output.html} --md {output.md} > {log} 2>&1"

@@ -1,43 +1,31 @@
-"""Build the HTML report and summary.md from one timings CSV and the probe's environment JSON.
+"""The report's shared pieces: formatting, escaped tables, the inputs (timings frame,
+environment JSON, locks), and the per-kernel, correctness, failure and environment
+sections.
 
-The report reads nothing but those two files (and, optionally, notes the samples file and
-lists the steps' environment locks, ``raw/<backend>.lock.txt``), so it can be rebuilt
-anywhere, and the same inputs give byte-identical outputs: data is sorted
-before it is drawn or tabled, PNGs carry no software tag or time, and the only timestamps
-shown are the ones in the data. Every string from the inputs is escaped: a reason or host
-name is text, never markup. Only ``ok`` rows are plotted or ranked.
-
-Each part of the page is one small function returning an HTML fragment (and, for the
-summary, failures and environment, a Markdown one), so later sections (roofline,
-crossovers, run-vs-run comparison) are new functions added to :func:`render_html`.
+Every string from the inputs goes through :func:`esc` (HTML) or :func:`md_esc`
+(Markdown): a reason or host name is text, never markup. Only ``ok`` rows are plotted or
+ranked. Figures are queued on a :class:`~gpubench.report.figures.FigureQueue` with
+:func:`img`, never drawn here, so they can be drawn in parallel.
 """
 
 from __future__ import annotations
 
-import argparse
-import base64
 import html
-import inspect
-import io
 import json
 import math
 import re
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
 import numpy as np
 import pandas as pd
-from matplotlib import style as mpl_style
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from matplotlib.colors import to_hex
 
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
+from gpubench.report import figures
 from gpubench.spec import KERNELS, KernelSpec, get_kernel
 
 #: kernels whose throughput is counted in floating-point operations, not bytes
@@ -46,8 +34,7 @@ FLOP_KERNELS = frozenset({"matmul", "fft"})
 SAMPLE_KERNELS = frozenset({"monte_carlo_pi"})
 BASELINE_FRAMEWORK = "numpy"
 UNKNOWN = "unknown"
-DPI = 100
-FIG_WIDTH = 10.0  # inches
+FIG_WIDTH = figures.FIG_WIDTH
 #: how a thread count that is missing (e.g. on a GPU row) is grouped and sorted
 NO_THREADS = -1
 
@@ -55,13 +42,16 @@ CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;
 max-width:1100px;padding:0 1em;color:#222;line-height:1.4}
 h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em;display:block;
+max-width:100%;overflow-x:auto}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 .banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
 .alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
 .note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
+.legend{display:flex;flex-wrap:wrap;gap:.2em 1.4em;font-size:.82em;margin:0 0 1em 4em}
+.legend .mk{font-size:1.1em}
 """
 
 
@@ -256,6 +246,8 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     backend = df["backend"].where(df["backend"] != "", df["framework"] + "-" + df["device"])
     threads_txt = df["threads_key"].map(
         lambda t: "" if t == NO_THREADS else f", {t} thread" + ("s" if t != 1 else ""))
+    # a GPU row's thread count is the host's cores: it says nothing about the GPU
+    threads_txt = threads_txt.where(df["device"] != "gpu", "")
     df["series"] = backend + " " + df["implementation"] + threads_txt
     ok = df["status"] == "ok"
     case = ["kernel", "variant", "size_key", "dtype", "mode"]
@@ -284,115 +276,80 @@ def _sort_rows(rows: pd.DataFrame) -> pd.DataFrame:
 # -- figures ------------------------------------------------------------------------------
 
 
-def _png(fig: Figure) -> str:
-    FigureCanvasAgg(fig)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _log_scale(ax: Any, which: str, values: np.ndarray) -> None:
-    """Log scale; minor ticks only where the data spans under two decades (so the axis
-    still has labels), because hundreds of minor ticks make drawing several times slower."""
-    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    axis = ax.xaxis if which == "x" else ax.yaxis
-    v = values[np.isfinite(values) & (values > 0)]
-    decades = np.log10(v.max() / v.min()) if v.size else 0.0
-    axis.set_major_formatter(FuncFormatter(_pow10))
-    if decades < 2:
-        subs = np.arange(2.0, 10.0) if decades < 1 and which == "y" else (2.0, 3.0, 5.0)
-        axis.set_minor_locator(LogLocator(subs=subs))
-        axis.set_minor_formatter(FuncFormatter(_pow10))
-    else:
-        axis.set_minor_locator(NullLocator())
-        axis.set_minor_formatter(NullFormatter())
-
-
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def _pow10(value: float, _pos: Any = None) -> str:
-    """Tick label like 10⁻⁶, 2×10⁶ or 20 in plain Unicode: matplotlib's mathtext labels
-    cost more to lay out than the rest of the figure."""
-    if not value > 0:
-        return ""
-    exp = math.floor(math.log10(value) + 1e-9)
-    if 0 <= exp <= 2:
-        return f"{value:.6g}"
-    mant = round(value / 10.0**exp, 6)
-    power = "10" + str(exp).translate(_SUPERSCRIPT)
-    return power if mant == 1 else f"{mant:g}×{power}"
-
-
 def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
-    """Two log-log panels (median time with q1-q3 bars, throughput) vs size; base64 PNG."""
+    """Two log-log panels (median time with q1-q3 bars, throughput) vs size; base64 PNG.
+
+    Every timing mode is in the same figure: one colour per series, solid lines and
+    filled markers for ``hot``, dotted lines and open markers for ``cold``."""
     series = _series_order(rows)
-    colors = matplotlib.colormaps["tab10" if len(series) <= 10 else "tab20"]
-    markers = "os^Dv<>ph*"
+    cmap = figures.colors(len(series))
+    modes = sorted(set(rows["mode"]))
     # Fixed margins in inches, not constrained layout: that costs a second full draw, and
-    # drawing dominates the report's run time. The legend gets its own band below the axes.
-    ncol = min(3, len(series))
-    legend_h = 0.2 * math.ceil(len(series) / ncol) + 0.1
+    # drawing dominates the report's run time. The legend is HTML next to the image
+    # (scaling_legend_html): drawn by matplotlib it cost a third of each figure.
     top, axes_h, below = 0.55, 3.0, 0.62
-    height = top + axes_h + below + legend_h
-    with matplotlib.rc_context():
-        mpl_style.use("default")
-        fig = Figure(figsize=(FIG_WIDTH, height))
-        fig.subplots_adjust(left=0.85 / FIG_WIDTH, right=1 - 0.2 / FIG_WIDTH,
-                            top=1 - top / height, bottom=(below + legend_h) / height,
-                            wspace=0.26)
-        ax_t, ax_r = fig.subplots(1, 2)
-        xlabel = f"problem size ({size_meaning}, log scale)" if size_meaning else (
-            "problem size (log scale)")
-        handles = []
-        for i, name in enumerate(series):
-            s = rows[rows["series"] == name].sort_values("size_key")
+    height = top + axes_h + below
+    fig = figures.new_figure(height)
+    fig.subplots_adjust(left=0.85 / FIG_WIDTH, right=1 - 0.2 / FIG_WIDTH,
+                        top=1 - top / height, bottom=below / height, wspace=0.26)
+    ax_t, ax_r = fig.subplots(1, 2)
+    xlabel = f"problem size ({size_meaning}, log scale)" if size_meaning else (
+        "problem size (log scale)")
+    for i, name in enumerate(series):
+        color = cmap(i % cmap.N)
+        marker = figures.MARKERS[i % len(figures.MARKERS)]
+        for mode in modes:
+            s = rows[(rows["series"] == name) & (rows["mode"] == mode)].sort_values("size_key")
+            if s.empty:
+                continue
             x = s["size_key"].to_numpy(float)
             med = s["median_s"].to_numpy(float)
             lo = np.clip(np.nan_to_num(med - s["q1_s"].to_numpy(float)), 0, med * 0.999)
             hi = np.clip(np.nan_to_num(s["q3_s"].to_numpy(float) - med), 0, None)
-            style = {"color": colors(i % colors.N), "marker": markers[i % len(markers)],
-                     "markersize": 4, "linewidth": 1.3,
-                     "linestyle": "--" if (s["device"] == "gpu").any() else "-"}
-            h = ax_t.errorbar(x, med, yerr=[lo, hi], capsize=2, **style)
-            handles.append(h)
+            cold = mode == "cold"
+            style = {"color": color, "marker": marker, "markersize": 4, "linewidth": 1.3,
+                     "linestyle": ":" if cold else "-",
+                     "markerfacecolor": "white" if cold else color}
+            # bars as one LineCollection: errorbar's caps and containers cost more to
+            # build and draw than the rest of the panel
+            ax_t.vlines(x, med - lo, med + hi, color=color, linewidth=1.0,
+                        linestyle=style["linestyle"])
+            ax_t.plot(x, med, **style)
             thr = s["throughput"].to_numpy(float)
             if np.isfinite(thr).any():
                 ax_r.plot(x, thr, **style)
-        sizes = rows["size_key"].to_numpy(float)
-        _log_scale(ax_t, "x", sizes)
-        _log_scale(ax_t, "y", np.concatenate([rows["q1_s"].to_numpy(float),
-                                               rows["q3_s"].to_numpy(float),
-                                               rows["median_s"].to_numpy(float)]))
-        ax_t.set_xlabel(xlabel)
-        ax_t.set_ylabel("median time per call (s, log scale)")
-        ax_t.set_title("time (bars: 25th–75th percentile)", fontsize=10)
-        _log_scale(ax_r, "x", sizes)
-        ax_r.set_xlabel(xlabel)
-        thr_all = rows["throughput"].to_numpy(float)
-        if np.isfinite(thr_all).any():
-            _log_scale(ax_r, "y", thr_all)
-            ax_r.set_ylabel(f"throughput ({unit}, log scale)")
-        else:
-            ax_r.text(0.5, 0.5, f"no {unit} counted for this kernel", ha="center",
-                      va="center", transform=ax_r.transAxes)
-            ax_r.set_yticks([])
-        ax_r.set_title(f"throughput ({unit}, higher is better)", fontsize=10)
-        xs = np.unique(sizes)
-        for ax in (ax_t, ax_r):
-            if xs.size == 1:  # one size: centre it and label it, not a decade of blank axis
-                ax.set_xlim(xs[0] / 2, xs[0] * 2)
-                ax.set_xticks([xs[0]], [f"{int(xs[0]):,}"])
-                ax.xaxis.set_minor_locator(NullLocator())
-            else:
-                ax.set_xlim(xs[0] / 1.4, xs[-1] * 1.4)
-        for ax in (ax_t, ax_r):
-            ax.grid(True, which="major", alpha=0.35)
-            ax.grid(True, which="minor", alpha=0.15)
-        fig.suptitle(title, fontsize=11)
-        fig.legend(handles, series, loc="lower center", bbox_to_anchor=(0.5, 0.02),
-                   ncol=ncol, fontsize=8, frameon=False)
-        return _png(fig)
+    sizes = rows["size_key"].to_numpy(float)
+    figures.log_scale(ax_t, "x", sizes)
+    figures.log_scale(ax_t, "y", np.concatenate([rows["q1_s"].to_numpy(float),
+                                                 rows["q3_s"].to_numpy(float),
+                                                 rows["median_s"].to_numpy(float)]))
+    ax_t.set_xlabel(xlabel)
+    ax_t.set_ylabel("median time per call (s, log scale)")
+    ax_t.set_title("time (bars: 25th–75th percentile)", fontsize=10)
+    figures.log_scale(ax_r, "x", sizes)
+    ax_r.set_xlabel(xlabel)
+    thr_all = rows["throughput"].to_numpy(float)
+    if np.isfinite(thr_all).any():
+        figures.log_scale(ax_r, "y", thr_all)
+        ax_r.set_ylabel(f"throughput ({unit}, log scale)")
+    else:
+        ax_r.text(0.5, 0.5, f"no {unit} counted for this kernel", ha="center",
+                  va="center", transform=ax_r.transAxes)
+        ax_r.set_yticks([])
+    ax_r.set_title(f"throughput ({unit}, higher is better)", fontsize=10)
+    for ax in (ax_t, ax_r):
+        figures.size_limits(ax, sizes)
+    figures.grid(ax_t, ax_r)
+    fig.suptitle(title, fontsize=11)
+    return figures.png(fig)
+
+
+def img(figs: figures.FigureQueue, alt: str, fn: Callable[..., str], *args: Any,
+        cls: str = "") -> str:
+    """An ``<img>`` with alt text whose PNG is drawn later by ``figs``."""
+    token = figs.add(fn, *args)
+    klass = f' class="{esc(cls)}"' if cls else ""
+    return f'<img{klass} alt="{esc(alt)}" src="data:image/png;base64,{token}">\n'
 
 
 def _series_order(rows: pd.DataFrame) -> list[str]:
@@ -405,11 +362,13 @@ def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> s
     series = _series_order(rows)
     largest = rows["size_key"].max()
     best = _sort_rows(rows[rows["size_key"] == largest]).iloc[0]
+    modes = sorted(set(rows["mode"]))
+    mode_txt = f" Modes: {', '.join(modes)} (cold dotted)." if len(modes) > 1 else ""
     return (f"Log-log plots for {title}: median time per call in seconds and throughput in "
             f"{unit} versus problem size{f' in {size_meaning}' if size_meaning else ''}, "
             f"{len(series)} line(s): "
             f"{'; '.join(series)}. Fastest at the largest size {largest:,}: "
-            f"{best['series']} at {fmt_time(best['median_s'])}.")
+            f"{best['series']} ({best['mode']}) at {fmt_time(best['median_s'])}.{mode_txt}")
 
 
 # -- sections -----------------------------------------------------------------------------
@@ -463,45 +422,10 @@ def banners_html(df: pd.DataFrame, env: Environment) -> str:
     return "\n".join(out) + "\n"
 
 
-def summary_table(df: pd.DataFrame) -> Table | None:
-    """Fastest ok row per kernel, variant, dtype (and mode) at the largest size with ok rows."""
-    ok = df[df["status"] == "ok"]
-    if ok.empty:
-        return None
-    modes = sorted(set(ok["mode"]))
-    headers = ["kernel", "variant", "dtype"] + (["mode"] if len(modes) > 1 else []) + [
-        "size", "fastest (framework / implementation)", "device", "threads", "median",
-        "speedup vs NumPy", "ok rows at size"]
-    rows = []
-    for kernel in _ordered(ok["kernel"], KERNELS):
-        k = ok[ok["kernel"] == kernel]
-        spec = _kernel_spec(kernel)
-        for variant in _ordered(k["variant"], spec.variants if spec else ()):
-            kv = k[k["variant"] == variant]
-            for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
-                for mode in sorted(set(kv[kv["dtype"] == dtype]["mode"])):
-                    g = kv[(kv["dtype"] == dtype) & (kv["mode"] == mode)]
-                    at = g[g["size_key"] == g["size_key"].max()]
-                    best = _sort_rows(at).iloc[0]
-                    rows.append([kernel, variant, dtype] + ([mode] if len(modes) > 1 else []) + [
-                        fmt_int(best["size_key"]),
-                        f"{best['framework']} / {best['implementation']}", best["device"],
-                        fmt_threads(best["threads_key"]), fmt_time(best["median_s"]),
-                        fmt_speedup(best["speedup"]), str(len(at))])
-    return Table(headers, rows, frozenset({"size", "threads", "median", "speedup vs NumPy",
-                                           "ok rows at size"}))
-
-
-def summary_html(df: pd.DataFrame) -> str:
-    table = summary_table(df)
-    body = table.html() if table else '<p class="alert">No successful measurements.</p>\n'
-    return ('<h2 id="summary">Summary</h2>\n<p class="note">Per kernel, variant and dtype, '
-            "the fastest ok implementation at the largest size that has ok rows.</p>\n" + body)
-
-
 def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
     headers = ["framework", "implementation", "device", "threads", "size", "median", "spread",
-               "samples", "first call", unit, "speedup vs NumPy", "rel_err", "status"]
+               "samples", "first call", unit, "% of ceiling", "speedup vs NumPy", "rel_err",
+               "status"]
     out, classes = [], []
     for _, r in _sort_rows(rows).iterrows():
         ok = r["status"] == "ok"
@@ -511,15 +435,19 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
             f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
             fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
             fmt_sig(r["throughput"]) if ok else "—",
+            f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
             fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
         classes.append("" if ok else "bad")
     return Table(headers, out, frozenset({"threads", "size", "median", "spread", "samples",
-                                          "first call", unit, "speedup vs NumPy", "rel_err"}),
+                                          "first call", unit, "% of ceiling",
+                                          "speedup vs NumPy", "rel_err"}),
                  classes)
 
 
-def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str) -> str:
-    """One kernel: per variant, dtype (and mode) a figure of the ok rows and their table."""
+def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
+                        figs: figures.FigureQueue) -> str:
+    """One kernel: per variant and dtype a figure of the ok rows (every mode), and a table
+    per mode."""
     spec = _kernel_spec(kernel)
     k = df[df["kernel"] == kernel]
     unit = str(k["unit"].iloc[0])
@@ -540,22 +468,54 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str) -> str:
     for variant in _ordered(k["variant"], spec.variants if spec else ()):
         kv = k[k["variant"] == variant]
         for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
-            for mode in sorted(set(kv[kv["dtype"] == dtype]["mode"])):
-                g = kv[(kv["dtype"] == dtype) & (kv["mode"] == mode)]
-                title = f"{kernel} · {variant} · {dtype}" + (f" · {mode}" if mode else "")
-                parts.append(f"<h3>{esc(title)}</h3>\n")
-                ok = g[g["status"] == "ok"]
-                if ok.empty:
-                    parts.append('<p class="alert">No successful measurements for this '
-                                 "variant and dtype.</p>\n")
-                else:
-                    png = scaling_figure(ok, title, size_meaning, unit)
-                    alt = _alt_text(ok, title, size_meaning, unit)
-                    parts.append(f'<img alt="{esc(alt)}" src="data:image/png;base64,{png}">\n')
-                shown = g[g["status"].isin(["ok", "wrong_result"])]
-                if not shown.empty:
-                    parts.append(kernel_table(shown, unit).html())
+            g = kv[kv["dtype"] == dtype]
+            title = f"{kernel} · {variant} · {dtype}"
+            parts.append(f"<h3>{esc(title)}</h3>\n")
+            ok = g[g["status"] == "ok"]
+            if ok.empty:
+                parts.append('<p class="alert">No successful measurements for this '
+                             "variant and dtype.</p>\n")
+            else:
+                parts.append(img(figs, _alt_text(ok, title, size_meaning, unit),
+                                 scaling_figure, _plot_frame(ok), title, size_meaning, unit,
+                                 cls="scaling"))
+                parts.append(scaling_legend_html(ok))
+            modes = sorted(set(g["mode"]))
+            for mode in modes:
+                shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
+                if shown.empty:
+                    continue
+                if len(modes) > 1:
+                    parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
+                parts.append(kernel_table(shown, unit).html())
     return "".join(parts)
+
+
+#: the HTML look-alikes of figures.MARKERS (o s ^ D v < > p h *)
+MARKER_GLYPHS = "●■▲◆▼◀▶⬟⬢★"
+
+
+def scaling_legend_html(rows: pd.DataFrame) -> str:
+    """The legend of :func:`scaling_figure` as HTML: same colours and marker shapes."""
+    series = _series_order(rows)
+    cmap = figures.colors(len(series))
+    items = []
+    for i, name in enumerate(series):
+        color = to_hex(cmap(i % cmap.N))
+        glyph = MARKER_GLYPHS[i % len(MARKER_GLYPHS)]
+        items.append(f'<span><span class="mk" style="color:{color}">{glyph}</span> '
+                     f"{esc(name)}</span>")
+    modes = sorted(set(rows["mode"]))
+    if len(modes) > 1:
+        items.append("<span>solid line, filled marker: hot; dotted, open: cold</span>")
+    return '<div class="legend">' + "".join(items) + "</div>\n"
+
+
+def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """Only the columns a figure reads: less to copy into the drawing processes."""
+    cols = ["series", "backend", "implementation", "threads_key", "mode", "size_key",
+            "median_s", "q1_s", "q3_s", "throughput", "device"]
+    return rows[cols].reset_index(drop=True)
 
 
 def correctness_html(df: pd.DataFrame) -> str:
@@ -784,121 +744,3 @@ def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
         ).html())
     parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).html())
     return "".join(parts)
-
-
-# -- documents ----------------------------------------------------------------------------
-
-
-def render_html(df: pd.DataFrame, env: Environment, timings_name: str,
-                samples_note: str) -> str:
-    """The whole page: sections in reading order, with a table of contents."""
-    kernels = _ordered(df["kernel"], KERNELS)
-    anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
-    toc = ['<a href="#summary">Summary</a>']
-    toc += [f'<a href="#{esc(anchors[k])}">{esc(k)}</a>' for k in kernels]
-    toc += ['<a href="#correctness">Correctness</a>', '<a href="#failures">Failures and '
-            'skips</a>', '<a href="#environment">Environment</a>']
-    body = [
-        "<h1>gpubench report</h1>\n",
-        f'<p class="note">From {esc(timings_name)} on host {esc(env.get("host"))}, commit '
-        f'{esc(env.get("git_commit"))}.</p>\n',
-        "<nav>" + " · ".join(toc) + "</nav>\n",
-        how_to_read_html(),
-        banners_html(df, env),
-        summary_html(df),
-        *(kernel_section_html(df, k, anchors[k]) for k in kernels),
-        correctness_html(df),
-        failures_html(df),
-        environment_html(df, env, timings_name, samples_note),
-    ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>gpubench report</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            + "".join(body) + "</body>\n</html>\n")
-
-
-def render_markdown(df: pd.DataFrame, env: Environment, timings_name: str,
-                    samples_note: str) -> str:
-    """summary.md: the summary table, the failures and the environment, without images."""
-    out = ["# gpubench summary\n",
-           f"From {md_esc(timings_name)}. Times are medians; speedup is against the fastest "
-           "NumPy implementation on the same kernel, variant, size and dtype; only ok rows "
-           "are ranked.\n"]
-    if env.problem:
-        out.append(f"> {md_esc(env.problem)}.\n")
-    for reason, n in gpu_skip_reasons(df):
-        out.append(f"> **GPU steps skipped: {md_esc(reason)}** ({n} rows).\n")
-    out.append("## Summary\n")
-    table = summary_table(df)
-    out.append(table.markdown() if table else "**No successful measurements.**\n")
-    n_wrong = int((df["status"] == "wrong_result").sum())
-    if n_wrong:
-        out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
-    out.append("## Failures and skips\n")
-    groups = failure_groups(df)
-    out.append(groups.markdown() if groups else "Every row has status ok.\n")
-    out.append("## Environment\n")
-    out.append(environment_table(env).markdown())
-    backends = backend_table(df)
-    if backends:
-        out.append("\n" + backends.markdown())
-    locks = lock_table(env)
-    if locks:
-        out.append("\n### Framework environments\n\n" + locks.markdown())
-    out.append("\n" + data_table(df, timings_name, samples_note).markdown())
-    return "\n".join(out)
-
-
-def _samples_note(samples_csv: str | None) -> str:
-    """The samples file is optional: say whether it was given and how many samples it has."""
-    if not samples_csv:
-        return "not given"
-    path = Path(samples_csv)
-    if not path.exists():
-        return f"{path.name} (missing)"
-    return f"{path.name} ({len(results.read_samples(path))} samples)"
-
-
-def build_report(timings_csv: str, env_json: str, out_html: str, out_md: str,
-                 samples_csv: str | None = None,
-                 locks: Sequence[str | Path] = ()) -> None:
-    """Write the HTML report and summary.md; a corrupt timings CSV raises SchemaError.
-
-    ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``)."""
-    frame = prepare(results.read_timings(timings_csv))
-    env = load_env(env_json)
-    env.locks = load_locks(locks)
-    name = Path(timings_csv).name
-    note = _samples_note(samples_csv)
-    results.atomic_write_text(out_html, render_html(frame, env, name, note))
-    results.atomic_write_text(out_md, render_markdown(frame, env, name, note))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench.report --timings T --env E --html H --md M [--samples S]
-    [--locks L ...]``."""
-    parser = argparse.ArgumentParser(prog="python -m gpubench.report", description=__doc__
-                                     .splitlines()[0])
-    parser.add_argument("--timings", required=True, help="timings CSV (collected)")
-    parser.add_argument("--env", required=True, help="environment JSON from the probe step")
-    parser.add_argument("--html", required=True, help="HTML report to write")
-    parser.add_argument("--md", required=True, help="summary.md to write")
-    parser.add_argument("--samples", help="raw samples CSV (optional)")
-    parser.add_argument("--locks", nargs="*", default=[],
-                        help="environment locks of the steps (raw/<backend>.lock.txt)")
-    parser.add_argument("--mpi", help="mpi.csv from collect_mpi (optional; rendered where "
-                        "build_report supports it)")
-    args = parser.parse_args(argv)
-    try:
-        extra = {}
-        if args.mpi and "mpi" in inspect.signature(build_report).parameters:
-            extra["mpi"] = args.mpi
-        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
-                     **extra)
-    except results.SchemaError as exc:
-        parser.exit(2, f"gpubench.report: {exc}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

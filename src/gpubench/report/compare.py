@@ -1,0 +1,386 @@
+"""Run-vs-run comparison: two result sets (two machines, or two dates), every shared
+measurement labelled SAME, FASTER or SLOWER from the recorded samples.
+
+``python -m gpubench compare --base <dir|timings.csv> --new <dir|timings.csv>
+--html compare.html --md compare.md``
+
+A measurement is shared when both sets have a row with the same framework, device,
+backend, implementation, kernel, variant, size, dtype and mode (and, on the CPU, thread
+count; a GPU row's thread count is the host's core count, which says nothing about the
+GPU, so it is ignored). The label comes from :func:`gpubench.report.stats.compare`: a
+two-sided Mann–Whitney U test on the two sets of samples *and* a minimum effect on the
+ratio of medians (new / base), in the spirit of nvbench's ``compare.py``; where a set has
+no samples, non-overlapping interquartile ranges stand in for the test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter, LogLocator
+
+from gpubench import results
+from gpubench.report import figures, stats
+from gpubench.report.base import (
+    CSS,
+    KERNELS,
+    UNKNOWN,
+    Environment,
+    Table,
+    esc,
+    fmt_int,
+    fmt_threads,
+    fmt_time,
+    img,
+    load_env,
+    md_esc,
+    prepare,
+)
+
+MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
+         "dtype", "match_threads", "mode"]
+LABEL_ORDER = (stats.SLOWER, stats.FASTER, stats.SAME, "NOT COMPARABLE")
+LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999"}
+
+
+@dataclass
+class ResultSet:
+    """One side of the comparison, read leniently (see :func:`resolve`)."""
+
+    label: str
+    timings: Path
+    df: pd.DataFrame
+    samples: stats.Samples
+    env: Environment
+    notes: list[str]
+
+
+def _first(*paths: Path) -> Path | None:
+    return next((p for p in paths if p.exists()), None)
+
+
+def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
+    """A results folder (``timings.csv``, ``samples.csv[.gz]``, ``host.json`` or
+    ``env/host.json``) or a timings CSV with those files beside it."""
+    from gpubench.report import read_timings_lenient
+
+    path = Path(spec)
+    folder = path if path.is_dir() else path.parent
+    timings = folder / "timings.csv" if path.is_dir() else path
+    samples = _first(folder / "samples.csv", folder / "samples.csv.gz")
+    env_path = _first(folder / "host.json", folder / "env" / "host.json")
+    frame, notes = read_timings_lenient(timings)
+    df = prepare(frame.sort_values([*results.KEY_NAMES, "mode"], kind="mergesort")
+                 .reset_index(drop=True))
+    env = load_env(env_path) if env_path else Environment(
+        {}, "host.json", f"no host.json or env/host.json beside {timings.name}")
+    name = label or _default_label(env, folder)
+    return ResultSet(name, timings, df, stats.load_samples(samples, df), env, notes)
+
+
+def _default_label(env: Environment, folder: Path) -> str:
+    gpus = env.data.get("gpus")
+    gpu = gpus[0].get("name") if isinstance(gpus, list) and gpus and isinstance(
+        gpus[0], dict) else None
+    return f"{folder.name or folder.resolve().name}" + (f" ({gpu})" if gpu else "")
+
+
+def _keyed(df: pd.DataFrame) -> pd.DataFrame:
+    return df.assign(match_threads=df["threads_key"].where(df["device"] != "gpu", -1))
+
+
+def compare_sets(base: ResultSet, new: ResultSet, alpha: float = stats.ALPHA,
+                 min_effect: float = stats.MIN_EFFECT) -> pd.DataFrame:
+    """One row per shared measurement: medians, ratio, p-value, method and label."""
+    b, n = _keyed(base.df), _keyed(new.df)
+    b = b.assign(_row=b.index)
+    n = n.assign(_row=n.index)
+    cols = [*MATCH, "_row", "status", "median_s", "q1_s", "q3_s", "samples", "threads_key"]
+    merged = b[cols].merge(n[cols], on=MATCH, suffixes=("_base", "_new"), how="inner")
+    out = []
+    for _, r in merged.iterrows():
+        both_ok = r["status_base"] == "ok" and r["status_new"] == "ok"
+        if both_ok:
+            v = stats.compare(float(r["median_s_base"]), float(r["median_s_new"]),
+                              base.samples.get(int(r["_row_base"])),
+                              new.samples.get(int(r["_row_new"])),
+                              (r["q1_s_base"], r["q3_s_base"]), (r["q1_s_new"], r["q3_s_new"]),
+                              alpha, min_effect)
+            label, ratio, p, method = v.label, v.ratio, v.p_value, v.method
+        else:
+            label, ratio, p, method = "NOT COMPARABLE", math.nan, math.nan, ""
+        out.append({**{k: r[k] for k in MATCH}, "threads_base": r["threads_key_base"],
+                    "threads_new": r["threads_key_new"], "status_base": r["status_base"],
+                    "status_new": r["status_new"], "median_base": r["median_s_base"],
+                    "median_new": r["median_s_new"], "ratio": ratio, "p_value": p,
+                    "method": method, "label": label})
+    frame = pd.DataFrame(out, columns=[*MATCH, "threads_base", "threads_new", "status_base",
+                                       "status_new", "median_base", "median_new", "ratio",
+                                       "p_value", "method", "label"])
+    order = {k: i for i, k in enumerate(KERNELS)}
+    frame = frame.assign(_k=frame["kernel"].map(lambda k: order.get(k, len(order))))
+    frame = frame.sort_values(["_k", "kernel", "variant", "dtype", "size_key", "backend",
+                               "implementation", "match_threads", "mode"], kind="mergesort")
+    return frame.drop(columns="_k").reset_index(drop=True)
+
+
+def only_in(one: ResultSet, other: ResultSet) -> pd.DataFrame:
+    """Rows of ``one`` with no counterpart in ``other``."""
+    a, b = _keyed(one.df), _keyed(other.df)
+    m = a.merge(b[MATCH].drop_duplicates(), on=MATCH, how="left", indicator=True)
+    return m[m["_merge"] == "left_only"].drop(columns="_merge")
+
+
+def _fmt_ratio(x: float) -> str:
+    return f"{x:.3f}×" if math.isfinite(x) else "—"
+
+
+def _fmt_p(x: float) -> str:
+    return "—" if not math.isfinite(x) else ("< 1e-6" if x < 1e-6 else f"{x:.2g}")
+
+
+def counts_table(cmp: pd.DataFrame) -> Table:
+    rows = [[lab, str(int((cmp["label"] == lab).sum()))] for lab in LABEL_ORDER]
+    return Table(["label", "measurements"], rows, frozenset({"measurements"}))
+
+
+def group_table(cmp: pd.DataFrame, by: str) -> Table | None:
+    """Per backend (or kernel): labels and the geometric mean of the ratios."""
+    ok = cmp[cmp["label"] != "NOT COMPARABLE"]
+    if ok.empty:
+        return None
+    rows = []
+    keys = sorted(set(ok[by])) if by != "kernel" else [
+        k for k in (*KERNELS, *sorted(set(ok[by]) - set(KERNELS))) if k in set(ok[by])]
+    for key in keys:
+        g = ok[ok[by] == key]
+        gm = float(np.exp(np.log(g["ratio"].astype(float)).mean()))
+        rows.append([key, str(len(g)), str(int((g["label"] == stats.FASTER).sum())),
+                     str(int((g["label"] == stats.SLOWER).sum())),
+                     str(int((g["label"] == stats.SAME).sum())), _fmt_ratio(gm)])
+    return Table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
+                 frozenset({"shared", "FASTER", "SLOWER", "SAME", "geomean new/base"}))
+
+
+def detail_table(cmp: pd.DataFrame) -> Table:
+    rows, classes = [], []
+    for _, r in cmp.iterrows():
+        rows.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]),
+                     r["backend"], r["implementation"], fmt_threads(r["match_threads"]),
+                     r["mode"], fmt_time(r["median_base"]), fmt_time(r["median_new"]),
+                     _fmt_ratio(r["ratio"]), _fmt_p(r["p_value"]), r["method"] or "—",
+                     r["label"] if r["label"] != "NOT COMPARABLE" else
+                     f"NOT COMPARABLE ({r['status_base']} → {r['status_new']})"])
+        classes.append({stats.SLOWER: "bad", stats.FASTER: "good"}.get(r["label"], ""))
+    return Table(["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
+                  "mode", "base median", "new median", "new/base", "p", "test", "label"],
+                 rows, frozenset({"size", "threads", "base median", "new median", "new/base",
+                                  "p"}), classes)
+
+
+def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
+    """Ratio new/base per measurement, one column per backend, coloured by label."""
+    backends = sorted(set(data["backend"]))
+    fig = figures.new_figure(4.6)
+    fig.subplots_adjust(left=0.08, right=0.83, top=0.9, bottom=0.22)
+    ax = fig.subplots()
+    for bi, backend in enumerate(backends):
+        g = data[data["backend"] == backend].reset_index(drop=True)
+        offs = (np.arange(len(g)) / max(len(g) - 1, 1) - 0.5) * 0.6 if len(g) > 1 else [0.0]
+        for lab in (stats.SAME, stats.FASTER, stats.SLOWER):
+            sel = (g["label"] == lab).to_numpy()
+            if sel.any():
+                ax.plot(bi + np.asarray(offs)[sel], g.loc[sel, "ratio"].to_numpy(float),
+                        linestyle="none", marker="o", markersize=3, alpha=0.7,
+                        color=LABEL_COLORS[lab])
+    for lab in (stats.SLOWER, stats.FASTER, stats.SAME):
+        ax.plot([], [], linestyle="none", marker="o", color=LABEL_COLORS[lab], label=lab)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(backends)), backends, rotation=20, ha="right")
+    ax.set_xlim(-0.6, len(backends) - 0.4)
+    figures.log_scale(ax, "y", np.r_[data["ratio"].to_numpy(float), 0.9, 1.1])
+    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+    ax.yaxis.set_minor_formatter(plain)
+    figures.grid(ax)
+    ax.set_ylabel("time new / base (log scale)")
+    ax.set_title(f"{new_label} / {base_label}, every shared ok measurement "
+                 "(below 1: new is faster)", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return figures.png(fig)
+
+
+def env_diff(base: ResultSet, new: ResultSet) -> Table:
+    """The environment fields and package versions side by side; differences marked."""
+    def gpu(env: Environment) -> str:
+        g = env.data.get("gpus")
+        if isinstance(g, list) and g:
+            return "; ".join(f"{x.get('name', UNKNOWN)} (driver {x.get('driver_version', '?')})"
+                             if isinstance(x, dict) else str(x) for x in g)
+        return "none"
+
+    rows = []
+    for field in ("host", "cpu_model", "cpu_cores", "os", "python_version", "git_commit",
+                  "timestamp"):
+        rows.append([field, str(base.env.get(field)), str(new.env.get(field))])
+    rows.append(["GPUs", gpu(base.env), gpu(new.env)])
+    for key in ("d2d_copy_gbps", "sgemm_gflops", "dgemm_gflops", "cpu_copy_gbps"):
+        vals = []
+        for s in (base, new):
+            c = s.env.data.get("ceilings")
+            v = c.get(key) if isinstance(c, dict) else None
+            vals.append(f"{float(v):,.0f}" if isinstance(v, int | float) else UNKNOWN)
+        rows.append([f"ceiling {key}", *vals])
+    pb, pn = base.env.data.get("packages") or {}, new.env.data.get("packages") or {}
+    if isinstance(pb, dict) and isinstance(pn, dict):
+        for pkg in sorted(set(pb) | set(pn)):
+            rows.append([f"package {pkg}", str(pb.get(pkg, "—")), str(pn.get(pkg, "—"))])
+    classes = ["warn" if r[1] != r[2] else "" for r in rows]
+    return Table(["field", base.label, new.label], rows, row_classes=classes)
+
+
+def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
+                min_effect: float, figs: figures.FigureQueue) -> str:
+    shared = cmp[cmp["label"] != "NOT COMPARABLE"]
+    differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
+        ["label", "ratio"], ascending=[True, False], kind="mergesort")
+    method = (f"A measurement is <strong>FASTER</strong> or <strong>SLOWER</strong> only when "
+              f"a two-sided Mann–Whitney U test on the two sets of recorded samples gives "
+              f"p &lt; {alpha:g} <em>and</em> the ratio of medians (new / base) is beyond "
+              f"1 ± {min_effect:.0%} (as 1/(1+{min_effect:g}) and 1+{min_effect:g}); "
+              "otherwise it is <strong>SAME</strong>. Rows without samples are compared by "
+              "their interquartile ranges (they must not overlap) and the same threshold. "
+              f"With {len(shared)} comparisons at α = {alpha:g}, about "
+              f"{len(shared) * alpha:.1f} could pass the test by chance; the effect "
+              "threshold keeps those from being labelled. A GPU row's thread count is not "
+              "part of the match.")
+    inputs = Table(["", "base", "new"], [
+        ["label", base.label, new.label],
+        ["timings", f"{base.timings} ({len(base.df)} rows)", f"{new.timings} ({len(new.df)} rows)"],
+        ["samples", base.samples.note, new.samples.note],
+    ])
+    parts = [
+        "<h1>gpubench run-vs-run comparison</h1>\n",
+        f"<p><strong>base</strong>: {esc(base.label)} · <strong>new</strong>: "
+        f"{esc(new.label)}</p>\n",
+        f'<p class="note">{method}</p>\n',
+    ]
+    for s in (base, new):
+        for note in s.notes:
+            parts.append(f'<div class="banner">{esc(s.label)}: {esc(note)}.</div>\n')
+        if s.env.problem:
+            parts.append(f'<div class="banner">{esc(s.label)}: {esc(s.env.problem)}.</div>\n')
+    parts.append("<h2>Inputs</h2>\n" + inputs.html())
+    parts.append('<h2 id="counts">Result</h2>\n' + counts_table(cmp).html())
+    if shared.empty:
+        parts.append('<p class="alert">No measurement is ok in both sets: nothing to '
+                     "compare.</p>\n")
+    else:
+        fig_data = shared[["backend", "ratio", "label"]].reset_index(drop=True)
+        alt = (f"Strip plot of the time ratio {new.label} / {base.label} for "
+               f"{len(shared)} shared measurements, one column per backend, log scale: "
+               f"{int((shared['label'] == stats.FASTER).sum())} FASTER (blue), "
+               f"{int((shared['label'] == stats.SLOWER).sum())} SLOWER (red), "
+               f"{int((shared['label'] == stats.SAME).sum())} SAME (grey).")
+        parts.append(img(figs, alt, ratio_figure, fig_data, base.label, new.label,
+                         cls="compare"))
+        for by in ("backend", "kernel"):
+            t = group_table(cmp, by)
+            if t:
+                parts.append(f"<h3>Per {by}</h3>\n" + t.html())
+    parts.append(f"<h2>FASTER and SLOWER ({len(differs)})</h2>\n")
+    parts.append(detail_table(differs).html() if not differs.empty else
+                 "<p>Every shared measurement is SAME.</p>\n")
+    nc = cmp[cmp["label"] == "NOT COMPARABLE"]
+    if not nc.empty:
+        parts.append(f"<h2>Not comparable ({len(nc)}): not ok in one of the sets</h2>\n"
+                     + detail_table(nc).html())
+    parts.append(f"<details><summary>All {len(cmp)} shared measurements</summary>\n"
+                 + detail_table(cmp).html() + "</details>\n")
+    for one, other, name in ((base, new, "base"), (new, base, "new")):
+        rest = only_in(one, other)
+        parts.append(f"<h2>Only in {name} ({len(rest)})</h2>\n")
+        if not rest.empty:
+            g = rest.groupby(["backend", "kernel", "status"], sort=True).size()
+            parts.append(Table(["backend", "kernel", "status", "rows"],
+                               [[b, k, s, str(int(n))] for (b, k, s), n in g.items()],
+                               frozenset({"rows"})).html())
+    parts.append("<h2>Environments</h2>\n" + env_diff(base, new).html())
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            "<title>gpubench comparison</title>\n<style>" + CSS
+            + "tr.good td{background:#e3eefa}</style>\n</head>\n<body>\n"
+            + "".join(parts) + "</body>\n</html>\n")
+
+
+def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
+                    min_effect: float) -> str:
+    differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
+        ["label", "ratio"], ascending=[True, False], kind="mergesort")
+    out = ["# gpubench run-vs-run comparison\n",
+           f"base: {md_esc(base.label)} ({md_esc(base.timings)}); new: {md_esc(new.label)} "
+           f"({md_esc(new.timings)}).\n",
+           f"FASTER/SLOWER: two-sided Mann–Whitney U on the samples, p < {alpha:g}, and the "
+           f"ratio of medians beyond 1 ± {min_effect:.0%}; else SAME (without samples: "
+           "non-overlapping IQRs).\n", counts_table(cmp).markdown()]
+    for by in ("backend", "kernel"):
+        t = group_table(cmp, by)
+        if t:
+            out.append(f"## Per {by}\n\n" + t.markdown())
+    out.append(f"## FASTER and SLOWER ({len(differs)})\n")
+    out.append(detail_table(differs).markdown() if not differs.empty else
+               "Every shared measurement is SAME.\n")
+    return "\n".join(out)
+
+
+def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | Path,
+                  out_md: str | Path | None = None, base_label: str | None = None,
+                  new_label: str | None = None, alpha: float = stats.ALPHA,
+                  min_effect: float = stats.MIN_EFFECT, workers: int | None = None,
+                  ) -> pd.DataFrame:
+    """Write the comparison page (and Markdown); returns the per-measurement table."""
+    base = resolve(base_spec, base_label)
+    new = resolve(new_spec, new_label)
+    if base.label == new.label:
+        base.label, new.label = f"base: {base.label}", f"new: {new.label}"
+    cmp = compare_sets(base, new, alpha, min_effect)
+    figs = figures.FigureQueue()
+    page = figs.render(render_html(base, new, cmp, alpha, min_effect, figs), workers)
+    results.atomic_write_text(out_html, page)
+    if out_md:
+        results.atomic_write_text(out_md, render_markdown(base, new, cmp, alpha, min_effect))
+    return cmp
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``python -m gpubench compare --base B --new N --html H [--md M]``."""
+    p = argparse.ArgumentParser(prog="python -m gpubench compare",
+                                description=__doc__.splitlines()[0])
+    p.add_argument("--base", required=True, help="results folder or timings CSV (reference)")
+    p.add_argument("--new", required=True, help="results folder or timings CSV (compared)")
+    p.add_argument("--html", required=True, help="comparison page to write")
+    p.add_argument("--md", help="Markdown summary to write")
+    p.add_argument("--base-label", help="name of the base set (default: folder and GPU)")
+    p.add_argument("--new-label", help="name of the new set")
+    p.add_argument("--alpha", type=float, default=stats.ALPHA,
+                   help=f"significance of the Mann-Whitney test (default {stats.ALPHA})")
+    p.add_argument("--min-effect", type=float, default=stats.MIN_EFFECT,
+                   help="smallest relative change labelled FASTER/SLOWER "
+                        f"(default {stats.MIN_EFFECT})")
+    p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
+    args = p.parse_args(argv)
+    try:
+        cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
+                            args.new_label, args.alpha, args.min_effect, args.jobs)
+    except results.SchemaError as exc:
+        p.exit(2, f"gpubench compare: {exc}\n")
+    counts = ", ".join(f"{lab} {int((cmp['label'] == lab).sum())}" for lab in LABEL_ORDER)
+    print(f"{len(cmp)} shared measurements: {counts}")
+    return 0

@@ -1,0 +1,361 @@
+"""The MPI section: scaling and efficiency, latency and bandwidth, staged vs direct.
+
+It reads ``mpi.csv`` (one tidy row per measurement, columns in
+``/work/notes/mpi_contract.md``, mirrored in :data:`MPI_COLUMNS`) and, optionally,
+``mpi_samples.csv``. The MPI steps are optional, so a missing file is a sentence in the
+report ("MPI was not run"), and a file with missing columns is shown with what it has.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpubench.report import figures
+from gpubench.report.base import Table, esc, fmt_int, fmt_sig, fmt_time, img
+
+MPI_COLUMNS: tuple[str, ...] = (
+    "job", "framework", "device", "backend", "ranks", "size", "size_meaning", "dtype",
+    "path", "mode", "status", "reason", "samples", "median_s", "min_s", "q1_s", "q3_s",
+    "max_s", "iqr_s", "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err",
+    "tolerance", "gpu_uuids", "device_selection", "mpi_library", "mpi_version",
+    "cuda_aware", "launcher", "host", "device_name", "framework_version", "git_commit",
+    "timestamp", "schema_version")
+MPI_SAMPLE_COLUMNS: tuple[str, ...] = ("job", "backend", "ranks", "size", "path", "mode",
+                                       "sample_index", "time_s")
+NUMERIC = ("ranks", "size", "samples", "median_s", "min_s", "q1_s", "q3_s", "max_s", "iqr_s",
+           "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err", "tolerance",
+           "schema_version")
+#: jobs whose rows form a scaling curve (time against ranks)
+SCALING_JOBS = ("reduction", "matmul", "monte_carlo_pi", "grad_avg", "halo", "multi_gpu")
+#: jobs measured against message size
+MESSAGE_JOBS = ("p2p", "allreduce")
+
+
+@dataclass
+class MpiData:
+    """The MPI rows (empty when there are none) and what to say about the inputs."""
+
+    frame: pd.DataFrame
+    problem: str = ""
+    notes: tuple[str, ...] = ()
+    samples_note: str = ""
+
+    @property
+    def present(self) -> bool:
+        return not self.frame.empty
+
+
+def load_mpi(path: str | Path | None, samples: str | Path | None = None) -> MpiData:
+    """Read mpi.csv leniently: absent, unreadable or partial files become notes."""
+    empty = pd.DataFrame(columns=list(MPI_COLUMNS))
+    if not path:
+        return MpiData(empty, "MPI was not run (no mpi.csv was given to the report)")
+    path = Path(path)
+    if not path.exists():
+        return MpiData(empty, f"MPI was not run: {path.name} is missing")
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return MpiData(empty, f"{path.name} is unreadable: {str(exc)[:300]}")
+    notes = []
+    required = ("job", "backend", "ranks", "status")
+    missing_req = [c for c in required if c not in frame.columns]
+    if missing_req:
+        return MpiData(empty, f"{path.name} lacks the columns {missing_req}: it is not an "
+                              "MPI results file of this schema")
+    missing = [c for c in MPI_COLUMNS if c not in frame.columns]
+    if missing:
+        notes.append(f"{path.name} has no columns {missing} (an older schema?): those "
+                     "values are shown as unknown")
+    extra = sorted(c for c in frame.columns if c not in MPI_COLUMNS)
+    if extra:
+        notes.append(f"{path.name} has columns this report does not know: {extra}")
+    for col in MPI_COLUMNS:
+        if col not in frame.columns:
+            frame[col] = math.nan if col in NUMERIC else ""
+    frame = frame[list(MPI_COLUMNS)].copy()
+    for col in MPI_COLUMNS:
+        if col in NUMERIC:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("float64")
+        else:
+            values = frame[col].astype(object)
+            frame[col] = values.where(values.notna(), "").astype(str)
+    frame = frame.sort_values(["job", "backend", "path", "mode", "size", "ranks"],
+                              kind="mergesort").reset_index(drop=True)
+    return MpiData(frame, "", tuple(notes), _samples_note(samples))
+
+
+def _samples_note(path: str | Path | None) -> str:
+    if not path:
+        return "not given"
+    path = Path(path)
+    if not path.exists():
+        return f"{path.name} (missing)"
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        return f"{path.name} (unreadable: {str(exc)[:200]})"
+    missing = [c for c in MPI_SAMPLE_COLUMNS if c not in frame.columns]
+    if missing:
+        return f"{path.name} ({len(frame)} rows; missing columns {missing})"
+    return f"{path.name} ({len(frame):,} samples)"
+
+
+def _label(rows: pd.DataFrame) -> pd.Series:
+    parts = rows["backend"]
+    for col in ("path", "mode"):
+        extra = rows[col].map(lambda v: "" if v in ("", "n/a") else f" {v}")
+        parts = parts + extra
+    return parts
+
+
+def scaling_figure(data: pd.DataFrame) -> str:
+    """Speedup and parallel efficiency against ranks, one line per job/backend/mode."""
+    fig = figures.new_figure(4.4)
+    fig.subplots_adjust(left=0.07, right=0.72, top=0.88, bottom=0.13, wspace=0.3)
+    ax_s, ax_e = fig.subplots(1, 2)
+    labels = sorted(set(data["label"]))
+    cmap = figures.colors(len(labels))
+    for i, lab in enumerate(labels):
+        s = data[data["label"] == lab].sort_values("ranks")
+        style = {"color": cmap(i % cmap.N), "marker": figures.MARKERS[i % 10],
+                 "markersize": 4, "linewidth": 1.3, "label": lab}
+        ax_s.plot(s["ranks"], s["speedup"], **style)
+        ax_e.plot(s["ranks"], s["efficiency"], **style)
+    ranks = np.unique(data["ranks"].to_numpy(float))
+    ax_s.plot(ranks, ranks, color="black", linewidth=0.8, linestyle=":", label="ideal")
+    ax_e.axhline(1.0, color="black", linewidth=0.8, linestyle=":")
+    for ax in (ax_s, ax_e):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ranks, [str(int(r)) for r in ranks])
+        ax.set_xlabel("MPI ranks (log scale)")
+        figures.grid(ax)
+    ax_s.set_ylabel("speedup over 1 rank")
+    ax_e.set_ylabel("parallel efficiency")
+    ax_s.set_title("speedup (strong scaling; weak: time ratio)", fontsize=10)
+    ax_e.set_title("efficiency (1 = ideal)", fontsize=10)
+    fig.suptitle("MPI scaling at the largest size of each job", fontsize=11)
+    ax_e.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+    return figures.png(fig)
+
+
+def message_figure(data: pd.DataFrame) -> str:
+    """Latency (p2p) and bandwidth (p2p algorithm, allreduce bus) against message size."""
+    fig = figures.new_figure(4.4)
+    fig.subplots_adjust(left=0.07, right=0.72, top=0.88, bottom=0.13, wspace=0.3)
+    ax_l, ax_b = fig.subplots(1, 2)
+    labels = sorted(set(data["label"]))
+    cmap = figures.colors(len(labels))
+    for i, lab in enumerate(labels):
+        s = data[data["label"] == lab].sort_values("size")
+        style = {"color": cmap(i % cmap.N), "marker": figures.MARKERS[i % 10],
+                 "markersize": 4, "linewidth": 1.3, "label": lab,
+                 "linestyle": "--" if "staged" in lab else "-"}
+        lat = s["latency_us"].where(s["latency_us"].notna(), s["median_s"] * 1e6)
+        ax_l.plot(s["size"], lat, **style)
+        bw = s["bus_gbps"].where(s["bus_gbps"].notna(), s["gbps"])
+        ax_b.plot(s["size"], bw, **style)
+    sizes = data["size"].to_numpy(float)
+    figures.log_scale(ax_l, "x", sizes)
+    figures.log_scale(ax_b, "x", sizes)
+    lat_all = data["latency_us"].where(data["latency_us"].notna(), data["median_s"] * 1e6)
+    figures.log_scale(ax_l, "y", lat_all.to_numpy(float))
+    bw_all = data["bus_gbps"].where(data["bus_gbps"].notna(), data["gbps"])
+    if np.isfinite(bw_all.to_numpy(float)).any():
+        figures.log_scale(ax_b, "y", bw_all.to_numpy(float))
+    for ax in (ax_l, ax_b):
+        ax.set_xlabel("message size (bytes, log scale)")
+        figures.grid(ax)
+    ax_l.set_ylabel("latency (µs, log scale)")
+    ax_b.set_ylabel("bandwidth (GB/s; allreduce: bus bandwidth)")
+    ax_l.set_title("latency (lower is better)", fontsize=10)
+    ax_b.set_title("bandwidth (higher is better)", fontsize=10)
+    fig.suptitle("MPI point-to-point and allreduce (dashed: staged through the host)",
+                 fontsize=11)
+    ax_b.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+    return figures.png(fig)
+
+
+def scaling_frame(ok: pd.DataFrame) -> pd.DataFrame:
+    rows = ok[ok["job"].isin(SCALING_JOBS)]
+    if rows.empty:
+        return rows
+    largest = rows.groupby(["job", "backend", "path", "mode"])["size"].transform("max")
+    rows = rows[rows["size"] == largest].copy()
+    # speedup and efficiency from the times where the job did not record them
+    base = rows[rows["ranks"] == 1].set_index(["job", "backend", "path", "mode"])["median_s"]
+    key = list(zip(rows["job"], rows["backend"], rows["path"], rows["mode"], strict=True))
+    t1 = pd.Series([base.get(k, math.nan) for k in key], index=rows.index)
+    weak = rows["mode"] == "weak"
+    est_speedup = (t1 / rows["median_s"]).where(~weak, t1 / rows["median_s"] * rows["ranks"])
+    rows["speedup"] = rows["speedup"].fillna(est_speedup)
+    rows["efficiency"] = rows["efficiency"].fillna(rows["speedup"] / rows["ranks"])
+    rows["label"] = rows["job"] + " " + _label(rows)
+    rows = rows[rows["speedup"].notna()]
+    return rows[["label", "ranks", "speedup", "efficiency"]].sort_values(
+        ["label", "ranks"], kind="mergesort").reset_index(drop=True)
+
+
+def message_frame(ok: pd.DataFrame) -> pd.DataFrame:
+    rows = ok[ok["job"].isin(MESSAGE_JOBS) & (ok["size"] > 0)]
+    if rows.empty:
+        return rows
+    # the largest rank count of each curve (p2p is 2 ranks)
+    most = rows.groupby(["job", "backend", "path", "mode"])["ranks"].transform("max")
+    rows = rows[rows["ranks"] == most].copy()
+    rows["label"] = rows["job"] + " " + _label(rows) + " n=" + rows["ranks"].map(
+        lambda r: str(int(r)) if math.isfinite(r) else "?")
+    return rows[["label", "size", "latency_us", "median_s", "gbps", "bus_gbps"]].sort_values(
+        ["label", "size"], kind="mergesort").reset_index(drop=True)
+
+
+def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
+    """At each job's largest message, direct (GPU-aware) against staged bandwidth."""
+    rows = ok[ok["path"].isin(["staged", "direct"])]
+    if rows.empty:
+        return None
+    out = []
+    for (job, backend, mode), g in rows.groupby(["job", "backend", "mode"], sort=True):
+        size = g["size"].max()
+        at = g[g["size"] == size]
+        at = at[at["ranks"] == at["ranks"].max()]
+
+        def bw(path: str, at: pd.DataFrame = at) -> float:
+            r = at[at["path"] == path]
+            if r.empty:
+                return math.nan
+            v = r["bus_gbps"].fillna(r["gbps"]).iloc[0]
+            return float(v) if pd.notna(v) else math.nan
+
+        def t(path: str, at: pd.DataFrame = at) -> float:
+            r = at[at["path"] == path]
+            return float(r["median_s"].iloc[0]) if not r.empty else math.nan
+
+        st, di = t("staged"), t("direct")
+        ratio = st / di if st > 0 and di > 0 else math.nan
+        out.append([job, backend, mode or "—", fmt_int(size), fmt_int(at["ranks"].max()),
+                    fmt_time(st), fmt_time(di), fmt_sig(bw("staged")), fmt_sig(bw("direct")),
+                    f"{ratio:.2f}×" if math.isfinite(ratio) else "—"])
+    return Table(["job", "backend", "mode", "size", "ranks", "staged time", "direct time",
+                  "staged GB/s", "direct GB/s", "direct speedup"], out,
+                 frozenset({"size", "ranks", "staged time", "direct time", "staged GB/s",
+                            "direct GB/s", "direct speedup"}))
+
+
+def environment_table(frame: pd.DataFrame) -> Table | None:
+    cols = ["backend", "mpi_library", "mpi_version", "cuda_aware", "launcher",
+            "device_selection", "device_name", "framework_version", "host"]
+    env = frame[cols].drop_duplicates().sort_values(cols, kind="mergesort")
+    if env.empty:
+        return None
+    rows = [[v if v else "unknown" for v in r] for r in env.astype(str).to_numpy().tolist()]
+    return Table(cols, rows)
+
+
+def device_check(frame: pd.DataFrame) -> list[str]:
+    """Device selection: every rank of a GPU job must have seen a distinct GPU."""
+    out = []
+    gpu = frame[(frame["device"] == "gpu") & (frame["gpu_uuids"] != "")
+                & (frame["status"] == "ok")]
+    for (job, backend, ranks), g in gpu.groupby(["job", "backend", "ranks"], sort=True):
+        uu = [u for u in str(g["gpu_uuids"].iloc[0]).split(";") if u]
+        if len(uu) != len(set(uu)):
+            out.append(f"{job} {backend} with {int(ranks)} ranks: ranks share a GPU "
+                       f"({len(set(uu))} distinct of {len(uu)})")
+    return out
+
+
+def failures_table(frame: pd.DataFrame) -> Table | None:
+    bad = frame[frame["status"] != "ok"]
+    if bad.empty:
+        return None
+    rows = []
+    for (status, job, backend, reason), g in bad.groupby(["status", "job", "backend",
+                                                          "reason"], sort=True):
+        ranks = ", ".join(str(int(r)) for r in sorted(set(g["ranks"].dropna())))
+        rows.append([status, job, backend, ranks or "—", str(len(g)), reason or "—"])
+    return Table(["status", "job", "backend", "ranks", "rows", "reason"], rows,
+                 frozenset({"rows"}))
+
+
+def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
+    parts = ['<h2 id="mpi">MPI</h2>\n']
+    if data.problem:
+        return "".join(parts) + f'<p class="banner">{esc(data.problem)}.</p>\n'
+    for note in data.notes:
+        parts.append(f'<p class="banner">{esc(note)}.</p>\n')
+    frame = data.frame
+    if frame.empty:
+        return "".join(parts) + '<p class="banner">mpi.csv has no rows.</p>\n'
+    counts = ", ".join(f"{s} {n}" for s, n in frame["status"].value_counts().sort_index()
+                       .items())
+    parts.append(f'<p class="note">{len(frame)} MPI measurement(s): {esc(counts)}. Samples: '
+                 f"{esc(data.samples_note)}. Speedup and efficiency are against one rank "
+                 "(weak scaling: the time at one rank over the time at N, problem growing "
+                 "with N); where a row does not record them they are computed from the "
+                 "medians.</p>\n")
+    ok = frame[frame["status"] == "ok"]
+    sc = scaling_frame(ok)
+    if not sc.empty:
+        worst = sc.sort_values(["efficiency", "label"], kind="mergesort").iloc[0]
+        ranks = ", ".join(str(int(r)) for r in sorted(set(sc["ranks"])))
+        alt = (f"Two plots against MPI ranks ({ranks}): speedup over one rank and parallel "
+               f"efficiency, {sc['label'].nunique()} "
+               f"curve(s): {'; '.join(sorted(set(sc['label'])))}. Lowest efficiency: "
+               f"{worst['label']} at {int(worst['ranks'])} ranks, {worst['efficiency']:.2f}.")
+        parts.append("<h3>Scaling and efficiency</h3>\n"
+                     + img(figs, alt, scaling_figure, sc, cls="mpi"))
+        tab = Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
+                    [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
+                      f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
+                    frozenset({"ranks", "speedup", "efficiency"}))
+        parts.append(tab.html())
+    else:
+        parts.append("<p>No scaling job has ok rows.</p>\n")
+    msg = message_frame(ok)
+    if not msg.empty:
+        alt = (f"Two log-log plots against message size in bytes "
+               f"({int(msg['size'].min()):,} to {int(msg['size'].max()):,}): latency in µs and "
+               f"bandwidth in GB/s, {msg['label'].nunique()} curve(s): "
+               f"{'; '.join(sorted(set(msg['label'])))}.")
+        parts.append("<h3>Latency and bandwidth</h3>\n"
+                     + img(figs, alt, message_figure, msg, cls="mpi"))
+    else:
+        parts.append("<p>No point-to-point or allreduce rows are ok.</p>\n")
+    svd = staged_vs_direct(ok)
+    parts.append("<h3>Staged vs direct (GPU-aware) transfers</h3>\n")
+    parts.append(svd.html() if svd else "<p>No rows compare staged and direct paths.</p>\n")
+    clash = device_check(frame)
+    parts.append("<h3>Device selection</h3>\n" + (
+        "<ul>" + "".join(f'<li class="alert">{esc(c)}</li>' for c in clash) + "</ul>\n"
+        if clash else "<p>Every GPU job's ranks recorded distinct GPUs (or none were "
+        "recorded).</p>\n"))
+    env = environment_table(frame)
+    if env:
+        parts.append("<h3>MPI environment</h3>\n" + env.html())
+    fails = failures_table(frame)
+    parts.append("<h3>MPI failures</h3>\n" + (fails.html() if fails else
+                                               "<p>Every MPI row has status ok.</p>\n"))
+    return "".join(parts)
+
+
+def mpi_markdown(data: MpiData) -> str:
+    if data.problem:
+        return f"{data.problem}.\n"
+    frame = data.frame
+    out = [f"{len(frame)} MPI measurement(s).\n"]
+    sc = scaling_frame(frame[frame["status"] == "ok"])
+    if not sc.empty:
+        out.append(Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
+                         [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
+                           f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
+                         frozenset({"ranks", "speedup", "efficiency"})).markdown())
+    fails = failures_table(frame)
+    if fails:
+        out.append("\n" + fails.markdown())
+    return "\n".join(out)

@@ -1,0 +1,198 @@
+"""Noise-aware comparisons from the recorded samples.
+
+Medians alone cannot say whether two numbers differ: a 3 % gap between two noisy
+measurements is no evidence. Every "which is faster" in the report and in the
+run-vs-run comparison is therefore decided by two tests that must both pass:
+
+* a two-sided Mann–Whitney U test on the samples (rank-based: no normality assumed,
+  robust to the long right tail timings have), normal approximation with tie and
+  continuity correction, at significance ``alpha``; and
+* a minimum effect: the ratio of medians must differ from 1 by more than
+  ``min_effect`` (default 5 %), so that a statistically clear but practically
+  irrelevant difference still reads as SAME (nvbench's compare does the same with its
+  noise threshold).
+
+Where no samples were recorded, the quartiles in the timings row stand in: two
+measurements differ only when their interquartile ranges do not overlap *and* the
+effect is above the threshold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpubench import results
+
+ALPHA = 0.01
+MIN_EFFECT = 0.05
+
+SAME, FASTER, SLOWER = "SAME", "FASTER", "SLOWER"
+
+
+def mann_whitney(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """(U of ``a``, two-sided p) by the normal approximation with tie correction.
+
+    Written out (no SciPy dependency for one test); matches
+    ``scipy.stats.mannwhitneyu(a, b, method="asymptotic")``."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    n1, n2 = a.size, b.size
+    if n1 == 0 or n2 == 0:
+        return math.nan, math.nan
+    x = np.concatenate([a, b])
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    first = np.r_[True, xs[1:] != xs[:-1]]
+    starts = np.flatnonzero(first)
+    bounds = np.r_[starts, xs.size]
+    avg = (bounds[:-1] + bounds[1:] - 1) / 2.0 + 1.0  # average 1-based rank per tie group
+    group = np.cumsum(first) - 1
+    ranks = np.empty(xs.size)
+    ranks[order] = avg[group]
+    u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2.0)
+    n = n1 + n2
+    ties = np.diff(bounds).astype(float)
+    tie_term = float((ties**3 - ties).sum())
+    var = n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))) if n > 1 else 0.0
+    if var <= 0:
+        return u1, 1.0
+    mu = n1 * n2 / 2.0
+    z = (abs(u1 - mu) - 0.5) / math.sqrt(var)
+    p = math.erfc(max(z, 0.0) / math.sqrt(2.0))
+    return u1, min(1.0, p)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of comparing ``new`` with ``base`` (ratio = new / base median)."""
+
+    label: str
+    ratio: float
+    p_value: float
+    method: str  # "mann-whitney" or "iqr"
+
+    @property
+    def differs(self) -> bool:
+        return self.label != SAME
+
+
+def compare(base_median: float, new_median: float, base_samples: np.ndarray | None = None,
+            new_samples: np.ndarray | None = None,
+            base_iqr: tuple[float, float] | None = None,
+            new_iqr: tuple[float, float] | None = None, alpha: float = ALPHA,
+            min_effect: float = MIN_EFFECT) -> Verdict:
+    """SAME, FASTER (new takes less time) or SLOWER, noise-aware (see the module doc)."""
+    ratio = new_median / base_median if base_median > 0 else math.nan
+    big = math.isfinite(ratio) and abs(math.log(ratio)) > math.log1p(min_effect)
+    if (base_samples is not None and new_samples is not None
+            and len(base_samples) >= 3 and len(new_samples) >= 3):
+        _, p = mann_whitney(new_samples, base_samples)
+        clear = p < alpha
+        method = "mann-whitney"
+    else:
+        p = math.nan
+        method = "iqr"
+        clear = False
+        if base_iqr and new_iqr and all(map(_finite, (*base_iqr, *new_iqr))):
+            clear = new_iqr[1] < base_iqr[0] or new_iqr[0] > base_iqr[1]
+    if not (clear and big):
+        return Verdict(SAME, ratio, p, method)
+    return Verdict(FASTER if ratio < 1 else SLOWER, ratio, p, method)
+
+
+def _finite(x: object) -> bool:
+    try:
+        return math.isfinite(float(x))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+# -- samples ------------------------------------------------------------------------------
+
+
+@dataclass
+class Samples:
+    """Each timings row's samples (by the row's index in the prepared frame), and a note."""
+
+    by_row: dict[int, np.ndarray]
+    note: str
+
+    def get(self, index: int) -> np.ndarray | None:
+        return self.by_row.get(index)
+
+
+def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
+    """Read a samples CSV (plain or .gz) and attach each run of samples to its row.
+
+    The samples file's key has no ``mode`` column, so a GPU case's hot and cold runs share
+    a key. Each run starts at ``sample == 0`` and is written contiguously; a run belongs
+    to the row of the same key whose sample count and median it reproduces exactly.
+    A ``mode`` column, where a file has one, is used as part of the key. A missing or
+    unreadable file is a note, never an error: comparisons then fall back to quartiles.
+    """
+    if not path:
+        return Samples({}, "not given")
+    path = Path(path)
+    if not path.exists():
+        return Samples({}, f"{path.name} (missing)")
+    try:
+        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
+        return Samples({}, f"{path.name} (unreadable: {str(exc)[:200]})")
+    missing = [c for c in results.SAMPLE_COLUMNS if c not in frame.columns]
+    if missing:
+        return Samples({}, f"{path.name} (missing columns {missing}; not used)")
+    try:
+        return _attach(frame, rows, path.name)
+    except (ValueError, TypeError, KeyError) as exc:
+        return Samples({}, f"{path.name} (not usable: {str(exc)[:200]})")
+
+
+def _attach(frame: pd.DataFrame, rows: pd.DataFrame, name: str) -> Samples:
+    keys = list(results.KEY_NAMES) + (["mode"] if "mode" in frame.columns else [])
+    total = len(frame)
+    if total == 0:
+        return Samples({}, f"{name} (0 samples)")
+    sample = pd.to_numeric(frame["sample"], errors="coerce").to_numpy()
+    times = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(float)
+    key_txt = _key_text(frame, keys)
+    # a new run where the sample index restarts or the key changes
+    starts = np.r_[True, (sample[1:] <= sample[:-1]) | (key_txt[1:] != key_txt[:-1])]
+    bounds = np.r_[np.flatnonzero(starts), total]
+    runs = pd.DataFrame({
+        "k": key_txt[bounds[:-1]], "n": np.diff(bounds),
+        "med": [float(np.median(times[a:b])) for a, b in itertools.pairwise(bounds)],
+        "seg": np.arange(len(bounds) - 1)})
+    ok = rows[rows["status"] == "ok"]
+    cand = pd.DataFrame({"k": _key_text(ok, keys), "samples": ok["samples"].to_numpy(float),
+                         "median_s": ok["median_s"].to_numpy(float), "row": ok.index})
+    merged = runs.merge(cand, on="k", how="inner")
+    match = merged[(merged["n"] == merged["samples"])
+                   & np.isclose(merged["med"], merged["median_s"], rtol=1e-9, atol=0)]
+    match = match.drop_duplicates("seg").drop_duplicates("row")
+    by_row = {int(r): times[bounds[s]:bounds[s + 1]] for s, r in
+              zip(match["seg"].to_numpy(), match["row"].to_numpy(), strict=True)}
+    note = (f"{name} ({total:,} samples; {len(by_row):,} of {len(ok):,} ok rows matched "
+            "to their samples)")
+    return Samples(by_row, note)
+
+
+def _key_text(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
+    """One string per row for the key columns; numbers as integers where they are."""
+    parts = []
+    for col in keys:
+        values = frame[col]
+        if col in ("size", "threads"):
+            num = pd.to_numeric(values, errors="coerce")
+            values = num.map(lambda v: "" if pd.isna(v) else str(int(v)))
+        parts.append(values.astype(str).to_numpy(dtype=object))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + "\x1f" + p
+    return np.asarray(out, dtype=object)

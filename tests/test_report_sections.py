@@ -1,0 +1,268 @@
+"""The comparison report's sections, its statistics, the MPI section, the run-vs-run
+comparison, determinism and bad input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from report_data import ENV, EVIL, write_set
+
+from gpubench import cli
+from gpubench.report import build_report, compare, sections, stats
+
+
+def _build(paths: dict[str, Path], out: Path, mpi: bool = True,
+           workers: int | None = 1) -> tuple[str, str]:
+    html, md = out / "index.html", out / "summary.md"
+    build_report(paths["timings"], paths["env"], html, md, samples_csv=paths["samples"],
+                 mpi_csv=paths["mpi"] if mpi else None, workers=workers)
+    return html.read_text(encoding="utf-8"), md.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict[str, Path]]:
+    tmp = tmp_path_factory.mktemp("sections")
+    paths = write_set(tmp / "in")
+    html, md = _build(paths, tmp / "out")
+    return html, md, paths
+
+
+# -- statistics ---------------------------------------------------------------------------
+
+
+def test_mann_whitney_matches_the_textbook_value() -> None:
+    # n1 = n2 = 3, complete separation: U = 0, z = (4.5 - 0.5) / sqrt(5.25), p = 0.0809
+    # (scipy.stats.mannwhitneyu([1,2,3], [4,5,6], method="asymptotic") gives the same)
+    u, p = stats.mann_whitney(np.array([1.0, 2, 3]), np.array([4.0, 5, 6]))
+    assert u == 0.0
+    assert p == pytest.approx(0.0809, abs=1e-4)
+    u, p = stats.mann_whitney(np.ones(5), np.ones(5))  # all tied: no evidence
+    assert p == 1.0
+
+
+def test_compare_needs_both_significance_and_effect() -> None:
+    rng = np.random.default_rng(1)
+    base = 1.0 + 0.01 * rng.standard_normal(50)
+    slower = 1.2 + 0.01 * rng.standard_normal(50)
+    tiny = 1.01 + 0.001 * rng.standard_normal(50)  # significant but under 5 %
+    assert stats.compare(1.0, 1.2, base, slower).label == stats.SLOWER
+    assert stats.compare(1.2, 1.0, slower, base).label == stats.FASTER
+    v = stats.compare(1.0, 1.01, base, tiny)
+    assert v.label == stats.SAME and v.method == "mann-whitney"
+    # without samples: the quartiles decide
+    assert stats.compare(1.0, 2.0, base_iqr=(0.9, 1.1), new_iqr=(1.9, 2.1)).label == stats.SLOWER
+    assert stats.compare(1.0, 1.2, base_iqr=(0.9, 1.3), new_iqr=(1.1, 1.4)).label == stats.SAME
+
+
+def test_samples_attach_to_hot_and_cold_rows(page: tuple[str, str, dict[str, Path]]) -> None:
+    _, _, paths = page
+    from gpubench.report import load_inputs
+
+    inputs = load_inputs(paths["timings"], paths["env"], paths["samples"])
+    ok = inputs.df[inputs.df["status"] == "ok"]
+    assert len(inputs.samples.by_row) == len(ok)  # hot and cold runs share a key, yet match
+    for index, s in inputs.samples.by_row.items():
+        assert np.median(s) == pytest.approx(inputs.df.loc[index, "median_s"], rel=1e-12)
+
+
+# -- sections -----------------------------------------------------------------------------
+
+
+def test_every_section_is_there(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, _, _ = page
+    for anchor in ("summary", "speedup", "ceilings", "crossover", "first-call",
+                   "correctness", "code-size", "mpi", "failures", "environment"):
+        assert f'id="{anchor}"' in html
+    for cls in ("scaling", "speedup", "roofline", "first-call", "mpi"):
+        assert f'<img class="{cls}"' in html
+
+
+def test_summary_says_how_sure(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, md, _ = page
+    summary = html[html.index('id="summary"'):html.index('id="k0-')]
+    # at 2**22 elements cupy is 3x faster than torch with 2 % noise: sure
+    assert "cupy-gpu array_ops" in summary and "sure:" in summary
+    assert "Mann–Whitney" in summary
+    assert "| backend | small wins | medium wins | large wins |" in md
+
+
+def test_crossover_is_located(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, md, _ = page
+    part = html[html.index('id="crossover"'):html.index('id="first-call"')]
+    # cpu: size*1e-9 + 1e-6; gpu: size*1e-11 + 5e-6: equal near 4,000 elements
+    assert re.search(r"≈ [0-9,]+ \(between 1,024 and 16,384\)", part)
+    assert "10,000" in part  # the seeds' claim is named
+    assert "slower at the largest size compared" in part  # torch-gpu never wins
+    assert "## CPU/GPU crossover" in md
+
+
+def test_ceilings_and_roofline(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, _, _ = page
+    part = html[html.index('id="ceilings"'):html.index('id="crossover"')]
+    assert "GPU device-to-device copy" in part and "% of ceiling" in part
+    alt = re.search(r'<img class="roofline" alt="([^"]*)"', part)
+    assert alt and "bandwidth roof 2,000 GB/s" in alt.group(1)
+
+
+def test_code_size_is_measured_from_the_registry() -> None:
+    from gpubench.spec import implementations
+
+    impl = next(i for i in implementations("vector_add", "numpy") if i.name == "ufunc")
+    text, cus = sections.implementation_source(impl)
+    assert "def " in text and cus == []
+    assert 1 <= sections._code_lines(text) < 40
+    raw = next(i for i in implementations("elementwise", "cupy") if i.name == "raw_kernel")
+    _, cus = sections.implementation_source(raw)
+    assert cus == ["elementwise"]  # the CUDA C file it compiles is counted too
+
+
+def test_first_call_and_code_size_tables(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, md, _ = page
+    assert "first call − median" in html
+    part = html[html.index('id="code-size"'):html.index('id="mpi"')]
+    assert "<td>numpy</td>" in part and "<td>cupy</td>" in part
+    assert "## Code size" in md
+
+
+def test_mpi_section(page: tuple[str, str, dict[str, Path]]) -> None:
+    html, md, _ = page
+    part = html[html.index('id="mpi"'):html.index('id="failures"')]
+    assert "Scaling and efficiency" in part and "Latency and bandwidth" in part
+    assert "Staged vs direct" in part and "Open MPI" in part
+    assert "MPI_Init failed" in part and EVIL not in html
+    assert "halo cupy-gpu strong" in part
+    # 4 ranks at 0.3 s against 1.0 s at one rank: efficiency 0.83
+    assert "0.83" in part
+    assert "MPI measurement" in md
+
+
+def test_mpi_absent_or_broken(tmp_path: Path) -> None:
+    paths = write_set(tmp_path / "in")
+    html, md = _build(paths, tmp_path / "a", mpi=False)
+    assert "MPI was not run" in html and "MPI was not run" in md
+    paths["mpi"].write_text("job,backend\nhalo,cupy-gpu\n")
+    html, _ = _build(paths, tmp_path / "b")
+    assert "lacks the columns" in html
+
+
+# -- determinism --------------------------------------------------------------------------
+
+
+def test_byte_identical_from_shuffled_input_and_any_worker_count(tmp_path: Path) -> None:
+    a = write_set(tmp_path / "a")
+    b = write_set(tmp_path / "b", shuffle_seed=7)
+    assert a["timings"].read_bytes() != b["timings"].read_bytes()
+    html_a, md_a = _build(a, tmp_path / "out_a", workers=1)
+    html_b, md_b = _build(b, tmp_path / "out_b", workers=2)
+    assert html_a.encode() == html_b.encode()
+    assert md_a.encode() == md_b.encode()
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+
+def test_no_gpu_rows(tmp_path: Path) -> None:
+    paths = write_set(tmp_path / "in", gpu=False)
+    html, md = _build(paths, tmp_path / "out")
+    assert "No GPU rows" in html and "No GPU rows" in md
+    assert "No crossover" in html
+    assert "<img" in html  # the CPU rows are still drawn
+
+
+def test_older_schema_is_shown_with_a_note(tmp_path: Path) -> None:
+    paths = write_set(tmp_path / "in")
+    frame = pd.read_csv(paths["timings"])
+    frame.drop(columns=["env_lock", "ceiling", "pct_of_ceiling", "first_call_s"]).to_csv(
+        paths["timings"], index=False)
+    html, md = _build(paths, tmp_path / "out")
+    assert "older schema" in html and "pct_of_ceiling" in html and "older schema" in md
+    assert '<img class="scaling"' in html
+
+
+@pytest.mark.parametrize("content", ["", "not,a\ngpubench,file\n", "\x00\x01garbage"])
+def test_corrupt_timings_give_a_clear_message(tmp_path: Path, content: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "timings.csv"
+    bad.write_text(content)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["report", "--timings", str(bad), "--env", str(tmp_path / "none.json"),
+                  "--html", str(tmp_path / "r.html"), "--md", str(tmp_path / "s.md")])
+    assert exc.value.code == 2
+    assert "timings.csv" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_missing_timings_and_bad_samples(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["report", "--timings", str(tmp_path / "nope.csv"), "--env", "x.json",
+                  "--html", str(tmp_path / "r.html"), "--md", str(tmp_path / "s.md")])
+    assert "nope.csv: file is missing" in capsys.readouterr().err
+    paths = write_set(tmp_path / "in")
+    paths["samples"].write_text("garbage\n1\n")
+    html, _ = _build(paths, tmp_path / "out")
+    assert "missing columns" in html  # noted; the report falls back to the quartiles
+
+
+# -- run-vs-run comparison ----------------------------------------------------------------
+
+
+def test_compare_labels_from_samples(tmp_path: Path) -> None:
+    write_set(tmp_path / "base")
+    new = write_set(tmp_path / "new", env={**ENV, "gpus": [{"name": "Other GPU"}]})
+    # new: cupy 30 % slower everywhere (fresh samples), numpy unchanged
+    t = pd.read_csv(new["timings"])
+    s = pd.read_csv(new["samples"])
+    cupy = s["backend"] == "cupy-gpu"
+    s.loc[cupy, "time_s"] *= 1.3
+    for col in ("median_s", "min_s", "max_s", "q1_s", "q3_s", "iqr_s", "mean_s"):
+        t.loc[t["backend"] == "cupy-gpu", col] *= 1.3
+    t.to_csv(new["timings"], index=False)
+    s.to_csv(new["samples"], index=False)
+    out = tmp_path / "cmp.html"
+    cmp = compare.build_compare(tmp_path / "base", new["timings"], out, tmp_path / "cmp.md",
+                                workers=1)
+    assert set(cmp.loc[cmp["backend"] == "cupy-gpu", "label"]) == {stats.SLOWER}
+    assert set(cmp.loc[cmp["backend"] == "numpy-cpu", "label"]) == {stats.SAME}
+    assert (cmp["method"].isin(["mann-whitney", ""])).all()
+    assert "NOT COMPARABLE" in set(cmp["label"])  # the numba error row
+    html = out.read_text(encoding="utf-8")
+    assert "Other GPU" in html and "Mann–Whitney" in html and '<img class="compare"' in html
+    assert EVIL not in html
+    assert "| SLOWER |" in (tmp_path / "cmp.md").read_text(encoding="utf-8")
+    # byte-identical when repeated
+    again = tmp_path / "cmp2.html"
+    compare.build_compare(tmp_path / "base", new["timings"], again, workers=2)
+    assert again.read_bytes() == out.read_bytes()
+
+
+def test_compare_cli_and_gpu_threads_ignored(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    write_set(tmp_path / "base")
+    new = write_set(tmp_path / "new")
+    t = pd.read_csv(new["timings"])
+    t.loc[t["device"] == "gpu", "threads"] = 32  # another host's core count
+    t.to_csv(new["timings"], index=False)
+    s = pd.read_csv(new["samples"])
+    s.loc[s["device"] == "gpu", "threads"] = 32
+    s.to_csv(new["samples"], index=False)
+    rc = cli.main(["compare", "--base", str(tmp_path / "base"), "--new", str(tmp_path / "new"),
+                   "--html", str(tmp_path / "c.html"), "--jobs", "1"])
+    assert rc == 0
+    printed = capsys.readouterr().out
+    m = re.search(r"(\d+) shared measurements: SLOWER (\d+), FASTER (\d+), SAME (\d+)", printed)
+    assert m and int(m.group(1)) > 40
+    assert int(m.group(2)) + int(m.group(3)) <= 2  # same data: (almost) all SAME
+
+
+def test_env_json_is_data_not_markup(tmp_path: Path) -> None:
+    paths = write_set(tmp_path / "in", env={**ENV, "host": EVIL,
+                                            "ceilings": {"d2d_copy_gbps": EVIL}})
+    html, _ = _build(paths, tmp_path / "out")
+    assert EVIL not in html and "&lt;img src=x" in html
+    assert json.loads(paths["env"].read_text())["host"] == EVIL
