@@ -9,16 +9,20 @@ rule run_backend:
         f"{LOGS}/run_backend/{{backend}}.log",
     conda:
         step_conda_env
+    group:
+        step_group
     threads: step_threads
     resources:
         gpu=step_gpus,
+        attempt=lambda wildcards, attempt: attempt,
     params:
         python=step_python,
         script=SCRIPTS / "run.py",
         step_config=step_config,
         env_args=step_env_args,
+        guard=step_guard_args,
     shell:
         "{params.python} {params.script} --backend {wildcards.backend}"
         " --threads {threads} --config-json {params.step_config:q}"
         " --csv {output.timings} --samples {output.samples}"
-        " {params.env_args} --lock-out {output.lock} > {log} 2>&1"
+        " {params.env_args} --lock-out {output.lock} {params.guard} > {log} 2>&1"

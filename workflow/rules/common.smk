@@ -2,6 +2,7 @@
 
 import functools
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -43,6 +44,32 @@ _check_writable(RESULTS)
 _check_writable(LOGS)
 
 
+def _check_site_placeholders():
+    """Fail before any job when a profile's SITE_* placeholder (profiles/slurm) is left."""
+    settings = workflow.resource_settings
+    found = []
+    for rule, resources in [
+        ("default-resources", settings.default_resources),
+        *settings.overwrite_resources.items(),
+    ]:
+        for name, value in dict(getattr(resources, "_data", resources) or {}).items():
+            raw = getattr(value, "raw", value)
+            if isinstance(raw, str) and "SITE_" in raw:
+                where = rule if rule == "default-resources" else f"set-resources.{rule}"
+                found.append(f"{where}.{name}: {raw}")
+    if found:
+        raise WorkflowError(
+            "the profile still has site placeholders: "
+            + "; ".join(found)
+            + ". Set them to your cluster's values in the profile (profiles/slurm/"
+            "config.yaml; README 'Running on a SLURM cluster'), or on the command line "
+            "with --default-resources slurm_partition=... slurm_account=... "
+        )
+
+
+_check_site_placeholders()
+
+
 wildcard_constraints:
     backend="|".join(sorted(BACKENDS)),
     env="[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*",
@@ -80,6 +107,34 @@ def step_gpus(wildcards):
 def probe_gpus(wildcards):
     """The probe measures the GPU's ceilings when any GPU step is configured."""
     return int(any(split_backend_id(b)[1] == "gpu" for b in config["backends"]))
+
+
+def step_group(wildcards):
+    """GPU steps form group "gpu" (a profile's group-components puts them in one job on
+    one GPU); CPU steps are not grouped. Groups matter only with a cluster executor."""
+    return "gpu" if step_gpus(wildcards) else None
+
+
+def probe_group(wildcards):
+    """The probe measures the GPU's ceilings: in the GPU steps' group when it uses one."""
+    return "gpu" if probe_gpus(wildcards) else None
+
+
+# Retries are counted by the Snakemake that schedules the jobs; a job started by a
+# cluster executor runs with --retries 0 and inherits this variable from it.
+_RETRIES = getattr(workflow.execution_settings, "retries", 0)  # None in a dry run
+os.environ.setdefault("GPUBENCH_STEP_ATTEMPTS", str(_RETRIES + 1))
+
+
+def step_guard_args(wildcards, resources):
+    """A benchmark step runs watched (gpubench.cli.guard_step): stopped before the job's
+    runtime ends, retried while attempts are left, then recorded as error rows."""
+    attempts = int(os.environ["GPUBENCH_STEP_ATTEMPTS"])
+    runtime = resources.get("runtime") or 0
+    return (
+        f"--attempt {resources.attempt} --attempts {max(attempts, resources.attempt)}"
+        f" --time-limit-min {runtime if isinstance(runtime, int) else 0}"
+    )
 
 
 def step_config(wildcards):

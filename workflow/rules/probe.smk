@@ -5,6 +5,8 @@ rule probe:
         f"{LOGS}/probe.log",
     conda:
         driver_conda_env
+    group:
+        probe_group
     threads: step_threads
     resources:
         gpu=probe_gpus,
