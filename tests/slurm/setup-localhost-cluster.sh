@@ -160,9 +160,19 @@ sacctmgr -i -Q add user root Account="$ACCOUNT" DefaultAccount="$ACCOUNT" Cluste
 sacctmgr -n -s list user root format=account | grep -qw "$ACCOUNT" \
     || die "sacctmgr did not register account $ACCOUNT for root"
 
-if running slurmctld; then
-    scontrol reconfigure >/dev/null 2>&1 || true
-else
+# A changed node or partition needs fresh daemons (scontrol reconfigure keeps old limits).
+sum=$(cat /etc/slurm/slurm.conf /etc/slurm/gres.conf | sha256sum | cut -c1-16)
+if [[ "$(cat "$STATE/conf.sum" 2>/dev/null)" != "$sum" ]]; then
+    for d in slurmd slurmctld; do
+        if [[ -s /run/slurm/$d.pid ]] && running $d; then
+            say "configuration changed: stopping $d"
+            kill "$(cat /run/slurm/$d.pid)" 2>/dev/null || true
+            for _ in $(seq 30); do running $d || break; sleep 0.5; done
+        fi
+    done
+    echo "$sum" > "$STATE/conf.sum"
+fi
+if ! running slurmctld; then
     say "starting slurmctld"
     slurmctld </dev/null >/dev/null 2>&1
 fi

@@ -120,16 +120,22 @@ def probe_group(wildcards):
     return "gpu" if probe_gpus(wildcards) else None
 
 
-# Retries are counted by the Snakemake that schedules the jobs; a job started by a
-# cluster executor runs with --retries 0 and inherits this variable from it.
-_RETRIES = getattr(workflow.execution_settings, "retries", 0)  # None in a dry run
-os.environ.setdefault("GPUBENCH_STEP_ATTEMPTS", str(_RETRIES + 1))
+def step_attempts():
+    """1 + --retries. Retries are counted by the Snakemake that schedules the jobs (its
+    settings are known once the DAG is built); a job that a cluster executor starts runs
+    with --retries 0 and inherits GPUBENCH_STEP_ATTEMPTS from it."""
+    if "GPUBENCH_STEP_ATTEMPTS" not in os.environ:
+        settings = getattr(workflow, "execution_settings", None)
+        if settings is None:  # a dry run
+            return 1
+        os.environ["GPUBENCH_STEP_ATTEMPTS"] = str(settings.retries + 1)
+    return int(os.environ["GPUBENCH_STEP_ATTEMPTS"])
 
 
 def step_guard_args(wildcards, resources):
     """A benchmark step runs watched (gpubench.cli.guard_step): stopped before the job's
     runtime ends, retried while attempts are left, then recorded as error rows."""
-    attempts = int(os.environ["GPUBENCH_STEP_ATTEMPTS"])
+    attempts = step_attempts()
     runtime = resources.get("runtime") or 0
     return (
         f"--attempt {resources.attempt} --attempts {max(attempts, resources.attempt)}"
