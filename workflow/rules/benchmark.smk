@@ -7,10 +7,10 @@ rule run_backend:
         lock=f"{RESULTS}/raw/{{backend}}.lock.txt",
     log:
         f"{LOGS}/run_backend/{{backend}}.log",
-    conda:
-        step_conda_env
     group:
         step_group
+    conda:
+        step_conda_env
     threads: step_threads
     resources:
         gpu=step_gpus,

@@ -1,9 +1,12 @@
 """Helpers for the rules: config checks, paths, per-step parameters."""
 
 import functools
+import getpass
 import json
 import os
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -44,30 +47,67 @@ _check_writable(RESULTS)
 _check_writable(LOGS)
 
 
-def _check_site_placeholders():
-    """Fail before any job when a profile's SITE_* placeholder (profiles/slurm) is left."""
+def _site_settings():
+    """(where, name, value) of the slurm_partition/slurm_account a profile sets."""
     settings = workflow.resource_settings
-    found = []
     for rule, resources in [
         ("default-resources", settings.default_resources),
         *settings.overwrite_resources.items(),
     ]:
+        where = rule if rule == "default-resources" else f"set-resources.{rule}"
         for name, value in dict(getattr(resources, "_data", resources) or {}).items():
             raw = getattr(value, "raw", value)
-            if isinstance(raw, str) and "SITE_" in raw:
-                where = rule if rule == "default-resources" else f"set-resources.{rule}"
-                found.append(f"{where}.{name}: {raw}")
+            if name in ("slurm_partition", "slurm_account") and isinstance(raw, str):
+                yield where, name, raw.strip("'\"")
+
+
+def _slurm_names(cmd):
+    """Names a SLURM client lists, or None where it cannot tell (no SLURM here)."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = {n.strip().rstrip("*").lower() for n in out.stdout.split()}
+    return names if out.returncode == 0 and names else None
+
+
+def _check_site_settings():
+    """Fail before any job on a profile's SITE_* placeholder, or (where sinfo/sacctmgr
+    answer) on a partition or account this cluster does not have."""
+    found = [(w, n, v) for w, n, v in _site_settings() if "SITE_" in v]
     if found:
         raise WorkflowError(
             "the profile still has site placeholders: "
-            + "; ".join(found)
+            + "; ".join(f"{w}.{n}: {v}" for w, n, v in found)
             + ". Set them to your cluster's values in the profile (profiles/slurm/"
-            "config.yaml; README 'Running on a SLURM cluster'), or on the command line "
-            "with --default-resources slurm_partition=... slurm_account=... "
+            "config.yaml; README 'Running on a SLURM cluster')"
         )
+    known = {
+        "slurm_partition": lambda: _slurm_names(["sinfo", "-h", "-o", "%P"]),
+        "slurm_account": lambda: _slurm_names(
+            [
+                "sacctmgr",
+                "-n",
+                "-P",
+                "-s",
+                "list",
+                "user",
+                getpass.getuser(),
+                "format=account",
+            ]
+        ),
+    }
+    for where, name, value in _site_settings():
+        names = known[name]() if shutil.which("sinfo") else None
+        if names is not None and value.lower() not in names:
+            raise WorkflowError(
+                f"profile setting {where}.{name}: {value!r} is not "
+                + ("a partition" if name == "slurm_partition" else "an account")
+                + f" of this cluster (it has: {', '.join(sorted(names))})"
+            )
 
 
-_check_site_placeholders()
+_check_site_settings()
 
 
 wildcard_constraints:
@@ -120,16 +160,19 @@ def probe_group(wildcards):
     return "gpu" if probe_gpus(wildcards) else None
 
 
+_ATTEMPTS_VAR = "GPUBENCH_STEP_ATTEMPTS"  # set here, not by the user: no envvars directive
+
+
 def step_attempts():
     """1 + --retries. Retries are counted by the Snakemake that schedules the jobs (its
     settings are known once the DAG is built); a job that a cluster executor starts runs
     with --retries 0 and inherits GPUBENCH_STEP_ATTEMPTS from it."""
-    if "GPUBENCH_STEP_ATTEMPTS" not in os.environ:
+    if _ATTEMPTS_VAR not in os.environ:
         settings = getattr(workflow, "execution_settings", None)
         if settings is None:  # a dry run
             return 1
-        os.environ["GPUBENCH_STEP_ATTEMPTS"] = str(settings.retries + 1)
-    return int(os.environ["GPUBENCH_STEP_ATTEMPTS"])
+        os.environ[_ATTEMPTS_VAR] = str(settings.retries + 1)
+    return int(os.environ[_ATTEMPTS_VAR])
 
 
 def step_guard_args(wildcards, resources):

@@ -3,10 +3,10 @@ rule probe:
         f"{RESULTS}/env/host.json",
     log:
         f"{LOGS}/probe.log",
-    conda:
-        driver_conda_env
     group:
         probe_group
+    conda:
+        driver_conda_env
     threads: step_threads
     resources:
         gpu=probe_gpus,
