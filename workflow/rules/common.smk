@@ -160,7 +160,9 @@ def probe_group(wildcards):
     return "gpu" if probe_gpus(wildcards) else None
 
 
-_ATTEMPTS_VAR = "GPUBENCH_STEP_ATTEMPTS"  # set here, not by the user: no envvars directive
+_ATTEMPTS_VAR = (
+    "GPUBENCH_STEP_ATTEMPTS"  # set here, not by the user: no envvars directive
+)
 
 
 def step_attempts():
