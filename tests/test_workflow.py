@@ -144,9 +144,16 @@ def test_unwritable_results_dir_as_file(tmp_path):
 
 
 def test_slurm_profile_parses_and_plans(tmp_path):
-    """profiles/slurm is read by Snakemake and its executor plugin (dry run, no cluster)."""
-    out = subprocess.run([SNAKEMAKE, "--profile", "profiles/slurm", "-n", "--quiet", "rules",
-                          "--config", f"results_dir={tmp_path}/r", f"logs_dir={tmp_path}/l"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    """profiles/slurm is read by Snakemake and its executor plugin (dry run, no cluster):
+    with its SITE_* placeholders it refuses to start, naming them; with site values
+    (the test cluster's, tests/slurm/profile) it plans every step."""
+    cmd = [SNAKEMAKE, "--profile", "profiles/slurm", "-n", "--quiet", "rules",
+           "--config", f"results_dir={tmp_path}/r", f"logs_dir={tmp_path}/l"]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0
+    assert "default-resources.slurm_partition: SITE_PARTITION" in out.stdout + out.stderr
+    assert "default-resources.slurm_account: SITE_ACCOUNT" in out.stdout + out.stderr
+    out = subprocess.run([*cmd, "--workflow-profile", "tests/slurm/profile"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "run_backend" in out.stdout + out.stderr

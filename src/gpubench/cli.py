@@ -35,7 +35,15 @@ def run_main(argv: list[str] | None = None) -> int:
     p.add_argument("--env-lock", help="lock written by the build (venv mode)")
     p.add_argument("--env-python", help="interpreter of the environment (venv mode)")
     p.add_argument("--lock-out", help="write the lock of the environment the step ran in")
+    p.add_argument("--attempt", type=int, help="run the step as a watched child: this "
+                   "attempt (1, 2, ...) of --attempts; see guard_step")
+    p.add_argument("--attempts", type=int, default=1)
+    p.add_argument("--time-limit-min", type=float, default=0,
+                   help="the job's runtime in minutes (0: none): the child is stopped "
+                   "before the scheduler would kill the step")
     args = p.parse_args(argv)
+    if args.attempt is not None:
+        return guard_step(args, argv)
     from gpubench import environments
 
     config = json.loads(args.config_json)
@@ -70,6 +78,85 @@ def run_main(argv: list[str] | None = None) -> int:
         environments.write_text_atomic(args.lock_out, lock.text())
     run_backend(args.backend, config, args.threads, args.csv, args.samples,
                 env_lock=lock.hash)
+    return 0
+
+
+GUARD_MARGIN_S = 60  # stop this long before the job's time limit (at most 10% of it)
+
+
+def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the step in a child process and make sure it ends as rows.
+
+    The child (this command without the guard options) is stopped before the job's time
+    limit (``--time-limit-min``, the scheduler's ``runtime``), so a step never vanishes
+    with its job. When it fails or runs out of time on an attempt before the last, the
+    exit status is returned and Snakemake retries it (with the memory and runtime the
+    profile gives that attempt); on the last attempt every planned measurement is
+    written as an ``error`` row with the reason, the step succeeds, and the report shows
+    the failure.
+    """
+    import signal
+    import subprocess
+    import time
+
+    from gpubench import environments
+
+    rest = argv
+    for name in ("--attempt", "--attempts", "--time-limit-min"):
+        rest = _drop_option(rest, name)
+    limit = args.time_limit_min * 60
+    if limit > 0:
+        limit -= min(GUARD_MARGIN_S, 0.1 * limit)
+    cmd = [sys.executable, "-m", "gpubench", "run", *rest]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    child = subprocess.Popen(cmd, env=environments.env_with_src(), start_new_session=True)
+
+    def stop(signum: int = signal.SIGTERM, *_: Any) -> None:
+        for sig in (signum, signal.SIGKILL):
+            try:
+                os.killpg(child.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                child.wait(timeout=10)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    # The scheduler's SIGTERM (time limit, scancel) reaches the step's whole group.
+    signal.signal(signal.SIGTERM, lambda signum, frame: stop(signum))
+    start = time.monotonic()
+    try:
+        rc = child.wait(timeout=limit or None)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        stop()
+        rc, timed_out = child.wait(), True
+    if rc == 0:
+        return 0
+    where = f"attempt {args.attempt} of {args.attempts}"
+    if timed_out:
+        what = (f"the step ran out of time: stopped after {time.monotonic() - start:.0f} s "
+                f"of its {args.time_limit_min:g} min runtime")
+    elif rc < 0:
+        what = f"the step was killed by signal {-rc}"
+    else:
+        what = f"the step failed with exit status {rc}"
+    if args.attempt < args.attempts:
+        print(f"[{args.backend}] {what} ({where}); the workflow retries it",
+              file=sys.stderr, flush=True)
+        return rc if rc > 0 else 1
+    reason = f"{what} ({where}, no retry left); see the step's log"
+    from gpubench.runner import write_unavailable
+
+    if args.lock_out and not os.path.exists(args.lock_out):
+        lock = environments.Lock({"env": args.env_name, "mode": args.env_mode,
+                                  "backend": args.backend, "status": "failed",
+                                  "reason": reason})
+        environments.write_text_atomic(args.lock_out, lock.text())
+    write_unavailable(args.backend, json.loads(args.config_json), args.threads, args.csv,
+                      args.samples, reason, env_lock="failed", status="error")
     return 0
 
 

@@ -328,13 +328,15 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
 
 
 def write_unavailable(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
-                      samples_path: str, reason: str, env_lock: str = "") -> BackendRun:
+                      samples_path: str, reason: str, env_lock: str = "",
+                      status: str = "unavailable") -> BackendRun:
     """One ``unavailable`` row per planned measurement, starting no worker: the step's
-    environment could not be built (``reason`` says why)."""
+    environment could not be built (``reason`` says why). With ``status="error"``: the
+    step itself failed on its last attempt (killed, out of time), so no row is lost."""
     run = BackendRun(backend_id, config, cores)
     run.common["env_lock"] = env_lock
     for item in run.items:
-        run.row(item, {"status": "unavailable", "reason": reason}, {})
+        run.row(item, {"status": status, "reason": reason}, {})
     run.write(csv_path, samples_path)
-    run.say(f"wrote {len(run.rows)} unavailable rows: {reason}")
+    run.say(f"wrote {len(run.rows)} {status} rows: {reason}")
     return run

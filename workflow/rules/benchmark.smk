@@ -7,18 +7,22 @@ rule run_backend:
         lock=f"{RESULTS}/raw/{{backend}}.lock.txt",
     log:
         f"{LOGS}/run_backend/{{backend}}.log",
+    group:
+        step_group
     conda:
         step_conda_env
     threads: step_threads
     resources:
         gpu=step_gpus,
+        attempt=lambda wildcards, attempt: attempt,
     params:
         python=step_python,
         script=SCRIPTS / "run.py",
         step_config=step_config,
         env_args=step_env_args,
+        guard=step_guard_args,
     shell:
         "{params.python} {params.script} --backend {wildcards.backend}"
         " --threads {threads} --config-json {params.step_config:q}"
         " --csv {output.timings} --samples {output.samples}"
-        " {params.env_args} --lock-out {output.lock} > {log} 2>&1"
+        " {params.env_args} --lock-out {output.lock} {params.guard} > {log} 2>&1"

@@ -1,8 +1,12 @@
 """Helpers for the rules: config checks, paths, per-step parameters."""
 
 import functools
+import getpass
 import json
+import os
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -43,6 +47,69 @@ def _check_writable(folder):
 
 _check_writable(RESULTS)
 _check_writable(LOGS)
+
+
+def _site_settings():
+    """(where, name, value) of the slurm_partition/slurm_account a profile sets."""
+    settings = workflow.resource_settings
+    for rule, resources in [
+        ("default-resources", settings.default_resources),
+        *settings.overwrite_resources.items(),
+    ]:
+        where = rule if rule == "default-resources" else f"set-resources.{rule}"
+        for name, value in dict(getattr(resources, "_data", resources) or {}).items():
+            raw = getattr(value, "raw", value)
+            if name in ("slurm_partition", "slurm_account") and isinstance(raw, str):
+                yield where, name, raw.strip("'\"")
+
+
+def _slurm_names(cmd):
+    """Names a SLURM client lists, or None where it cannot tell (no SLURM here)."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = {n.strip().rstrip("*").lower() for n in out.stdout.split()}
+    return names if out.returncode == 0 and names else None
+
+
+def _check_site_settings():
+    """Fail before any job on a profile's SITE_* placeholder, or (where sinfo/sacctmgr
+    answer) on a partition or account this cluster does not have."""
+    found = [(w, n, v) for w, n, v in _site_settings() if "SITE_" in v]
+    if found:
+        raise WorkflowError(
+            "the profile still has site placeholders: "
+            + "; ".join(f"{w}.{n}: {v}" for w, n, v in found)
+            + ". Set them to your cluster's values in the profile (profiles/slurm/"
+            "config.yaml; README 'Running on a SLURM cluster')"
+        )
+    known = {
+        "slurm_partition": lambda: _slurm_names(["sinfo", "-h", "-o", "%P"]),
+        "slurm_account": lambda: _slurm_names(
+            [
+                "sacctmgr",
+                "-n",
+                "-P",
+                "-s",
+                "list",
+                "user",
+                getpass.getuser(),
+                "format=account",
+            ]
+        ),
+    }
+    for where, name, value in _site_settings():
+        names = known[name]() if shutil.which("sinfo") else None
+        if names is not None and value.lower() not in names:
+            raise WorkflowError(
+                f"profile setting {where}.{name}: {value!r} is not "
+                + ("a partition" if name == "slurm_partition" else "an account")
+                + f" of this cluster (it has: {', '.join(sorted(names))})"
+            )
+
+
+_check_site_settings()
 
 
 wildcard_constraints:
@@ -162,6 +229,45 @@ def step_gpus(wildcards):
 def probe_gpus(wildcards):
     """The probe measures the GPU's ceilings when any GPU step is configured."""
     return int(any(split_backend_id(b)[1] == "gpu" for b in config["backends"]))
+
+
+def step_group(wildcards):
+    """GPU steps form group "gpu" (a profile's group-components puts them in one job on
+    one GPU); CPU steps are not grouped. Groups matter only with a cluster executor."""
+    return "gpu" if step_gpus(wildcards) else None
+
+
+def probe_group(wildcards):
+    """The probe measures the GPU's ceilings: in the GPU steps' group when it uses one."""
+    return "gpu" if probe_gpus(wildcards) else None
+
+
+_ATTEMPTS_VAR = (
+    "GPUBENCH_STEP_ATTEMPTS"  # set here, not by the user: no envvars directive
+)
+
+
+def step_attempts():
+    """1 + --retries. Retries are counted by the Snakemake that schedules the jobs (its
+    settings are known once the DAG is built); a job that a cluster executor starts runs
+    with --retries 0 and inherits GPUBENCH_STEP_ATTEMPTS from it."""
+    if _ATTEMPTS_VAR not in os.environ:
+        settings = getattr(workflow, "execution_settings", None)
+        if settings is None:  # a dry run
+            return 1
+        os.environ[_ATTEMPTS_VAR] = str(settings.retries + 1)
+    return int(os.environ[_ATTEMPTS_VAR])
+
+
+def step_guard_args(wildcards, resources):
+    """A benchmark step runs watched (gpubench.cli.guard_step): stopped before the job's
+    runtime ends, retried while attempts are left, then recorded as error rows."""
+    attempts = step_attempts()
+    runtime = resources.get("runtime") or 0
+    return (
+        f"--attempt {resources.attempt} --attempts {max(attempts, resources.attempt)}"
+        f" --time-limit-min {runtime if isinstance(runtime, int) else 0}"
+    )
 
 
 def step_config(wildcards):

@@ -3,6 +3,8 @@ rule probe:
         f"{RESULTS}/env/host.json",
     log:
         f"{LOGS}/probe.log",
+    group:
+        probe_group
     conda:
         driver_conda_env
     threads: step_threads
