@@ -141,7 +141,11 @@ def mpi_enabled():
 
 
 def mpi_steps():
-    """(job, backend, ranks) of every MPI step: enabled jobs x backends x ranks."""
+    """(job, backend, ranks) of every MPI step: enabled jobs x backends x ranks.
+
+    Only backends also in the top-level ``backends`` list: restricting a run to some
+    frameworks restricts its MPI steps too (and the environments they need).
+    """
     if not mpi_enabled():
         return []
     steps = []
@@ -150,6 +154,8 @@ def mpi_steps():
         if job not in jobs or not (jobs[job] or {}).get("enabled", True):
             continue
         for backend in MPI["backends"]:
+            if backend not in config["backends"]:
+                continue
             if job == "multi_gpu" and backend not in MULTI_DEVICE_BACKENDS:
                 continue
             for ranks in MPI.get("ranks", [1, 2]):
