@@ -239,10 +239,16 @@ def test_gpu_backends_plan_direct_and_staged_jax_only_staged():
         (m, p) for m in ("strong", "weak") for p in ("direct", "staged")}
 
 
-def test_allreduce_plans_nccl_for_cupy_only():
-    cfg = {"jobs": {"allreduce": {"min_bytes": 4, "max_bytes": 4}}}
-    assert "nccl" in {i["mode"] for i in step.plan("allreduce", "cupy-gpu", 2, cfg)}
-    assert "nccl" not in {i["mode"] for i in step.plan("allreduce", "numba-gpu", 2, cfg)}
+def test_allreduce_and_p2p_plan_nccl_for_cupy_only():
+    cfg = {"jobs": {"allreduce": {"min_bytes": 4, "max_bytes": 4},
+                    "p2p": {"min_bytes": 4, "max_bytes": 4}}}
+    for job in ("allreduce", "p2p"):
+        items = step.plan(job, "cupy-gpu", 2, cfg)
+        assert {i["path"] for i in items if i["mode"] == "nccl"} == {"direct"}
+        assert "nccl" not in {i["mode"] for i in step.plan(job, "numba-gpu", 2, cfg)}
+        # NCCL needs no CUDA-aware MPI: never pre-skipped for it
+        nccl = next(i for i in items if i["mode"] == "nccl")
+        assert step.pre_skip(job, "cupy-gpu", 2, nccl, "no") == ""
 
 
 def test_items_that_cannot_run_are_skipped_with_a_reason():

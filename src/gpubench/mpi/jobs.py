@@ -435,6 +435,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
     """Ping-pong between ranks 0 and 1 (osu_latency / osu_bw style): one sample is a
     round trip; latency is half of it, bandwidth the message over that half."""
     nbytes, path = int(ctx.item["size"]), ctx.item["path"]
+    nccl_mode = ctx.item.get("mode") == "nccl"
     ad, comm = ctx.ad, ctx.comm
     if ctx.size < 2:
         raise AgreedError("p2p needs 2 ranks")
@@ -446,6 +447,8 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
             st["host"][...] = pattern
         if path != "host" and ctx.rank < 2:
             st["dev"] = ad.asarray(st["host"])
+        if nccl_mode:  # collective: every rank joins the communicator
+            st["nccl"] = nccl_communicator(ctx)
         return st
 
     st = ctx.guarded(setup)
@@ -458,7 +461,9 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         first = ctx.rank == 0
         for turn in (0, 1):
             sending = (turn == 0) == first
-            if path == "host":
+            if nccl_mode:
+                nccl_send_recv(st["nccl"], st["dev"], peer, sending)
+            elif path == "host":
                 comm.Send(host, dest=peer) if sending else comm.Recv(host, source=peer)
             elif path == "direct":
                 if sending:
@@ -537,14 +542,35 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
-def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
-    """CuPy's NCCL binding: the unique id travels by MPI broadcast (CuPy ranks only)."""
+def nccl_communicator(ctx: Context) -> Any:
+    """CuPy's NCCL communicator over all ranks; the unique id travels by MPI broadcast,
+    which is all NCCL needs from MPI (no CUDA-aware MPI required)."""
     from cupy.cuda import nccl
 
     if not nccl.available:
         raise RuntimeError("NCCL is not available to CuPy (install nvidia-nccl-cu13)")
     uid = ctx.comm.bcast(nccl.get_unique_id() if ctx.rank == 0 else None, root=0)
-    comm = nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
+    return nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
+
+
+def nccl_send_recv(comm: Any, buf: Any, peer: int, sending: bool) -> None:
+    """One NCCL send or receive of a CuPy byte buffer on the current stream, waited on."""
+    import cupy
+    from cupy.cuda import nccl
+
+    stream = cupy.cuda.get_current_stream()
+    if sending:
+        comm.send(buf.data.ptr, buf.size, nccl.NCCL_UINT8, peer, stream.ptr)
+    else:
+        comm.recv(buf.data.ptr, buf.size, nccl.NCCL_UINT8, peer, stream.ptr)
+    stream.synchronize()
+
+
+def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
+    """CuPy's NCCL allreduce, out of place, on the current stream (CuPy ranks only)."""
+    from cupy.cuda import nccl
+
+    comm = nccl_communicator(ctx)
     import cupy
 
     def call() -> None:

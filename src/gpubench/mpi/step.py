@@ -110,7 +110,9 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
     elif job in ("p2p", "allreduce"):
         sizes = powers_of_two(int(cfg["min_bytes"]), int(cfg["max_bytes"]))
         modes = ["mpi_allreduce"] if job == "allreduce" else [""]
-        if job == "allreduce" and backend == "cupy-gpu" and cfg.get("nccl", True):
+        # NCCL moves device buffers GPU to GPU (NVLink) without a CUDA-aware MPI: MPI
+        # only carries its unique id. CuPy ranks only (cupy.cuda.nccl).
+        if backend == "cupy-gpu" and cfg.get("nccl", True):
             modes.append("nccl")
         for mode in modes:
             for path in (["direct"] if mode == "nccl" else paths_for(job, backend)):

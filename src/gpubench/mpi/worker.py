@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         if index == 0 and fault == f"hang_rank{rank}":
             print(f"rank {rank}: injected fault: hanging", file=sys.stderr, flush=True)
             time.sleep(10**6)
-        if item["path"] == "direct" and aware[0] != "yes":
+        if item["path"] == "direct" and item.get("mode") != "nccl" and aware[0] != "yes":
             emit("result", index=index, samples=[], fields={
                 "status": "skipped", "reason": f"the MPI library is not known to be "
                 f"CUDA-aware ({aware[0]}): device buffers cannot be passed directly"})
