@@ -131,7 +131,11 @@ def test_workflow_runs_on_slurm_end_to_end(slurm_run):
     run_id = re.search(r"SLURM run ID: (\S+)", proc.stdout + proc.stderr).group(1)
     jobs = sacct_jobs(since)
     mine = jobs[jobs["name"] == run_id]
-    assert len(mine) == len(CPU) + 3 and (mine["state"] == "COMPLETED").all(), mine
+    # ... plus one job per MPI step and one collecting them
+    mpi_steps = [p for p in (res / "mpi" / "raw").glob("*.csv")
+                 if not p.name.endswith(".samples.csv")] if has_rule("mpi_job") else []
+    expected = len(CPU) + 3 + (len(mpi_steps) + 1 if mpi_steps else 0)
+    assert len(mine) == expected and (mine["state"] == "COMPLETED").all(), mine
     assert (mine["tres"].str.contains("gres/gpu=1")).sum() == 1, mine
     logs = base / "slurm-logs"
     assert len(list(logs.glob("group_gpu*/*.log"))) == 1
@@ -189,6 +193,7 @@ def test_failing_step_is_retried_then_recorded_in_the_report(cluster, tmp_path):
     config.update(results_dir=str(tmp_path / "results"), logs_dir=str(tmp_path / "logs"),
                   backends=["numpy-cpu"])
     config["kernels"] = {"vector_add": {"sizes": [1024]}}
+    config["mpi"] = {"enabled": False}  # the fault targets the benchmark step only
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
     env = {"GPUBENCH_PLUGINS": "step_fault", "GPUBENCH_FAIL_STEPS": "numpy-cpu",
            "PYTHONPATH": os.pathsep.join([str(SLURM_DIR), str(ROOT / "src")])}

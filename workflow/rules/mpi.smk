@@ -15,7 +15,8 @@ rule mpi_job:
         f"{LOGS}/mpi_job/{{job}}.{{backend}}.n{{ranks}}.log",
     conda:
         step_conda_env
-    threads: step_threads
+    # one core per rank (locally capped at --cores; under SLURM the ranks are tasks)
+    threads: lambda wildcards: int(wildcards.ranks)
     resources:
         tasks=lambda wildcards: int(wildcards.ranks),
         mpi=mpi_launcher_kind,
