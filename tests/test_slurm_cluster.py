@@ -131,14 +131,17 @@ def test_workflow_runs_on_slurm_end_to_end(slurm_run):
     run_id = re.search(r"SLURM run ID: (\S+)", proc.stdout + proc.stderr).group(1)
     jobs = sacct_jobs(since)
     mine = jobs[jobs["name"] == run_id]
-    # ... plus one job per MPI step and one collecting them
+    # ... plus one job per MPI step and one collecting them. Snakemake may submit the
+    # GPU group in more than one part (the parts ready at once): each part is one job
+    # holding exactly one GPU, with its own log.
     mpi_steps = [p for p in (res / "mpi" / "raw").glob("*.csv")
                  if not p.name.endswith(".samples.csv")] if has_rule("mpi_job") else []
-    expected = len(CPU) + 3 + (len(mpi_steps) + 1 if mpi_steps else 0)
-    assert len(mine) == expected and (mine["state"] == "COMPLETED").all(), mine
-    assert (mine["tres"].str.contains("gres/gpu=1")).sum() == 1, mine
     logs = base / "slurm-logs"
-    assert len(list(logs.glob("group_gpu*/*.log"))) == 1
+    group_parts = len(list(logs.glob("group_gpu*/*.log")))
+    assert group_parts >= 1
+    expected = len(CPU) + 2 + group_parts + (len(mpi_steps) + 1 if mpi_steps else 0)
+    assert len(mine) == expected and (mine["state"] == "COMPLETED").all(), mine
+    assert (mine["tres"].str.contains("gres/gpu=1")).sum() == group_parts, mine
     assert sorted(p.name for p in (logs / "rule_run_backend").iterdir()) == sorted(CPU)
     assert took < TARGET_S, f"the SLURM run took {took:.0f} s"
 
