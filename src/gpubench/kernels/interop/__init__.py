@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -189,3 +189,19 @@ def handoff(ctx: Any, producer: str, consume: Any) -> Any:
         return consume(source)
 
     return call
+
+
+def consumer(load: Callable[[], Callable[[Any], Any]], producer: str
+             ) -> Callable[[Any], Callable[[], Any]]:
+    """A builder handing ``producer``'s array to the function ``load()`` returns.
+
+    ``load`` imports the consumer's framework inside the build, so registering the
+    implementation needs no framework installed.
+    """
+    def build(ctx: Any) -> Callable[[], Any]:
+        return handoff(ctx, producer, load())
+
+    build.__name__ = f"from_{producer}"
+    # the registry (and the report's code size) attributes it to the consumer's module
+    build.__module__ = getattr(load, "__module__", build.__module__)
+    return build

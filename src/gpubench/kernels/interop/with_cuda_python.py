@@ -19,6 +19,8 @@ from gpubench.spec import BuildContext, implementation
 
 
 def _view(protocol: str, producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
+    """Unlike the other consumers this one needs the backend's stream, so it builds its
+    consuming function from the context rather than through ``interop.consumer``."""
     def build(ctx: BuildContext) -> Callable[[], Any]:
         from cuda.core.utils import StridedMemoryView
 

@@ -1,36 +1,30 @@
 """interop into CuPy: ``cupy.from_dlpack`` (PyTorch, JAX) and ``cupy.asarray`` over the
-CUDA Array Interface (Numba, PyTorch): both wrap the producer's memory, no copy."""
+CUDA Array Interface (Numba, PyTorch, CUDA Python): both wrap the producer's memory."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from gpubench.kernels.interop import handoff
-from gpubench.spec import BuildContext, implementation
+from gpubench.kernels.interop import consumer
+from gpubench.spec import implementation
 
 
-def _dlpack(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        import cupy
+def _from_dlpack() -> Callable[[Any], Any]:
+    import cupy
 
-        return handoff(ctx, producer, cupy.from_dlpack)
-
-    return build
+    return cupy.from_dlpack
 
 
-def _cai(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        import cupy
+def _asarray() -> Callable[[Any], Any]:
+    import cupy
 
-        return handoff(ctx, producer, cupy.asarray)
-
-    return build
+    return cupy.asarray
 
 
 for _producer in ("torch", "jax"):
     implementation("interop", "cupy", f"from_{_producer}", devices=("gpu",),
-                   variants=("dlpack",))(_dlpack(_producer))
+                   variants=("dlpack",))(consumer(_from_dlpack, _producer))
 for _producer in ("numba", "torch", "cuda_python"):
     implementation("interop", "cupy", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(_cai(_producer))
+                   variants=("cuda_array_interface",))(consumer(_asarray, _producer))

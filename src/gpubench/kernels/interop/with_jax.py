@@ -9,21 +9,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpubench.kernels.interop import handoff
-from gpubench.spec import BuildContext, implementation
+from gpubench.kernels.interop import consumer
+from gpubench.spec import implementation
 
 
-def _dlpack(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        import jax.numpy as jnp
+def _from_dlpack() -> Callable[[Any], Any]:
+    import jax.numpy as jnp
 
-        return handoff(ctx, producer, jnp.from_dlpack)
-
-    return build
+    return jnp.from_dlpack
 
 
-implementation("interop", "jax", "from_numpy", variants=("dlpack",))(_dlpack("numpy"))
+implementation("interop", "jax", "from_numpy", variants=("dlpack",))(
+    consumer(_from_dlpack, "numpy"))
 implementation("interop", "jax", "from_torch", devices=("cpu", "gpu"), variants=("dlpack",))(
-    _dlpack("torch"))
+    consumer(_from_dlpack, "torch"))
 implementation("interop", "jax", "from_cupy", devices=("gpu",), variants=("dlpack",))(
-    _dlpack("cupy"))
+    consumer(_from_dlpack, "cupy"))

@@ -6,20 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from gpubench.kernels.interop import handoff
-from gpubench.spec import BuildContext, implementation
+from gpubench.kernels.interop import consumer
+from gpubench.spec import implementation
 
 
-def _cai(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        from gpubench.backends.numba_gpu import import_cuda
+def _as_cuda_array() -> Callable[[Any], Any]:
+    from gpubench.backends.numba_gpu import import_cuda
 
-        cuda = import_cuda()
-        return handoff(ctx, producer, cuda.as_cuda_array)
-
-    return build
+    return import_cuda().as_cuda_array
 
 
 for _producer in ("cupy", "torch"):
     implementation("interop", "numba", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(_cai(_producer))
+                   variants=("cuda_array_interface",))(consumer(_as_cuda_array, _producer))

@@ -1,38 +1,34 @@
 """interop into PyTorch: ``torch.from_dlpack`` (NumPy, JAX, CuPy arrays) and
-``torch.as_tensor(..., device="cuda")`` over the CUDA Array Interface (CuPy, Numba)."""
+``torch.as_tensor(..., device="cuda")`` over the CUDA Array Interface (CuPy, Numba,
+CUDA Python)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from gpubench.kernels.interop import handoff
-from gpubench.spec import BuildContext, implementation
+from gpubench.kernels.interop import consumer
+from gpubench.spec import implementation
 
 
-def _dlpack(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        import torch
+def _from_dlpack() -> Callable[[Any], Any]:
+    import torch
 
-        return handoff(ctx, producer, torch.from_dlpack)
-
-    return build
+    return torch.from_dlpack
 
 
-def _cai(producer: str) -> Callable[[BuildContext], Callable[[], Any]]:
-    def build(ctx: BuildContext) -> Callable[[], Any]:
-        import torch
+def _as_cuda_tensor() -> Callable[[Any], Any]:
+    import torch
 
-        return handoff(ctx, producer, lambda x: torch.as_tensor(x, device="cuda"))
-
-    return build
+    return lambda x: torch.as_tensor(x, device="cuda")
 
 
-implementation("interop", "torch", "from_numpy", variants=("dlpack",))(_dlpack("numpy"))
+implementation("interop", "torch", "from_numpy", variants=("dlpack",))(
+    consumer(_from_dlpack, "numpy"))
 implementation("interop", "torch", "from_jax", devices=("cpu", "gpu"), variants=("dlpack",))(
-    _dlpack("jax"))
+    consumer(_from_dlpack, "jax"))
 implementation("interop", "torch", "from_cupy", devices=("gpu",), variants=("dlpack",))(
-    _dlpack("cupy"))
+    consumer(_from_dlpack, "cupy"))
 for _producer in ("cupy", "numba", "cuda_python"):
     implementation("interop", "torch", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(_cai(_producer))
+                   variants=("cuda_array_interface",))(consumer(_as_cuda_tensor, _producer))
