@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -114,17 +115,32 @@ def _label(rows: pd.DataFrame) -> pd.Series:
     return parts
 
 
-def scaling_figure(data: pd.DataFrame) -> str:
-    """Speedup and parallel efficiency against ranks, one line per job/backend/mode."""
+def _two_panels() -> tuple[Any, Any]:
+    """The MPI figures' layout: two panels side by side, room for a legend at the right."""
     fig = figures.new_figure(4.4)
     fig.subplots_adjust(left=0.07, right=0.72, top=0.88, bottom=0.13, wspace=0.3)
-    ax_s, ax_e = fig.subplots(1, 2)
+    return fig, fig.subplots(1, 2)
+
+
+def _lines(data: pd.DataFrame, x: str, dashed: str = "") -> list[tuple[pd.DataFrame, dict]]:
+    """One (rows sorted by ``x``, plot style) per label, in label order: the same colour
+    and marker for a label in both panels; labels containing ``dashed`` dashed."""
     labels = sorted(set(data["label"]))
     cmap = figures.colors(len(labels))
+    out = []
     for i, lab in enumerate(labels):
-        s = data[data["label"] == lab].sort_values("ranks")
         style = {"color": cmap(i % cmap.N), "marker": figures.MARKERS[i % 10],
                  "markersize": 4, "linewidth": 1.3, "label": lab}
+        if dashed:
+            style["linestyle"] = "--" if dashed in lab else "-"
+        out.append((data[data["label"] == lab].sort_values(x), style))
+    return out
+
+
+def scaling_figure(data: pd.DataFrame) -> str:
+    """Speedup and parallel efficiency against ranks, one line per job/backend/mode."""
+    fig, (ax_s, ax_e) = _two_panels()
+    for s, style in _lines(data, "ranks"):
         ax_s.plot(s["ranks"], s["speedup"], **style)
         ax_e.plot(s["ranks"], s["efficiency"], **style)
     ranks = np.unique(data["ranks"].to_numpy(float))
@@ -146,28 +162,20 @@ def scaling_figure(data: pd.DataFrame) -> str:
 
 def message_figure(data: pd.DataFrame) -> str:
     """Latency (p2p) and bandwidth (p2p algorithm, allreduce bus) against message size."""
-    fig = figures.new_figure(4.4)
-    fig.subplots_adjust(left=0.07, right=0.72, top=0.88, bottom=0.13, wspace=0.3)
-    ax_l, ax_b = fig.subplots(1, 2)
-    labels = sorted(set(data["label"]))
-    cmap = figures.colors(len(labels))
-    for i, lab in enumerate(labels):
-        s = data[data["label"] == lab].sort_values("size")
-        style = {"color": cmap(i % cmap.N), "marker": figures.MARKERS[i % 10],
-                 "markersize": 4, "linewidth": 1.3, "label": lab,
-                 "linestyle": "--" if "staged" in lab else "-"}
-        lat = s["latency_us"].where(s["latency_us"].notna(), s["median_s"] * 1e6)
-        ax_l.plot(s["size"], lat, **style)
-        bw = s["bus_gbps"].where(s["bus_gbps"].notna(), s["gbps"])
-        ax_b.plot(s["size"], bw, **style)
+    # latency where measured (p2p), else the median time; bus bandwidth where defined
+    data = data.assign(
+        lat=data["latency_us"].where(data["latency_us"].notna(), data["median_s"] * 1e6),
+        bw=data["bus_gbps"].where(data["bus_gbps"].notna(), data["gbps"]))
+    fig, (ax_l, ax_b) = _two_panels()
+    for s, style in _lines(data, "size", dashed="staged"):
+        ax_l.plot(s["size"], s["lat"], **style)
+        ax_b.plot(s["size"], s["bw"], **style)
     sizes = data["size"].to_numpy(float)
     figures.log_scale(ax_l, "x", sizes)
     figures.log_scale(ax_b, "x", sizes)
-    lat_all = data["latency_us"].where(data["latency_us"].notna(), data["median_s"] * 1e6)
-    figures.log_scale(ax_l, "y", lat_all.to_numpy(float))
-    bw_all = data["bus_gbps"].where(data["bus_gbps"].notna(), data["gbps"])
-    if np.isfinite(bw_all.to_numpy(float)).any():
-        figures.log_scale(ax_b, "y", bw_all.to_numpy(float))
+    figures.log_scale(ax_l, "y", data["lat"].to_numpy(float))
+    if np.isfinite(data["bw"].to_numpy(float)).any():
+        figures.log_scale(ax_b, "y", data["bw"].to_numpy(float))
     for ax in (ax_l, ax_b):
         ax.set_xlabel("message size (bytes, log scale)")
         figures.grid(ax)
