@@ -542,15 +542,28 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+#: one NCCL communicator per MPI communicator, kept for the step's later items
+_NCCL_COMMS: dict[int, Any] = {}
+
+
 def nccl_communicator(ctx: Context) -> Any:
     """CuPy's NCCL communicator over all ranks; the unique id travels by MPI broadcast,
-    which is all NCCL needs from MPI (no CUDA-aware MPI required)."""
+    which is all NCCL needs from MPI (no CUDA-aware MPI required).
+
+    Created once per step and reused by every message size: its set-up (a second or
+    more per communicator on 4 GPUs) is not what the sweep measures and dominated it.
+    Every rank runs the same items in the same order, so all hit or miss together.
+    """
+    key = id(ctx.comm)
+    if key in _NCCL_COMMS:
+        return _NCCL_COMMS[key]
     from cupy.cuda import nccl
 
     if not nccl.available:
         raise RuntimeError("NCCL is not available to CuPy (install nvidia-nccl-cu13)")
     uid = ctx.comm.bcast(nccl.get_unique_id() if ctx.rank == 0 else None, root=0)
-    return nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
+    _NCCL_COMMS[key] = nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
+    return _NCCL_COMMS[key]
 
 
 def nccl_send_recv(comm: Any, buf: Any, peer: int, sending: bool) -> None:
