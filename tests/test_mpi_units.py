@@ -8,6 +8,7 @@ import math
 import shutil
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -337,3 +338,25 @@ def test_mpi_kernels_compile_with_nvrtc_for_h100():
     for name in ("mpi_stencil_f64", "mpi_matmul_f32", "mpi_residual_f64", "mpi_grad_f32",
                  "mpi_axpy_f64"):
         assert f".entry {name}" in ptx.decode()
+
+
+def test_halo_error_checks_each_slab_against_the_periodic_reference():
+    """The per-rank check (edge cells from the neighbours) equals the global np.roll
+    reference, and sees a single wrong cell at a slab's edge."""
+    from types import SimpleNamespace
+
+    from mpi4py import MPI
+
+    from gpubench.mpi.jobs import HALO_ALPHA, halo_error
+
+    ctx = SimpleNamespace(comm=MPI.COMM_SELF, rank=0, size=1)
+    u0 = np.random.default_rng(3).random(50)
+    ref = u0.copy()
+    for _ in range(4):
+        ref = ref + HALO_ALPHA * (np.roll(ref, 1) - 2 * ref + np.roll(ref, -1))
+    assert halo_error(ctx, u0, ref, 4) < 1e-15
+    wrong = ref.copy()
+    wrong[0] += 1e-3  # the cell that needs the (periodic) left neighbour's data
+    assert halo_error(ctx, u0, wrong, 4) == pytest.approx(1e-3 / np.linalg.norm(ref), rel=1e-6)
+    # slabs thinner than the stencil's reach take the gathered path: same answer
+    assert halo_error(ctx, u0[:3], np.zeros(3), 4) > 0.5

@@ -331,6 +331,17 @@ class CudaPythonGPU(Backend):
         weakref.finalize(raw, _free_host, ptr)
         return np.frombuffer(raw, dtype=dt, count=nbytes // dt.itemsize).reshape(shape)
 
+    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
+        return self.pinned_empty((nbytes,), "uint8")
+
+    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
+        if not isinstance(value, DeviceArray):
+            return None
+        host = self._staging_view(value.nbytes, value.dtype, value.shape)
+        self.copy_to_host(host, value)
+        self._stream.sync()
+        return host
+
     def copy_to_device(self, dst: DeviceArray, src: np.ndarray) -> None:
         """Queue a host-to-device copy on the stream (pageable sources block until done)."""
         _check(self._driver.cuMemcpyHtoDAsync(dst.ptr, src.ctypes.data, src.nbytes,

@@ -90,6 +90,17 @@ class CupyGPU(Backend):
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         return self._cupy.empty(shape, dtype=dtype)
 
+    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
+        # np.frombuffer keeps the PinnedMemoryPointer (and so the allocation) alive
+        return np.frombuffer(self._cupy.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
+
+    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
+        if not isinstance(value, self._cupy.ndarray):
+            return None
+        host = self._staging_view(value.nbytes, value.dtype, value.shape)
+        value.get(out=host)  # blocking: done on return
+        return host
+
     def poison(self, buffer: Any) -> None:
         buffer.fill(np.nan)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -60,17 +61,26 @@ class JaxCPU(JaxBase):
 
 
 class JaxGPU(JaxBase):
-    """JAX on the first CUDA device.
+    """JAX on the first CUDA device, timed on the device through CUPTI where it can be.
 
-    JAX has no public device-event API, so a sample is a host clock around the call
-    and ``block_until_ready``: a synchronised host timing (timer ``perf_counter+sync``),
-    which adds the dispatch and wake-up cost (a few microseconds) to every sample.
+    JAX has no public device-event API. A host clock around the call and
+    ``block_until_ready`` adds JAX's dispatch and wake-up (measured on an H100: 150-250
+    µs on a 264 µs kernel, so ``x + y`` showed 55-80% of the copy ceiling while its kernel
+    ran at 95%). jaxlib's CUDA plugin ships the CUPTI hooks that
+    ``jax.experimental.mosaic.gpu.profiler.measure`` uses; with them a sample is the sum
+    of the device durations of the kernels the call launched (timer ``cupti_kernels``):
+    device clocks, like events, but without the idle gaps between kernels that events
+    would include. Implementations whose timed work is not all kernels (copies:
+    ``transfer``, host hand-offs, the launch latency itself) keep the host timer
+    (``perf_counter+sync``), as does everything when the hooks are missing.
     """
 
     device = "gpu"
     platform = "gpu"
     timer = "perf_counter+sync"
     supports_cold = True
+    _cupti: Any = None
+    _use_cupti = False
 
     def start(self, threads: int) -> dict[str, str]:
         versions = super().start(threads)
@@ -81,7 +91,29 @@ class JaxGPU(JaxBase):
         self._scratch = jnp.zeros(FLUSH_BYTES // 4, dtype=jnp.float32)
         self._touch = self._jax.jit(lambda x: x + 1.0)
         self._touch(self._scratch).block_until_ready()
+        self._cupti = cupti_hooks()
+        versions["jax_timer"] = "cupti_kernels" if self._cupti else "perf_counter+sync"
         return versions
+
+    def select_timer(self, spec: Any) -> str:
+        """CUPTI for device-resident kernel work, the host clock for anything else."""
+        self._use_cupti = bool(self._cupti and spec.place_inputs and spec.hide_launch
+                               and not spec.host_timed)
+        return "cupti_kernels" if self._use_cupti else self.timer
+
+    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        if not self._use_cupti:
+            return super().time_call(fn)
+        ext = self._cupti
+        ext._cupti_init()
+        try:
+            result = fn()
+            self.block(result)
+        finally:
+            timings = ext._cupti_get_timings(False)
+        if not timings:
+            raise RuntimeError("CUPTI saw no kernel in the call: nothing to time on the device")
+        return result, sum(float(ms) for _, ms in timings) / 1e3
 
     def flush_cache(self) -> None:
         self._touch(self._scratch).block_until_ready()
@@ -91,3 +123,19 @@ class JaxGPU(JaxBase):
         if "bytes_limit" in stats:
             return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
         return None
+
+
+def cupti_hooks() -> Any:
+    """jaxlib's CUPTI kernel-timing hooks (its Mosaic GPU extension), or None.
+
+    A private module of jaxlib, so every failure (absent, renamed, no CUPTI library)
+    means "not available" and the host timer is used instead.
+    """
+    try:
+        from jax._src.lib import mosaic_gpu
+    except Exception:  # noqa: BLE001 - any import failure: the hooks are not there
+        return None
+    ext = getattr(mosaic_gpu, "_mosaic_gpu_ext", None)
+    if ext is None or not all(hasattr(ext, n) for n in ("_cupti_init", "_cupti_get_timings")):
+        return None
+    return ext

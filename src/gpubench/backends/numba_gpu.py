@@ -240,6 +240,16 @@ class NumbaGPU(Backend):
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         return self._cuda.device_array(shape, dtype=np.dtype(dtype))
 
+    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
+        return self._cuda.pinned_array(nbytes, dtype=np.uint8)
+
+    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
+        if not hasattr(value, "copy_to_host") or not value.is_c_contiguous():
+            return None
+        host = self._staging_view(value.nbytes, value.dtype, value.shape)
+        value.copy_to_host(ary=host)  # default stream: synchronous
+        return host
+
     def poison(self, buffer: Any) -> None:
         if np.issubdtype(buffer.dtype, np.inexact):
             fill(buffer, math.nan)

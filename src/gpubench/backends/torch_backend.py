@@ -52,6 +52,22 @@ class TorchGPU(TorchBase):
     timer = "cuda_event"
     supports_cold = True
 
+    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
+        self._staging_tensor = self._torch.empty(nbytes, dtype=self._torch.uint8,
+                                                 pin_memory=True)
+        return self._staging_tensor.numpy()
+
+    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
+        if not isinstance(value, self._torch.Tensor) or value.device.type != "cuda":
+            return None
+        try:
+            dtype = np.dtype(str(value.dtype).removeprefix("torch."))
+        except TypeError:  # bfloat16 and the like have no NumPy dtype
+            return None
+        host = self._staging_view(value.nbytes, dtype, tuple(value.shape))
+        self._torch.from_numpy(host).copy_(value.detach())  # blocking into pinned memory
+        return host
+
     def start(self, threads: int) -> dict[str, str]:
         versions = super().start(threads)
         torch = self._torch

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from gpubench.hostpar import elementwise64
 from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 #: the inputs each variant reads (sigmoid reads only ``a``, so it moves less)
@@ -55,14 +56,12 @@ class Elementwise(KernelSpec):
         return {name: random_array(rng, case.size, case.dtype) for name in INPUTS[case.variant]}
 
     def reference(self, case: Case, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
-        a = inputs["a"].astype(np.float64)
         if case.variant == "hypot":
-            b = inputs["b"].astype(np.float64)
-            return np.sqrt(a * a + b * b)
+            return elementwise64(lambda a, b: np.sqrt(a * a + b * b), inputs["a"], inputs["b"])
         if case.variant == "sigmoid":
-            return 1.0 / (1.0 + np.exp(-a))
-        b = inputs["b"].astype(np.float64)
-        return (a * 2.0 + b * 3.0) / (a + b + 1.0)
+            return elementwise64(lambda a: 1.0 / (1.0 + np.exp(-a)), inputs["a"])
+        return elementwise64(lambda a, b: (a * 2.0 + b * 3.0) / (a + b + 1.0),
+                             inputs["a"], inputs["b"])
 
     def outputs(self, case: Case) -> dict[str, tuple[tuple[int, ...], str]]:
         return {"out": ((case.size,), case.dtype)}

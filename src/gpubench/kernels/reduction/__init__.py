@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from gpubench.hostpar import dot64, sum64
 from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 #: the inputs each variant reads
@@ -57,13 +58,13 @@ class Reduction(KernelSpec):
         return {name: random_array(rng, case.size, case.dtype) for name in INPUTS[case.variant]}
 
     def reference(self, case: Case, inputs: Mapping[str, np.ndarray]) -> np.ndarray:
-        a = inputs["a"].astype(np.float64)
+        a = inputs["a"]
         if case.variant == "sumsq":
-            return np.asarray(np.dot(a, a))
+            return np.asarray(dot64(a, a))
         if case.variant == "dot":
-            return np.asarray(np.dot(a, inputs["b"].astype(np.float64)))
-        w = inputs["w"].astype(np.float64)
-        return np.asarray(np.dot(w, a) / w.sum())
+            return np.asarray(dot64(a, inputs["b"]))
+        w = inputs["w"]
+        return np.asarray(dot64(w, a) / sum64(w))
 
     def bytes_moved(self, case: Case) -> float:
         """Each input the variant reads, once, plus the scalar written."""
