@@ -154,8 +154,10 @@ class BackendRun:
     """Drives workers for one backend and turns their messages into schema rows."""
 
     def __init__(self, backend_id: str, config: Mapping[str, Any], cores: int,
-                 log: Any = None) -> None:
+                 log: Any = None, ref_cache: str | None = None) -> None:
         self.backend_id = backend_id
+        #: folder of float64 references shared with the other steps (gpubench.refcache)
+        self.ref_cache = ref_cache
         self.framework, self.device = split_backend_id(backend_id)
         self.config = config
         self.cores = cores
@@ -224,7 +226,7 @@ class BackendRun:
     def _worker(self, threads: int, indices: list[int]) -> int:
         """Run a worker over ``indices``; return how many of them now have rows."""
         job = {"backend": self.backend_id, "threads": threads,
-               "harness": self.harness,
+               "harness": self.harness, "ref_cache": self.ref_cache,
                "items": [asdict(self.items[i]) for i in indices]}
         env = {**os.environ, **pin_threads_env(threads),
                "PYTHONPATH": os.pathsep.join(
@@ -316,7 +318,9 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
     row carries it).
     """
     t0 = time.perf_counter()
-    run = BackendRun(backend_id, config, cores)
+    # <results>/raw/<backend>.csv -> <results>/cache/references, shared by the steps
+    cache = Path(csv_path).resolve().parent.parent / "cache" / "references"
+    run = BackendRun(backend_id, config, cores, ref_cache=str(cache))
     run.common["env_lock"] = env_lock
     run.run()
     run.write(csv_path, samples_path)

@@ -30,6 +30,7 @@ def pin_cpus(threads: int) -> None:
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
+    from gpubench import refcache
     from gpubench.backends import load_backend, load_plugins
     from gpubench.harness import Settings, measure
     from gpubench.spec import Case, get_kernel, implementations
@@ -75,7 +76,8 @@ def main() -> int:
             rng = np.random.default_rng(case.seed(settings.seed))
             try:
                 host_inputs = spec.make_inputs(case, rng)
-                ref = spec.reference(case, host_inputs)
+                ref = refcache.reference(spec, case, host_inputs, case.seed(settings.seed),
+                                         job.get("ref_cache"))
                 cached_key = key
             except MemoryError as exc:
                 emit({"event": "result", "index": index, "samples": [],
