@@ -19,6 +19,7 @@ and a stopped controller costs each Snakemake start 9 s (``sinfo`` waits for it)
 from __future__ import annotations
 
 import ast
+import base64
 import copy
 import html
 import json
@@ -423,6 +424,7 @@ def _went_on(run: BackendRun, impl: str) -> None:
 
 
 def test_cuda_c_that_fails_to_compile(rely_cpu: BackendRun) -> None:
+    """A CUDA C syntax error reaches the row with NVRTC's own log; the step goes on."""
     pytest.importorskip("cuda.core", reason="cuda-core not installed")
     rows = by_impl(rely_cpu)
     for size in (1024, 4096):
@@ -435,6 +437,7 @@ def test_cuda_c_that_fails_to_compile(rely_cpu: BackendRun) -> None:
 
 
 def test_numba_kernel_that_fails_to_compile(rely_cpu: BackendRun) -> None:
+    """Numba compiles at the first call: its TypingError is that call's error, untimed."""
     pytest.importorskip("numba")
     rows = by_impl(rely_cpu)
     for size in (1024, 4096):
@@ -446,6 +449,7 @@ def test_numba_kernel_that_fails_to_compile(rely_cpu: BackendRun) -> None:
 
 
 def test_host_out_of_memory_while_running(rely_cpu: BackendRun) -> None:
+    """NumPy's MemoryError while building: ``skipped`` with NumPy's message."""
     rows = by_impl(rely_cpu)
     for size in (1024, 4096):
         row = rows[("host_oom", size)]
@@ -469,6 +473,7 @@ def test_cpu_size_beyond_memory(tmp_path: Path) -> None:
 
 
 def test_gpu_size_beyond_memory(rely_gpu: BackendRun) -> None:
+    """The device's free memory decides before anything is placed on it."""
     rows = by_impl(rely_gpu)
     assert rows[("fits", 1024)]["status"] == "ok"
     for impl in ("fits", "torch_oom", "cupy_oom", "jax_oom", "numba_cuda_oom"):
@@ -484,9 +489,11 @@ def test_gpu_size_beyond_memory(rely_gpu: BackendRun) -> None:
     ("jax_oom", "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory"),
     ("numba_cuda_oom", "CudaAPIError: [<CUresult.CUDA_ERROR_OUT_OF_MEMORY: 2>] Call to "
                        "cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY"),
-])
+], ids=["torch", "cupy", "jax", "numba_cuda"])
 def test_gpu_out_of_memory_while_running(rely_gpu: BackendRun, impl: str, message: str
                                          ) -> None:
+    """Each framework's out-of-memory error is a ``skipped`` row (the case does not fit
+    this device), not an ``error`` (something is broken)."""
     if impl == "numba_cuda_oom":
         pytest.importorskip("numba.cuda.cudadrv.driver", reason="numba-cuda not installed")
     row = by_impl(rely_gpu)[(impl, 1024)]
@@ -602,15 +609,14 @@ CORRUPTIONS = {
 @pytest.mark.parametrize("corruption", [*CORRUPTIONS, "samples-binary", "samples-cut"])
 def test_collect_with_a_corrupt_csv(corruption: str, tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """One of two step files damaged: collect stops, naming it, and writes nothing (a
+    row cut short would otherwise be read with its last fields empty)."""
     paths = step_files(tmp_path / "raw")
-    if corruption.startswith("samples-"):
-        bad = paths["b_samples"]
-        CORRUPTIONS["binary" if corruption == "samples-binary" else "cut-mid-row"](bad)
-    else:
-        bad = paths["b"]
-        CORRUPTIONS[corruption](bad)
-    assert bad.read_bytes() != step_files(tmp_path / "fresh")[bad.stem.replace(
-        ".samples", "_samples")].read_bytes()  # the corruption took place
+    bad = paths["b_samples" if corruption.startswith("samples-") else "b"]
+    whole = bad.read_bytes()
+    CORRUPTIONS[{"samples-binary": "binary", "samples-cut": "cut-mid-row"}.get(
+        corruption, corruption)](bad)
+    assert bad.read_bytes() != whole  # the damage took place
     out = tmp_path / "out"
     rc, err = collect(paths, out, capsys)
     assert rc == 1
@@ -813,6 +819,18 @@ class Workflow:
         return subprocess.Popen(self.args(*extra), cwd=ROOT, env=self.env, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+
+    def incomplete(self) -> set[str]:
+        """Outputs Snakemake has marked incomplete: its jobs started and not recorded as
+        finished (``.snakemake/incomplete``, one file per output, named by its path in
+        URL-safe base64, split into folders of chunks starting with ``@`` when long)."""
+        marks = self.workdir / ".snakemake" / "incomplete"
+        found = set()
+        for path in marks.rglob("*") if marks.exists() else []:
+            if path.is_file() and path.name != "migration_underway":
+                parts = [q.lstrip("@") for q in path.relative_to(marks).parts]
+                found.add(base64.urlsafe_b64decode("".join(parts)).decode())
+        return found
 
     def planned(self, backend: str) -> int:
         cfg = yaml.safe_load(self.configfile.read_text())
@@ -1075,16 +1093,17 @@ def test_run_killed_mid_step_then_resumed(plugin_env: dict[str, str], tmp_path: 
     raw = wf.results / "raw"
     proc = wf.start()
     try:
-        wait_until(lambda: Path(f"{gate}.reached").exists()
-                   and (raw / "numpy-cpu.csv").exists()
-                   and (wf.results / "env" / "host.json").exists(), 120,
-                   "numpy-cpu done and gate-cpu mid-step", proc)
-        time.sleep(0.5)  # let Snakemake record numpy-cpu's job as finished
+        done = [raw / "numpy-cpu.csv", wf.results / "env" / "host.json"]
+        wait_until(lambda: Path(f"{gate}.reached").exists() and all(
+            p.exists() and str(p) not in wf.incomplete() for p in done), 120,
+            "numpy-cpu and the probe recorded as done, gate-cpu mid-step", proc)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert_none_left(tag)  # the step and its worker did not outlive the kill
     assert (raw / "gate-cpu.lock.txt").exists()  # the killed step's partial output
+    assert str(raw / "gate-cpu.lock.txt") in wf.incomplete()
+    assert not {str(p) for p in done} & wf.incomplete()
     assert not (raw / "gate-cpu.csv").exists() and not (raw / "gate-cpu.samples.csv").exists()
     assert not list(wf.results.rglob("*.tmp"))
     kept = {p: p.stat().st_mtime_ns for p in [*raw.glob("numpy-cpu.*"),
