@@ -1205,3 +1205,33 @@ def test_killed_mpi_step_leaves_no_rank_behind(tmp_path: Path) -> None:
 
 if __name__ == "__main__":
     print(readme_table())
+
+
+def test_results_folder_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The lock behind ``concurrent-shared-results``: held by one process at a time,
+    named in the refusal; where the filesystem cannot lock, a warning and no refusal."""
+    from gpubench import runlock
+
+    folder = tmp_path / "results"
+    code = ("import sys, time\nfrom gpubench import runlock\nrunlock.claim(sys.argv[1])\n"
+            "print('held', flush=True)\ntime.sleep(60)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(folder)], text=True,
+                              stdout=subprocess.PIPE,
+                              env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    try:
+        assert holder.stdout and holder.stdout.readline().strip() == "held"
+        with pytest.raises(runlock.FolderBusy, match=rf"'{re.escape(str(folder))}' is in "
+                           rf"use by another run \(pid {holder.pid} on "):
+            runlock.claim(folder)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert runlock.claim(folder) == folder / runlock.LOCK_NAME  # released by the kernel
+
+    def no_locks(fh: Any, op: int) -> None:
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(runlock.fcntl, "flock", no_locks)
+    assert runlock.claim(tmp_path / "nfs") == tmp_path / "nfs" / runlock.LOCK_NAME
+    assert "cannot lock" in capsys.readouterr().err

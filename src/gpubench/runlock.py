@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import IO
 
@@ -37,7 +38,7 @@ def claim(folder: str | os.PathLike[str]) -> Path:
     fh = open(path, "a+", encoding="utf-8")  # held open: closing it would release the lock
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
+    except BlockingIOError:
         fh.seek(0)
         owner = fh.read().strip() or "owner unknown"
         fh.close()
@@ -45,6 +46,11 @@ def claim(folder: str | os.PathLike[str]) -> Path:
             f"config key results_dir: {str(folder)!r} is in use by another run ({owner}). "
             "Wait for it to finish, or give this run its own results_dir"
         ) from None
+    except OSError as exc:  # a filesystem without locks (some network mounts): go on
+        fh.close()
+        print(f"gpubench: cannot lock {path} ({exc}); make sure no other run uses this "
+              "results_dir", file=sys.stderr)
+        return path
     fh.seek(0)
     fh.truncate()
     from gpubench.provenance import utc_now
