@@ -7,7 +7,7 @@ them:
 - ``rely-cpu`` (starts at once): ``nvrtc_syntax_error`` compiles the project's own
   ``vector_add.cu`` with one ``;`` removed through NVRTC (the CUDA Python backend's
   ``compile_module``; no GPU needed); ``numba_typing_error`` is an ``@njit`` loop that adds
-  a string to a float; ``host_oom`` asks NumPy for 8 PiB; ``correct`` is correct.
+  a string to a float; ``host_oom`` asks NumPy for 1 EiB; ``correct`` is correct.
 - ``rely-gpu``: a GPU stand-in (host memory, no driver) that reports
   ``GPUBENCH_TEST_GPU_FREE`` bytes free (default 1 MiB), with implementations that raise
   the out-of-memory errors of PyTorch, CuPy, JAX/XLA and Numba CUDA (Numba's own
@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from gpubench.backends import BACKENDS
 from gpubench.backends.base import Backend
-from gpubench.spec import implementation
+from gpubench.spec import BuildContext, implementation
+
+Call = Callable[[], Any]
 
 BACKENDS["rely-cpu"] = "reliability_plugin:RelyCPU"
 BACKENDS["rely-gpu"] = "reliability_plugin:RelyGPU"
@@ -60,14 +64,14 @@ class RelyGPU(Backend):
         return int(os.environ.get("GPUBENCH_TEST_GPU_FREE", 1 << 20))
 
 
-def _abc(ctx):
+def _abc(ctx: BuildContext) -> tuple[Any, Any, Any]:
     return ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
 
 
-def _correct(ctx):
+def _correct(ctx: BuildContext) -> Call:
     a, b, c = _abc(ctx)
 
-    def call():
+    def call() -> None:
         np.add(a, b, out=c)
 
     return call
@@ -79,7 +83,7 @@ implementation("vector_add", "rely", "correct")(_correct)
 
 
 @implementation("vector_add", "rely", "nvrtc_syntax_error")
-def nvrtc_syntax_error(ctx):
+def nvrtc_syntax_error(ctx: BuildContext) -> Call:
     from gpubench import cuda_sources
     from gpubench.backends.cuda_python_gpu import compile_module
 
@@ -93,7 +97,7 @@ def nvrtc_syntax_error(ctx):
 
 
 @implementation("vector_add", "rely", "numba_typing_error")
-def numba_typing_error(ctx):
+def numba_typing_error(ctx: BuildContext) -> Call:
     from numba import njit
 
     a, b, c = _abc(ctx)
@@ -107,13 +111,16 @@ def numba_typing_error(ctx):
 
 
 @implementation("vector_add", "rely", "host_oom")
-def host_oom(ctx):
-    np.empty(1 << 50)  # 8 PiB: NumPy raises its MemoryError
-    raise AssertionError("8 PiB were allocated")
+def host_oom(ctx: BuildContext) -> Call:
+    np.empty(1 << 57)  # 1 EiB, past any address space: NumPy raises its MemoryError
+    raise AssertionError("1 EiB was allocated")
+
+
+# -- gate-cpu ---------------------------------------------------------------------------
 
 
 @implementation("vector_add", "gate", "gated")
-def gated(ctx):
+def gated(ctx: BuildContext) -> Call:
     gate = os.environ.get("GPUBENCH_TEST_GATE", "")
     if gate:
         Path(gate + ".reached").touch()
@@ -139,9 +146,9 @@ class XlaRuntimeError(RuntimeError):
     """What jaxlib's XlaRuntimeError is."""
 
 
-def _raises(exc: BaseException):
-    def builder(ctx):
-        def call():
+def _raises(exc: BaseException) -> Callable[[BuildContext], Call]:
+    def builder(ctx: BuildContext) -> Call:
+        def call() -> None:
             raise exc
 
         return call
@@ -160,7 +167,7 @@ implementation("vector_add", "rely", "jax_oom", devices=("gpu",))(_raises(XlaRun
 
 
 @implementation("vector_add", "rely", "numba_cuda_oom", devices=("gpu",))
-def numba_cuda_oom(ctx):
+def numba_cuda_oom(ctx: BuildContext) -> Call:
     from numba.cuda.cudadrv.driver import CudaAPIError, binding
 
     code = binding.CUresult.CUDA_ERROR_OUT_OF_MEMORY

@@ -106,8 +106,8 @@ CATALOGUE: tuple[Scenario, ...] = (
              "arrays)",
              "`skipped` (`needs about … GiB with headroom, … GiB free on cpu`) before any "
              "input is allocated; the next size runs", R + "test_cpu_size_beyond_memory"),
-    Scenario("cpu-oom", "memory", "NumPy asked for 8 PiB while building",
-             "`skipped`: `out of memory while building: Unable to allocate 8.00 PiB…`",
+    Scenario("cpu-oom", "memory", "NumPy asked for 1 EiB while building",
+             "`skipped`: `out of memory while building: Unable to allocate 1.00 EiB…`",
              R + "test_host_out_of_memory_while_running"),
     Scenario("gpu-beyond-memory", "memory", "a GPU backend reporting 1 MiB free",
              "`skipped` (`… GiB free on gpu`) for the cases that do not fit; the rest run",
