@@ -100,6 +100,7 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     import time
 
     from gpubench import environments
+    from gpubench.procs import preexec
 
     rest = argv
     for name in ("--attempt", "--attempts", "--time-limit-min"):
@@ -110,7 +111,10 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     cmd = [sys.executable, "-m", "gpubench", "run", *rest]
     sys.stdout.flush()
     sys.stderr.flush()
-    child = subprocess.Popen(cmd, env=environments.env_with_src(), start_new_session=True)
+    # Its own session, so that a time-out kills it and its workers together; and it ends
+    # when the guard does, even when the guard is killed without a chance to stop it.
+    child = subprocess.Popen(cmd, env=environments.env_with_src(), start_new_session=True,
+                             preexec_fn=preexec())
 
     def stop(signum: int = signal.SIGTERM, *_: Any) -> None:
         for sig in (signum, signal.SIGKILL):

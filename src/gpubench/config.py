@@ -7,6 +7,7 @@ rejected before any job starts, with a message a user can act on.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,9 @@ def _key(path: Any) -> str:
     return out or "(top level)"
 
 
+@functools.cache
 def load_schema() -> dict[str, Any]:
+    """The config schema (read once per process; treat it as read-only)."""
     with open(SCHEMA_PATH) as fh:
         return yaml.safe_load(fh)
 

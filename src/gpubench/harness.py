@@ -212,5 +212,7 @@ def measure(
 
 
 def _is_oom(exc: BaseException) -> bool:
+    # "out_of_memory": Numba CUDA's CudaAPIError names only CUDA_ERROR_OUT_OF_MEMORY
     text = f"{type(exc).__name__} {exc}".lower()
-    return "out of memory" in text or "outofmemory" in text or "resource_exhausted" in text
+    return any(s in text for s in ("out of memory", "outofmemory", "out_of_memory",
+                                   "resource_exhausted"))

@@ -183,11 +183,30 @@ def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     return frame
 
 
+def check_whole(path: str | os.PathLike[str]) -> None:
+    """Raise :class:`SchemaError` if a CSV does not end with a newline: it was cut short
+    mid-row (a copy or write that stopped), and pandas would read the cut row with its
+    missing fields empty, or a number missing its last digits, without complaint."""
+    path = Path(path)
+    if path.suffix != ".csv":
+        return  # compressed: the decompressor checks
+    try:
+        with open(path, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(size - 1, 0))
+            last = fh.read(1)
+    except OSError as exc:
+        raise SchemaError(f"{path}: not readable: {exc}") from exc
+    if size and last != b"\n":
+        raise SchemaError(f"{path}: ends in the middle of a row (cut short?)")
+
+
 def read_timings(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate one timings CSV; errors name the file."""
     path = Path(path)
     if not path.exists():
         raise SchemaError(f"{path}: file is missing")
+    check_whole(path)
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -199,6 +218,7 @@ def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise SchemaError(f"{path}: file is missing")
+    check_whole(path)
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:

@@ -29,10 +29,13 @@ def pin_cpus(threads: int) -> None:
 
 
 def main() -> int:
+    from gpubench.procs import end_with_parent
+
+    end_with_parent()  # a step killed hard (SIGKILL) cannot stop its workers: the kernel does
     job = json.loads(sys.stdin.read())
     from gpubench import refcache
     from gpubench.backends import load_backend, load_plugins
-    from gpubench.harness import Settings, measure
+    from gpubench.harness import Settings, measure, skip_reason
     from gpubench.spec import Case, get_kernel, implementations
 
     load_plugins()
@@ -70,7 +73,12 @@ def main() -> int:
         impl = next(i for i in implementations(case.kernel, backend.framework, backend.device)
                     if i.name == item["implementation"])
         key = (case.kernel, case.variant, case.size, case.dtype)
-        if key != cached_key:
+        if key != cached_key and skip_reason(spec, impl, case, backend, settings):
+            # Too big for memory (or the implementation's cap): measure() records the
+            # skip before touching inputs, which must not be made for a case that
+            # cannot fit; the previous case's are let go.
+            host_inputs, ref, cached_key = {}, None, None
+        elif key != cached_key:
             # Inputs and reference are shared by all implementations of one case.
             host_inputs, ref, cached_key = {}, None, None
             rng = np.random.default_rng(case.seed(settings.seed))

@@ -4,6 +4,7 @@ import functools
 import getpass
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ sys.path.insert(0, str(SRC))
 from gpubench.backends import BACKENDS, split_backend_id  # noqa: E402
 from gpubench.config import ConfigError, validate_config  # noqa: E402
 from gpubench import environments as envs  # noqa: E402
+from gpubench import runlock  # noqa: E402
 from gpubench.mpi import JOBS as MPI_JOBS  # noqa: E402
 from gpubench.mpi import launch as mpi_launch  # noqa: E402
 
@@ -36,7 +38,7 @@ def _check_writable(folder):
     """Fail before any job starts if results cannot be written."""
     try:
         Path(folder).mkdir(parents=True, exist_ok=True)
-        probe = Path(folder) / ".write-test"
+        probe = Path(folder) / f".write-test-{os.getpid()}"  # one per run: no race
         probe.write_text("ok")
         probe.unlink()
     except OSError as exc:
@@ -73,9 +75,13 @@ def _slurm_names(cmd):
     return names if out.returncode == 0 and names else None
 
 
+_SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*")
+
+
 def _check_site_settings():
-    """Fail before any job on a profile's SITE_* placeholder, or (where sinfo/sacctmgr
-    answer) on a partition or account this cluster does not have."""
+    """Fail before any job on a profile's SITE_* placeholder, on a partition or account
+    that is not a plain SLURM name, or (where sinfo/sacctmgr answer) on one this cluster
+    does not have."""
     found = [(w, n, v) for w, n, v in _site_settings() if "SITE_" in v]
     if found:
         raise WorkflowError(
@@ -84,6 +90,14 @@ def _check_site_settings():
             + ". Set them to your cluster's values in the profile (profiles/slurm/"
             "config.yaml; README 'Running on a SLURM cluster')"
         )
+    # sbatch is started through a shell: a name that is not a plain SLURM name (one a
+    # shell could read as a command, `a; rm -rf ~`) is refused whoever would quote it.
+    for where, name, value in _site_settings():
+        if not _SLURM_NAME.fullmatch(value):
+            raise WorkflowError(
+                f"profile setting {where}.{name}: {value!r} is not a SLURM name "
+                "(letters, digits, '_', '.', '-'; several separated by commas)"
+            )
     known = {
         "slurm_partition": lambda: _slurm_names(["sinfo", "-h", "-o", "%P"]),
         "slurm_account": lambda: _slurm_names(
@@ -110,6 +124,20 @@ def _check_site_settings():
 
 
 _check_site_settings()
+
+
+def _claim_results_dir():
+    """A second run writing to the same results_dir from another working directory
+    (Snakemake's own lock covers only its working directory) is refused before its
+    first job: it would delete and rewrite the steps' files under the first run."""
+    try:
+        runlock.claim(RESULTS)
+    except runlock.FolderBusy as exc:
+        raise WorkflowError(str(exc)) from None
+
+
+onstart:
+    _claim_results_dir()
 
 
 wildcard_constraints:

@@ -115,6 +115,7 @@ def validate(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def read(path: str | os.PathLike[str]) -> pd.DataFrame:
+    results.check_whole(path)
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""],
                             dtype={"reason": str, "mode": str, "gpu_uuids": str})

@@ -28,6 +28,7 @@ from gpubench.backends import split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.mpi import JOBS, MPI_BACKENDS, SINGLE_PROCESS_JOBS, devices, launch, schema
 from gpubench.mpi.arrays import ADAPTERS, FRAMEWORK_MODULES
+from gpubench.procs import preexec
 
 SRC_DIR = Path(__file__).resolve().parents[2]
 
@@ -366,8 +367,10 @@ class Step:
                  f"{launch.command_text(cmd)}")
         console = base / "console.txt"
         with open(console, "wb") as sink:
+            # SIGTERM when the step dies: the launcher then ends its ranks.
             proc = subprocess.Popen(cmd, env=run_env, stdout=sink, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+                                    start_new_session=True,
+                                    preexec_fn=preexec(signal.SIGTERM))
             code, timed_out = self.wait(proc, limit)
         text = console.read_text(errors="replace")
         self.log.write(text)

@@ -46,6 +46,9 @@ def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     """A figure in matplotlib's default style, whatever the caller's rcParams say."""
     mpl_style.use("default")
     matplotlib.rcParams["svg.hashsalt"] = "gpubench"
+    # Labels carry names from the results (a GPU, a host, a backend): a "$" in one must
+    # stay a dollar sign, not start mathtext (unbalanced, it would stop the report).
+    matplotlib.rcParams["text.parse_math"] = False
     return Figure(figsize=(width, height))
 
 
