@@ -20,13 +20,17 @@ class FakeCupti:
     def __init__(self, kernels=(("fusion_1", 0.5), ("fusion_2", 0.25))):
         self.kernels = list(kernels)
         self.armed = 0
+        self.attached = False
 
     def _cupti_init(self):
         self.armed += 1
+        self.attached = True
 
     def _cupti_get_timings(self, finalize):
         assert self.armed, "timings read without init"
         self.armed -= 1
+        if finalize:
+            self.attached = False
         return list(self.kernels)
 
 
@@ -75,3 +79,17 @@ def test_a_call_without_kernels_is_an_error_not_a_zero():
     backend.select_timer(get_kernel("vector_add"))
     with pytest.raises(RuntimeError, match="no kernel"):
         backend.time_call(lambda: jax.numpy.ones(3))
+
+
+def test_host_timed_work_runs_with_cupti_detached():
+    """CUPTI's tracing adds to every launch: host-timed rows must not carry it."""
+    hooks = FakeCupti()
+    backend = jax_gpu_on_cpu(hooks)
+    backend.select_timer(get_kernel("vector_add"))
+    backend.time_call(lambda: jax.numpy.ones(3) + 1)
+    assert hooks.attached
+    assert backend.select_timer(get_kernel("launch_overhead")) == "perf_counter+sync"
+    assert not hooks.attached
+    backend.select_timer(get_kernel("vector_add"))
+    backend.time_call(lambda: jax.numpy.ones(3) + 1)
+    assert hooks.attached

@@ -204,9 +204,17 @@ def test_efficiency_needs_an_ok_single_rank_row():
 
 
 def test_pct_of_link():
-    rows = _rows("p2p", "", {2: 1.0})
-    rows[0].update(gbps=225.0, link_gbps=450.0)
-    assert schema.add_link(schema.rows_frame(rows))["pct_of_link"].iloc[0] == 50.0
+    """p2p bandwidth or allreduce bus bandwidth against the link, device buffers between
+    two or more ranks only: a 1-rank NCCL allreduce is a local copy (it showed 440%)."""
+    rows = _rows("p2p", "", {2: 1.0}) + _rows("allreduce", "nccl", {1: 1.0, 4: 1.0}) \
+        + _rows("p2p", "", {2: 1.0})
+    rows[0].update(gbps=225.0, link_gbps=450.0, path="staged")
+    rows[1].update(gbps=1980.0, bus_gbps=0.0, link_gbps=450.0, path="direct")
+    rows[2].update(gbps=220.0, bus_gbps=330.0, link_gbps=450.0, path="direct")
+    rows[3].update(gbps=7.0, link_gbps=450.0, path="host", size=2000)
+    pct = schema.add_link(schema.rows_frame(rows))["pct_of_link"].tolist()
+    assert pct[0] == 50.0 and pct[2] == pytest.approx(100 * 330 / 450)
+    assert math.isnan(pct[1]) and math.isnan(pct[3])
 
 
 def test_validate_rejects_ok_rows_without_time_and_duplicates():

@@ -81,6 +81,7 @@ class JaxGPU(JaxBase):
     supports_cold = True
     _cupti: Any = None
     _use_cupti = False
+    _cupti_attached = False
 
     def start(self, threads: int) -> dict[str, str]:
         versions = super().start(threads)
@@ -96,9 +97,18 @@ class JaxGPU(JaxBase):
         return versions
 
     def select_timer(self, spec: Any) -> str:
-        """CUPTI for device-resident kernel work, the host clock for anything else."""
+        """CUPTI for device-resident kernel work, the host clock for anything else.
+
+        Switching to the host clock detaches CUPTI: while attached, its kernel tracing
+        adds to every launch, which is exactly what host-timed rows (launch_overhead,
+        transfers, hand-offs) measure. It attaches again at the next CUPTI sample.
+        """
         self._use_cupti = bool(self._cupti and spec.place_inputs and spec.hide_launch
                                and not spec.host_timed)
+        if not self._use_cupti and self._cupti_attached:
+            self._cupti._cupti_init()
+            self._cupti._cupti_get_timings(True)  # finalize: detach CUPTI
+            self._cupti_attached = False
         return "cupti_kernels" if self._use_cupti else self.timer
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
@@ -106,6 +116,7 @@ class JaxGPU(JaxBase):
             return super().time_call(fn)
         ext = self._cupti
         ext._cupti_init()
+        self._cupti_attached = True
         try:
             result = fn()
             self.block(result)

@@ -56,7 +56,8 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("cuda_aware", "str", "yes, no or unknown, and how it was learned"),
     ("launcher", "str", "the command line prefix that started the ranks"),
     ("link_gbps", "float", "datasheet bandwidth of the link between ranks (config)"),
-    ("pct_of_link", "float", "gbps as % of link_gbps (p2p device paths)"),
+    ("pct_of_link", "float", "gbps (p2p) or bus_gbps (allreduce) as % of link_gbps; "
+     "device buffers, 2+ ranks"),
     ("host", "str", "host name (rank 0)"),
     ("device_name", "str", "GPU or CPU model"),
     ("framework_version", "str", "versions of the framework and mpi4py"),
@@ -174,9 +175,15 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def add_link(frame: pd.DataFrame) -> pd.DataFrame:
-    """``pct_of_link`` for the rows that carry a datasheet ``link_gbps``."""
+    """``pct_of_link``: how much of the datasheet ``link_gbps`` a device buffer's trip
+    between ranks used: point-to-point bandwidth, or an allreduce's bus bandwidth (the
+    nccl-tests convention). None with one rank (nothing crosses a link: a 1-rank NCCL
+    allreduce is a local copy) or with host buffers (they never touch the GPU link)."""
     frame = frame.copy()
-    has = (frame["link_gbps"] > 0) & (frame["gbps"] > 0)
+    bus = frame["bus_gbps"] if "bus_gbps" in frame else math.nan
+    rate = frame["gbps"].where(frame["job"] != "allreduce", bus)
+    has = ((frame["link_gbps"] > 0) & (rate > 0) & (frame["ranks"] >= 2)
+           & (frame["path"] != "host"))
     frame["pct_of_link"] = math.nan
-    frame.loc[has, "pct_of_link"] = 100.0 * frame.loc[has, "gbps"] / frame.loc[has, "link_gbps"]
+    frame.loc[has, "pct_of_link"] = 100.0 * rate[has] / frame.loc[has, "link_gbps"]
     return frame
