@@ -446,3 +446,18 @@ def test_philox_points_estimate_pi_within_the_spec(dtype: str) -> None:
     assert len(set(estimates)) == 3, "each call must draw fresh points"
     for est in estimates:
         assert spec.check(case, est, math.pi).passed, est
+
+
+def test_a_compile_error_names_the_file_and_carries_no_nul() -> None:
+    """NVRTC's log goes into the row's reason (and the CSV): readable, the file named."""
+    pytest.importorskip("cuda.core")
+    from gpubench.backends.cuda_python_gpu import compile_module
+    from gpubench.cuda_sources import source
+
+    broken = source("vector_add") + "\nint broken(;\n"
+    with pytest.raises(RuntimeError) as info:
+        compile_module(broken, arch="90")
+    text = str(info.value)
+    assert text.startswith("NVRTC compile failed")
+    assert "\x00" not in text and "default_program" not in text
+    assert "vector_add.cu(" in text

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import io
 import math
+import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,8 +176,19 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
             _MODULES[key] = program.compile("cubin", name_expressions=tuple(name_expressions),
                                             logs=log)
         except Exception as exc:
-            raise RuntimeError(f"NVRTC compile failed: {exc}\n{log.getvalue()}") from exc
+            raise RuntimeError(f"NVRTC compile failed: {_readable_log(source, str(exc))}\n"
+                               f"{_readable_log(source, log.getvalue())}") from exc
     return _MODULES[key]
+
+
+def _readable_log(source: str, text: str) -> str:
+    """NVRTC's log as a row's reason can carry it: no NUL bytes (NVRTC ends its log with
+    one, and it went into the CSV), and the file named instead of ``default_program``
+    (the project's sources open with ``// <kernel>: ...``, the file is ``<kernel>.cu``)."""
+    first = source.lstrip().split("\n", 1)[0]
+    match = re.match(r"//\s*([A-Za-z_][A-Za-z0-9_]*):", first)
+    label = f"{match.group(1)}.cu" if match else "<CUDA C source>"
+    return text.replace("\x00", "").replace("default_program", label).strip()
 
 
 def _timing_event_options(core: Any) -> Any:
