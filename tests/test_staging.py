@@ -84,3 +84,4 @@ def test_numba_results_come_back_through_pinned_memory_under_the_simulator():
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res == {"float64": [True, True, "float64"], "float32": [True, True, "float32"]}
+
