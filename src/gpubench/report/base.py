@@ -386,7 +386,14 @@ def how_to_read_html() -> str:
         "dtype (and timing mode): above 1× is faster than NumPy. Only rows with status "
         "<code>ok</code> are plotted or ranked; wrong results are never ranked, and every "
         "row that did not run or did not pass is listed under "
-        '<a href="#failures">Failures and skips</a>.</p>\n')
+        '<a href="#failures">Failures and skips</a>. '
+        "Each row's <code>timer</code> says what timed its samples: a host clock on CPUs "
+        "(<code>perf_counter</code>); CUDA events around the device work on GPUs "
+        "(<code>cuda_event</code>); for JAX on GPUs, which has no events, the summed "
+        "device durations of the kernels each call launched, read through CUPTI "
+        "(<code>cupti_kernels</code>: idle gaps between kernels are not counted), or a "
+        "host clock around the call and a wait (<code>perf_counter+sync</code>) where the "
+        "work is not all kernels.</p>\n")
 
 
 def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
