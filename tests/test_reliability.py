@@ -1001,32 +1001,38 @@ def test_strings_from_results_and_environment_are_escaped(tmp_path: Path) -> Non
 
 
 def test_concurrent_writes_never_show_a_partial_file(tmp_path: Path) -> None:
-    """Two writers replace one CSV 50 times each while a reader reads it: every read is
-    one writer's whole file (write to a temporary, then rename), never a mix or a cut."""
+    """Two writers keep replacing one CSV while a reader reads it 30 times: every read is
+    one writer's whole file (write to a temporary, then rename), never a mix or a cut.
+    The writers run until the reader is done, so a slow machine cannot make the reads
+    miss the writes."""
     target = tmp_path / "raw" / "numpy-cpu.csv"
     frames = {who: results.rows_frame([_row(size=s, host=who) for s in range(1, 200)])
               for who in ("first", "second")}
     results.atomic_write_csv(target, frames["first"])
     errors: list[BaseException] = []
+    writes = {who: 0 for who in frames}
+    done = threading.Event()
 
     def writer(who: str) -> None:
         try:
-            for _ in range(50):
+            while not done.is_set() and writes[who] < 100_000:
                 results.atomic_write_csv(target, frames[who])
+                writes[who] += 1
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in frames]
     for t in threads:
         t.start()
-    reads = 0
-    while any(t.is_alive() for t in threads):
-        frame = results.read_timings(target)
-        assert len(frame) == 199 and frame["host"].nunique() == 1
-        reads += 1
-    for t in threads:
-        t.join()
-    assert not errors and reads > 10
+    try:
+        for _ in range(30):
+            frame = results.read_timings(target)
+            assert len(frame) == 199 and frame["host"].nunique() == 1
+    finally:
+        done.set()
+        for t in threads:
+            t.join()
+    assert not errors and min(writes.values()) > 0, (errors, writes)
     assert sorted(p.name for p in target.parent.iterdir()) == ["numpy-cpu.csv"]  # no .tmp
 
 
