@@ -140,3 +140,29 @@ def test_summarize():
     s = summarize([1.0, 2.0, 3.0, 4.0])
     assert s["median_s"] == 2.5 and s["min_s"] == 1.0 and s["max_s"] == 4.0
     assert s["iqr_s"] == pytest.approx(1.5) and s["rel_spread"] == pytest.approx(0.6)
+
+
+def test_warmup_s_keeps_warming_up_until_the_time_has_passed():
+    import time
+
+    calls = []
+
+    def builder(ctx):
+        a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
+
+        def call():
+            start = time.perf_counter()
+            time.sleep(0.005)
+            np.add(a, b, out=c)
+            calls.append((start, time.perf_counter()))
+
+        return call
+
+    m = _run(builder, Settings(max_time_s=0.01, min_samples=3, max_samples=3, warmup=1,
+                               warmup_s=0.06))
+    assert m.fields["status"] == "ok", m.fields
+    warm = calls[1:len(calls) - len(m.samples)]  # after the first call, before samples
+    # more calls than the count asked for; the last ends past the time, the one before
+    # it ended short of it (so the loop stopped at the first chance)
+    assert len(warm) >= 2
+    assert warm[-1][1] - warm[0][0] >= 0.06 - 0.001 > warm[-2][1] - warm[0][0] - 0.002

@@ -246,6 +246,11 @@ def test_gpu_backends_plan_direct_and_staged_jax_only_staged():
     halo = step.plan("halo", "numba-gpu", 2, {"jobs": {"halo": {"sizes": [64]}}})
     assert {(i["mode"], i["path"]) for i in halo} == {
         (m, p) for m in ("strong", "weak") for p in ("direct", "staged")}
+    # a job's own warm-up time reaches its items (and only its)
+    cfg = {"jobs": {"halo": {"sizes": [64], "steps": 3, "warmup_s": 0.3}}}
+    assert {str(i["params"]) for i in step.plan("halo", "cupy-gpu", 2, cfg)} == {
+        str({"steps": 3, "warmup_s": 0.3})}
+    assert all("warmup_s" not in i["params"] for i in step.plan("p2p", "cupy-gpu", 2, cfg))
 
 
 def test_allreduce_and_p2p_plan_nccl_for_cupy_only():
@@ -368,3 +373,30 @@ def test_halo_error_checks_each_slab_against_the_periodic_reference():
     assert halo_error(ctx, u0, wrong, 4) == pytest.approx(1e-3 / np.linalg.norm(ref), rel=1e-6)
     # slabs thinner than the stencil's reach take the gathered path: same answer
     assert halo_error(ctx, u0[:3], np.zeros(3), 4) > 0.5
+
+
+@pytest.mark.parametrize(("warmup", "warmup_s", "job_s", "least"),
+                         [(3, 0.0, None, 3), (0, 0.0, None, 0), (1, 0.05, None, 5),
+                          (1, 0.0, 0.05, 5), (2, 0.05, 0.0, 2)])
+def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s, job_s,
+                                                               least):
+    """Warm-up is ``warmup`` calls, then more until ``warmup_s`` has passed (a GPU idle
+    during a host-side check needs time, not a call count, to reach its clocks)."""
+    import time
+
+    from mpi4py import MPI
+
+    from gpubench.mpi.jobs import Context, Settings
+
+    calls: list[float] = []
+    item = {"params": {"warmup_s": job_s}} if job_s is not None else {}
+    ctx = Context(comm=MPI.COMM_SELF, mpi=MPI, ad=None, item=item, seed=1,
+                  settings=Settings(warmup=warmup, warmup_s=warmup_s))
+    warmup_s = warmup_s if job_s is None else job_s  # the job's own value wins
+    t0 = time.perf_counter()
+    n = ctx.warm_up(lambda: (time.sleep(0.01), calls.append(time.perf_counter())))
+    assert n == len(calls) >= least
+    if warmup_s:  # stopped at the first check after the time had passed
+        assert calls[-1] - t0 >= warmup_s and calls[-2] - t0 < warmup_s + 0.01
+    else:
+        assert n == warmup

@@ -26,6 +26,8 @@ class Settings:
     """How hard to measure; every field is a config key under ``harness``."""
 
     warmup: int = 2
+    #: and keep warming up until this long has passed (clocks of a GPU left idle)
+    warmup_s: float = 0.0
     min_samples: int = 5
     max_samples: int = 1000
     target_rel_spread: float = 0.05
@@ -171,8 +173,11 @@ def measure(
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"first call: {check.reason}"}, [])
         stage = "warm-up"
-        for _ in range(settings.warmup):
+        warm_t0, warm_calls = time.perf_counter(), 0
+        while warm_calls < settings.warmup or (
+                time.perf_counter() - warm_t0 < settings.warmup_s):
             backend.block(call())
+            warm_calls += 1
         for buf in outputs.values():
             backend.poison(buf)
         stage = "timed calls"

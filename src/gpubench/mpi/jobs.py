@@ -39,6 +39,9 @@ class Settings:
     rank because it is taken on the reduced samples."""
 
     warmup: int = 2
+    #: and keep warming up until this long has passed: a GPU left idle by a job's
+    #: host-side check needs some 0.1-0.3 s of work to reach its clocks again
+    warmup_s: float = 0.0
     min_samples: int = 5
     max_samples: int = 200
     target_rel_spread: float = 0.05
@@ -95,12 +98,25 @@ class Context:
             raise AgreedError("; ".join(errors))
         return out
 
+    def warm_up(self, fn: Callable[[], Any]) -> int:
+        """Call ``fn`` ``warmup`` times, then until ``warmup_s`` has passed on the slowest
+        rank (every rank takes the same decision, so collectives inside ``fn`` match).
+        A job's own ``warmup_s`` (config ``mpi.jobs.<job>``) overrides the harness's.
+        Returns the number of calls."""
+        calls = 0
+        least = float(self.item.get("params", {}).get("warmup_s", self.settings.warmup_s))
+        t0 = self.mpi.Wtime()
+        while calls < self.settings.warmup or (least > 0 and self.comm.allreduce(
+                self.mpi.Wtime() - t0, op=self.mpi.MAX) < least):
+            fn()
+            calls += 1
+        return calls
+
     def timed(self, fn: Callable[[], Any]) -> list[float]:
         """Warm up, then time ``fn`` (which must end synchronised) until the spread is
         low or a cap is hit. Each sample is the slowest rank's time of one call."""
         op_max = self.mpi.MAX
-        for _ in range(self.settings.warmup):
-            fn()
+        self.warm_up(fn)
         samples: list[float] = []
         s = self.settings
         while True:
@@ -706,8 +722,7 @@ def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
         raise ValueError(f"unknown multi_gpu mode {mode!r}")
     first = step()
     samples = []
-    for _ in range(ctx.settings.warmup):
-        step()
+    ctx.warm_up(step)
     s = ctx.settings
     while True:
         t0 = time.perf_counter()

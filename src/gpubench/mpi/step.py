@@ -98,7 +98,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
     def add(size: int, path: str, mode: str = "", dt: str = dtype, **extra: Any) -> None:
         items.append({"index": len(items), "size": int(size), "dtype": dt, "path": path,
                       "mode": mode, "params": {k: v for k, v in cfg.items()
-                                               if k in ("steps",)}, **extra})
+                                               if k in ("steps", "warmup_s")}, **extra})
 
     if job == "device_selection":
         for strategy in devices.STRATEGIES:
