@@ -105,11 +105,16 @@ class JaxGPU(JaxBase):
         """
         self._use_cupti = bool(self._cupti and spec.place_inputs and spec.hide_launch
                                and not spec.host_timed)
-        if not self._use_cupti and self._cupti_attached:
+        if not self._use_cupti:
+            self.detach_cupti()
+        return "cupti_kernels" if self._use_cupti else self.timer
+
+    def detach_cupti(self) -> None:
+        """Let CUPTI go (its tracing slows launches; another profiler may want it)."""
+        if self._cupti_attached:
             self._cupti._cupti_init()
             self._cupti._cupti_get_timings(True)  # finalize: detach CUPTI
             self._cupti_attached = False
-        return "cupti_kernels" if self._use_cupti else self.timer
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         if not self._use_cupti:
