@@ -303,24 +303,27 @@ from gpubench.kernels.elementwise.with_numba import _scalar
 b = load_backend("numba-gpu"); b.start(1)
 from numba import cuda
 ok = {}
-for variant in ("sigmoid", "hypot"):
-    for n in (1, 63, 64, 65, 127, 128, 129, 1000):  # around the 2-trip boundaries of 64 threads
-        a = np.random.default_rng(n).random(n).astype(np.float32) + 0.5
+# around the 2- and 4-element trip boundaries of 64 threads
+sizes = (1, 63, 64, 65, 127, 128, 129, 191, 192, 193, 255, 256, 257, 1000)
+for variant, dtype in (("sigmoid", "float32"), ("sigmoid", "float64"), ("hypot", "float32")):
+    for n in sizes:
+        a = np.random.default_rng(n).random(n).astype(dtype) + 0.5
         c = a[::-1].copy()
-        out = cuda.to_device(np.full(n, np.nan, np.float32))
+        out = cuda.to_device(np.full(n, np.nan, dtype))
         ins = (a,) if variant == "sigmoid" else (a, c)
         args = tuple(cuda.to_device(x) for x in ins)
-        _kernel(variant, "float32")[2, 32](*args, out)  # 64 threads: many trips per thread
-        f = _scalar(variant, "float32")
+        _kernel(variant, dtype)[2, 32](*args, out)  # 64 threads: many trips per thread
+        f = _scalar(variant, dtype)
         want = np.array([f(*xs) for xs in zip(*ins)])
-        ok[f"{variant}{n}"] = bool(np.allclose(out.copy_to_host(), want, rtol=1e-6))
+        ok[f"{variant}{dtype}{n}"] = bool(np.allclose(out.copy_to_host(), want, rtol=1e-6))
 print(json.dumps(ok))
 """
 
 
 def test_numba_elementwise_grid_stride_covers_every_element_under_the_simulator():
-    """Two elements per trip round the grid-stride loop: every index written once, for
-    sizes around the trip boundaries of a small grid (the harness's sizes fit one trip)."""
+    """Two (float32 sigmoid: four) elements per trip round the grid-stride loop: every
+    index written, for sizes around the trip boundaries of a small grid (the harness's
+    small sizes fit one trip)."""
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run([sys.executable, "-c", GRID_SCRIPT], env=env, capture_output=True,
                           text=True, timeout=300)

@@ -5,9 +5,10 @@ Numba CPU implementations (:func:`gpubench.kernels.elementwise.with_numba._scala
 constants in the case's dtype, so float32 rows stay float32 (``expf``, ``sqrtf``) on
 the GPU too. ``cuda_jit`` launches at most one full wave of 256-thread blocks
 (:func:`gpubench.backends.numba_gpu.grid_1d`), each thread taking two elements per trip
-round its grid-stride loop; ``vectorize_cuda`` is
-``@vectorize(target="cuda")`` called with device arrays and a device ``out=``, so no
-hidden host transfer happens, and Numba picks its launch configuration.
+round its grid-stride loop (four for float32 sigmoid, the one-input float32 kernel);
+``vectorize_cuda`` is ``@vectorize(target="cuda")`` called with device arrays and a
+device ``out=``, so no hidden host transfer happens, and Numba picks its launch
+configuration.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from gpubench.kernels.elementwise.with_numba import _scalar
 from gpubench.spec import BuildContext, implementation
@@ -33,11 +36,29 @@ def _kernel(variant: str, dtype: str) -> Any:
     cuda = import_cuda()
     f = cuda.jit(device=True)(_scalar(variant, dtype))
 
-    # Two elements per trip round the grid-stride loop, both loaded before either is
+    # Several elements per trip round the grid-stride loop, all loaded before any is
     # stored: the compiler cannot move a load past a store to ``out`` (it may alias the
-    # input), so one element per trip leaves one load in flight per thread. With one
-    # float32 input that was too few to cover HBM's latency: float32 sigmoid ran at 77%
-    # of the copy ceiling on an H100 where the two-input kernels reached 91-93%.
+    # input), so each trip's loads are all a thread has in flight. Measured on an H100
+    # at 2**26 (evidence/h100/commands/numba_explore.py): float32 sigmoid, one input,
+    # 77% of the copy ceiling with one or two elements per trip, 88.5% with four; the
+    # two-input kernels and float64 sigmoid 91-97% with two (four: 89-97%).
+    if variant == "sigmoid" and np.dtype(dtype).itemsize == 4:
+        @cuda.jit
+        def unary4(a, out):
+            n, step = out.shape[0], cuda.gridsize(1)
+            i = cuda.grid(1)
+            while i + 3 * step < n:
+                x0, x1, x2, x3 = a[i], a[i + step], a[i + 2 * step], a[i + 3 * step]
+                out[i] = f(x0)
+                out[i + step] = f(x1)
+                out[i + 2 * step] = f(x2)
+                out[i + 3 * step] = f(x3)
+                i += 4 * step
+            while i < n:
+                out[i] = f(a[i])
+                i += step
+        return unary4
+
     if variant == "sigmoid":
         @cuda.jit
         def unary(a, out):
