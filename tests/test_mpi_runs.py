@@ -91,10 +91,10 @@ def test_numba_cuda_simulator_direct_and_staged(tmp_path, monkeypatch):
     memory there, so a host MPI may read them: direct is forced on)."""
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     monkeypatch.setenv("GPUBENCH_MPI_CUDA_AWARE", "yes")
-    for job in ("reduction", "halo", "allreduce"):
+    for job in ("reduction", "halo", "allreduce", "monte_carlo_pi"):
         frame, _ = run(job, "numba-gpu", tmp_path)
         assert (frame["status"] == "ok").all(), frame[["status", "reason"]]
-        if job != "reduction":
+        if job in ("halo", "allreduce"):
             assert {"direct", "staged"} <= set(frame["path"])
         assert (frame["cuda_aware"] == "yes").all()
 

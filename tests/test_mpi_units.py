@@ -400,3 +400,35 @@ def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s,
         assert calls[-1] - t0 >= warmup_s and calls[-2] - t0 < warmup_s + 0.01
     else:
         assert n == warmup
+
+
+RNG_SCRIPT = r"""
+import json
+from gpubench.mpi.arrays import NumbaAdapter
+ad = NumbaAdapter(); ad.start(None)
+a, b = ad.mc_hits(3000, 7, 0), ad.mc_hits(3000, 7, 0)
+made = id(ad._rng_pristine)
+c = ad.mc_hits(3000, 7, 1)
+print(json.dumps({"same": a == b, "other_stream": c != a, "hits": a,
+                  "remade_for_new_stream": id(ad._rng_pristine) != made}))
+"""
+
+
+def test_numba_rng_states_are_made_once_and_every_call_starts_from_them():
+    """Numba's xoroshiro states (a rank's jump-ahead is host work, O(rank)) are made once
+    per (threads, seed, rank); each call starts from a copy: the same draws every call,
+    another rank's stream differs."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "PYTHONPATH": str(root / "src")}
+    proc = subprocess.run([sys.executable, "-c", RNG_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["same"] and res["other_stream"] and res["remade_for_new_stream"], res
+    assert 0.6 < res["hits"] / 3000 < 0.95  # about pi/4 of the points

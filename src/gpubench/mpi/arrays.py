@@ -96,6 +96,12 @@ class Adapter:
         u[-1] = right[0]
         return u
 
+    def edges_to_host(self, u: Any, n: int, last: np.ndarray, first: np.ndarray) -> None:
+        """The last and the first interior cell of a halo slab of n cells (plus a ghost
+        cell each side) into host buffers."""
+        self.copy_to_host(self.view(u, n, n + 1), last)
+        self.copy_to_host(self.view(u, 1, 2), first)
+
     def mc_hits(self, n: int, seed: int, stream: int) -> int:
         """Points of n uniform draws inside the quarter circle; ``stream`` (the rank)
         picks an independent Philox stream of the same seed."""
@@ -295,12 +301,18 @@ def _numba_kernels() -> dict[str, Any]:
             g[e] = 2.0 * acc
 
     @cuda.jit
+    def copy_states(src, dst):  # xoroshiro128+ records, field by field
+        for i in range(cuda.grid(1), src.shape[0], cuda.gridsize(1)):
+            dst[i]["s0"] = src[i]["s0"]
+            dst[i]["s1"] = src[i]["s1"]
+
+    @cuda.jit
     def axpy(a, b, scale, out):
         for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
             out[i] = a[i] - scale * b[i]
 
     return {"sumsq": sumsq_partials, "stencil": stencil, "matmul": matmul, "mc": mc,
-            "residual": residual, "grad": grad, "axpy": axpy}
+            "residual": residual, "grad": grad, "axpy": axpy, "copy_states": copy_states}
 
 
 class NumbaAdapter(Adapter):
@@ -388,19 +400,36 @@ class NumbaAdapter(Adapter):
         return u
 
     def mc_hits(self, n: int, seed: int, stream: int) -> int:
-        from numba.cuda.random import create_xoroshiro128p_states
-
         threads = 64 if self.sim else 65536
         per_thread = max(1, math.ceil(n / threads))
         threads = math.ceil(n / per_thread)
-        # One seed for every rank; each rank's threads start at their own jump-ahead
-        # subsequences (2^64 draws apart), so no two threads of any rank overlap.
-        states = create_xoroshiro128p_states(threads, seed=seed,
-                                             subsequence_start=stream * threads)
+        states = self._rng_states(threads, seed, stream)
         hits = self.cuda.device_array(threads, dtype=np.int64)
         blocks, tpb = math.ceil(threads / 32), 32
         self.k["mc"][blocks, tpb](states, per_thread, n, hits)
         return int(hits.copy_to_host().sum())
+
+    def _rng_states(self, threads: int, seed: int, stream: int) -> Any:
+        """Fresh xoroshiro128+ states for one call, copied from ones made once.
+
+        One seed for every rank; each rank's threads start at their own jump-ahead
+        subsequences (2^64 draws apart), so no two threads of any rank overlap. Numba
+        makes the states on the host, jumping ahead one subsequence at a time, so rank r
+        pays for r x threads jumps: made per call, that put 4 ranks at 0.3x the speed of
+        one on H200s. A simulation seeds its generator once; so does this job, and each
+        call then starts from the same states (same draws, same check).
+        """
+        from numba.cuda.random import create_xoroshiro128p_states, xoroshiro128p_dtype
+
+        key = (threads, seed, stream)
+        if getattr(self, "_rng_key", None) != key:
+            self._rng_pristine = create_xoroshiro128p_states(
+                threads, seed=seed, subsequence_start=stream * threads)
+            self._rng_work = self.cuda.device_array(threads, dtype=xoroshiro128p_dtype)
+            self._rng_key = key
+        blocks, tpb = self._grid(threads)
+        self.k["copy_states"][blocks, tpb](self._rng_pristine, self._rng_work)
+        return self._rng_work
 
     def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
         outs, feats = y.shape[1], x.shape[1]
@@ -614,7 +643,11 @@ class JaxAdapter(Adapter):
         self._matmul = jax.jit(lambda a, b: jnp.matmul(a, b, precision=hi))
         self._stencil = jax.jit(lambda u, alpha: u.at[1:-1].set(
             u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])))
-        self._ghosts = jax.jit(lambda u, lft, rgt: u.at[0].set(lft[0]).at[-1].set(rgt[0]))
+        # The state is donated: XLA writes the two ghost cells in place instead of
+        # copying all of it (512 MiB a step at 2**26 float64 cells).
+        self._ghosts = jax.jit(lambda u, lft, rgt: u.at[0].set(lft[0]).at[-1].set(rgt[0]),
+                               donate_argnums=(0,) if self.platform == "gpu" else ())
+        self._edges = jax.jit(lambda u: jnp.stack([u[-2], u[1]]))
 
         def loss(p, x, y):
             outs, feats = y.shape[1], x.shape[1]
@@ -671,6 +704,10 @@ class JaxAdapter(Adapter):
 
     def set_ghosts(self, u: Any, left: np.ndarray, right: np.ndarray) -> Any:
         return self._ghosts(u, left, right)
+
+    def edges_to_host(self, u: Any, n: int, last: np.ndarray, first: np.ndarray) -> None:
+        """Both edge cells in one dispatch and one transfer (two slices cost two)."""
+        last[0], first[0] = np.asarray(self._edges(u))
 
     def mc_hits(self, n: int, seed: int, stream: int) -> int:
         # Explicit keys: one per rank by fold_in, one per chunk by fold_in again.

@@ -387,8 +387,7 @@ def halo_exchange(ctx: Context, u: Any, n: int, path: str, bufs: dict[str, np.nd
         comm.Sendrecv(ad.view(u, 1, 2), dest=left, sendtag=2,
                       recvbuf=ad.view(u, n + 1, n + 2), source=right, recvtag=2)
         return u
-    ad.copy_to_host(ad.view(u, n, n + 1), bufs["sr"])
-    ad.copy_to_host(ad.view(u, 1, 2), bufs["sl"])
+    ad.edges_to_host(u, n, bufs["sr"], bufs["sl"])
     comm.Sendrecv(bufs["sr"], dest=right, sendtag=1, recvbuf=bufs["rl"], source=left,
                   recvtag=1)
     comm.Sendrecv(bufs["sl"], dest=left, sendtag=2, recvbuf=bufs["rr"], source=right,
