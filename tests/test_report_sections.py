@@ -266,3 +266,27 @@ def test_env_json_is_data_not_markup(tmp_path: Path) -> None:
     html, _ = _build(paths, tmp_path / "out")
     assert EVIL not in html and "&lt;img src=x" in html
     assert json.loads(paths["env"].read_text())["host"] == EVIL
+
+
+def _pick_row(backend: str, median: float, timer: str) -> pd.Series:
+    return pd.Series({"backend": backend, "implementation": "x", "median_s": median,
+                      "q1_s": median * 0.99, "q3_s": median * 1.01, "timer": timer})
+
+
+@pytest.mark.parametrize(("fast", "slow", "timers", "verdict"), [
+    (1.1e-6, 3.4e-6, ("cupti_kernels", "cuda_event"), "no verdict"),   # clock floors
+    (1.1e-6, 3.4e-6, ("cuda_event", "cuda_event"), "sure"),            # same clock
+    (100e-6, 300e-6, ("cupti_kernels", "cuda_event"), "sure"),         # far apart
+    (0.7e-6, 1.1e-6, ("perf_counter", "cupti_kernels"), "no verdict"),  # CPU vs JAX
+])
+def test_rows_timed_by_different_clocks_get_no_verdict_when_close(fast, slow, timers,
+                                                                  verdict) -> None:
+    """A CUDA-event pair reads ~3.4 µs around a kernel CUPTI times at 1.1 µs: a ranking
+    across clocks a few µs apart would rank the clocks, not the frameworks."""
+    rng = np.random.default_rng(0)
+    w, r = _pick_row("jax-gpu", fast, timers[0]), _pick_row("cupy-gpu", slow, timers[1])
+    v = stats.compare(fast, slow, fast * (1 + 0.01 * rng.standard_normal(30)),
+                      slow * (1 + 0.01 * rng.standard_normal(30)))
+    p = sections.Pick(1024, w, r, v)
+    assert p.sure == (verdict == "sure")
+    assert (verdict in p.text()) if verdict == "no verdict" else ("sure:" in p.text())

@@ -106,6 +106,13 @@ def size_classes(sizes: Sequence[int]) -> list[tuple[str, int]]:
 # -- summary: the best framework per kernel and size class --------------------------------
 
 
+#: Two rows timed by different clocks (``timer``) get no verdict when their medians are
+#: closer than this: the clocks' own floors differ by a few µs. On the H100 the same
+#: 1024-element vector_add reads 3.3-3.6 µs between CUDA events and 1.1 µs as a CUPTI
+#: kernel duration; a host clock adds the Python call instead.
+CLOCK_MARGIN_S = 5e-6
+
+
 @dataclass
 class Pick:
     """The winner of one (case, size) and how sure the data make it."""
@@ -116,7 +123,18 @@ class Pick:
     verdict: stats.Verdict | None
 
     @property
+    def clocks_differ(self) -> bool:
+        """Winner and runner-up timed by different clocks, too close to tell apart."""
+        if self.runner is None:
+            return False
+        timers = {str(self.winner.get("timer", "")), str(self.runner.get("timer", ""))}
+        gap = abs(float(self.runner["median_s"]) - float(self.winner["median_s"]))
+        return len(timers) > 1 and gap < CLOCK_MARGIN_S
+
+    @property
     def sure(self) -> bool:
+        if self.clocks_differ:
+            return False
         return self.runner is None or bool(self.verdict and self.verdict.differs)
 
     def text(self) -> str:
@@ -125,6 +143,10 @@ class Pick:
         if self.runner is None:
             return f"{head}; no other backend"
         ratio = fmt_speedup(self.verdict.ratio if self.verdict else math.nan)
+        if self.clocks_differ:
+            return (f"{head}; no verdict against {self.runner['backend']} ({ratio}): "
+                    f"{self.winner.get('timer', '')} vs {self.runner.get('timer', '')}, "
+                    f"less than {CLOCK_MARGIN_S * 1e6:.0f} µs apart")
         if self.sure:
             return f"{head}; sure: {ratio} faster than {self.runner['backend']}"
         return f"{head}; within noise of {self.runner['backend']} ({ratio})"
@@ -174,7 +196,8 @@ def best_table(picks: Picks) -> Table | None:
 
 
 def wins_table(picks: Picks) -> Table | None:
-    """How often each backend wins a (case, size class), sure or within noise."""
+    """How often each backend wins a (case, size class), sure or within noise (no
+    verdict between different clocks counts as within noise)."""
     tally: dict[str, list[int]] = {}
     for _k, _v, _d, found in picks:
         for name, p in found.items():
@@ -199,7 +222,11 @@ def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks]) -> str:
              f"the recorded samples gives p &lt; {stats.ALPHA} <em>and</em> the medians "
              f"differ by more than {stats.MIN_EFFECT:.0%}; otherwise the two are "
              "<em>within noise</em>. Rows without samples use non-overlapping "
-             "interquartile ranges instead. Only ok rows compete.</p>\n"]
+             "interquartile ranges instead. Two rows timed by different clocks "
+             f"(<code>timer</code>) less than {CLOCK_MARGIN_S * 1e6:.0f} µs apart get "
+             "<em>no verdict</em>: the clocks' own floors differ by a few µs (on an H100 "
+             "the same small kernel reads about 3.4 µs between CUDA events, 1.1 µs as a "
+             "CUPTI kernel duration). Only ok rows compete.</p>\n"]
     table = best_table(picks.get(mode, []))
     if table is None:
         return "".join(parts) + '<p class="alert">No successful measurements.</p>\n'
