@@ -220,6 +220,10 @@ def render_markdown(inputs: Inputs) -> str:
     n_wrong = int((df["status"] == "wrong_result").sum())
     if n_wrong:
         out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
+    targets = sections.targets_table(df, mode)
+    if targets:
+        out.append("## Targets (largest size)\n")
+        out.append(targets.markdown())
     speed = sections.speedup_table(df, mode)
     if speed:
         out.append("## Speedup over NumPy (largest size)\n")

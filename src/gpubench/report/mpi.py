@@ -255,6 +255,29 @@ def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
                             "direct GB/s", "direct speedup"}))
 
 
+#: The halo exchange's weak-scaling efficiency the project expects at the most ranks run
+#: (issue 6: at 4 GPUs)
+HALO_WEAK_TARGET = 0.8
+
+
+def halo_target_table(ok: pd.DataFrame) -> Table | None:
+    """Halo weak-scaling efficiency per backend, path and size at the most ranks run,
+    against :data:`HALO_WEAK_TARGET`."""
+    h = ok[(ok["job"] == "halo") & (ok["mode"] == "weak") & (ok["ranks"] > 1)
+           & ok["efficiency"].notna()]
+    if h.empty:
+        return None
+    most = h.groupby(["backend", "path", "size"])["ranks"].transform("max")
+    h = h[h["ranks"] == most].sort_values(["backend", "path", "size"], kind="mergesort")
+    rows = [[r["backend"], r["path"], f"{int(r['size']):,}", str(int(r["ranks"])),
+             f"{float(r['efficiency']):.2f}",
+             "met" if float(r["efficiency"]) >= HALO_WEAK_TARGET else "MISSED"]
+            for _, r in h.iterrows()]
+    return Table(["backend", "path", "cells per rank", "ranks", "weak efficiency",
+                  f"target ≥ {HALO_WEAK_TARGET:.2f}"], rows,
+                 frozenset({"ranks", "weak efficiency"}))
+
+
 def environment_table(frame: pd.DataFrame) -> Table | None:
     cols = ["backend", "mpi_library", "mpi_version", "cuda_aware", "launcher",
             "device_selection", "device_name", "framework_version", "host"]
@@ -323,6 +346,9 @@ def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
                       f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
                     frozenset({"ranks", "speedup", "efficiency"}))
         parts.append(tab.html())
+        target = halo_target_table(ok)
+        if target:
+            parts.append("<h3>Target: halo weak scaling</h3>\n" + target.html())
     else:
         parts.append("<p>No scaling job has ok rows.</p>\n")
     msg = message_frame(ok)
@@ -363,6 +389,9 @@ def mpi_markdown(data: MpiData) -> str:
                          [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
                            f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
                          frozenset({"ranks", "speedup", "efficiency"})).markdown())
+        target = halo_target_table(frame[frame["status"] == "ok"])
+        if target:
+            out.append("\nTarget: halo weak scaling\n\n" + target.markdown())
     fails = failures_table(frame)
     if fails:
         out.append("\n" + fails.markdown())

@@ -390,6 +390,48 @@ def pct_table(df: pd.DataFrame, mode: str) -> Table | None:
                   "% of ceiling", "ceiling"], rows, frozenset({"size", "% of ceiling"}))
 
 
+#: The GPU targets the project holds itself to (issue 3): at the largest size, the best
+#: implementation of every GPU framework reaches this share of its ceiling.
+TARGETS: tuple[tuple[str, str, float], ...] = (
+    ("vector_add", "copy bandwidth", 85.0),
+    ("elementwise", "copy bandwidth", 85.0),
+    ("matmul", "cuBLAS GEMM (library matmul)", 90.0),
+)
+
+
+def targets_table(df: pd.DataFrame, mode: str) -> Table | None:
+    """Per GPU backend and target kernel: the weakest case of its best implementations.
+
+    For each (kernel, variant, dtype) at its largest size the backend's best
+    implementation counts; the table shows the lowest of those, so one slow dtype or
+    variant is not hidden behind a fast one. Matmul counts library calls only
+    (hand-written naive and tiled kernels are reported as % of cuBLAS elsewhere).
+    """
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode) & (df["device"] == "gpu")
+            & df["pct_of_ceiling"].notna()]
+    rows = []
+    for kernel, ceiling, target in TARGETS:
+        k = ok[ok["kernel"] == kernel]
+        k = k[~k["implementation"].str.contains(r"naive|tiled|\+transfers", regex=True)]
+        if k.empty:
+            continue
+        largest = k.groupby(["kernel", "variant", "dtype"])["size_key"].transform("max")
+        k = k[k["size_key"] == largest]
+        best = k.groupby(["backend", "variant", "dtype"])["pct_of_ceiling"].max().reset_index()
+        for backend, g in best.groupby("backend", sort=True):
+            worst = g.sort_values(["pct_of_ceiling", "variant", "dtype"],
+                                  kind="mergesort").iloc[0]
+            pct = float(worst["pct_of_ceiling"])
+            rows.append([kernel, backend, f"{worst['variant']} / {worst['dtype']}",
+                         f"{pct:.1f} %", f"≥ {target:.0f} % of {ceiling}",
+                         "met" if pct >= target else "MISSED"])
+    if not rows:
+        return None
+    return Table(["kernel", "backend", "weakest case (variant / dtype)",
+                  "its best implementation", "target", "verdict"], rows,
+                 frozenset({"its best implementation"}))
+
+
 def roofline_points(df: pd.DataFrame, device: str, mode: str) -> pd.DataFrame:
     """One point per (backend, implementation, kernel, variant, dtype): its largest size."""
     ok = df[(df["status"] == "ok") & (df["device"] == device) & (df["mode"] == mode)
@@ -475,6 +517,12 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
     parts.append(table.html() if table else '<p class="banner">No ceilings in the '
                  "environment record: the probe did not measure them, so no % of ceiling and "
                  "no roofs are drawn.</p>\n")
+    targets = targets_table(df, mode)
+    if targets:
+        parts.append(f"<h3>Targets (mode {esc(mode)}, largest size)</h3>\n<p class=\"note\">"
+                     "For each GPU backend, the weakest (variant, dtype) of its best "
+                     "implementations, against the share of the ceiling the project "
+                     "expects of a good implementation.</p>\n" + targets.html())
     pct = pct_table(df, mode)
     if pct:
         parts.append(f"<h3>% of ceiling at the largest size (mode {esc(mode)})</h3>\n"
