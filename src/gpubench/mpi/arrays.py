@@ -322,6 +322,8 @@ class NumbaAdapter(Adapter):
     device = "gpu"
     direct_capable = True
     host_memory = False
+    #: (threads, seed, rank) of the xoroshiro states made last (see _rng_states)
+    _rng_key: tuple[int, int, int] | None = None
 
     def start(self, selection: Selection | None) -> dict[str, str]:
         from gpubench.backends.numba_gpu import apply_numpy_shim, import_cuda, is_simulator
@@ -422,7 +424,7 @@ class NumbaAdapter(Adapter):
         from numba.cuda.random import create_xoroshiro128p_states, xoroshiro128p_dtype
 
         key = (threads, seed, stream)
-        if getattr(self, "_rng_key", None) != key:
+        if self._rng_key != key:
             self._rng_pristine = create_xoroshiro128p_states(
                 threads, seed=seed, subsequence_start=stream * threads)
             self._rng_work = self.cuda.device_array(threads, dtype=xoroshiro128p_dtype)
