@@ -35,6 +35,18 @@ def _samples(median: float, n: int, seed: int, spread: float = 0.02) -> np.ndarr
     return np.abs(median * (1 + spread * rng.standard_normal(n)))
 
 
+#: a GPU call's dispatch and wait on the caller's clock, over its device time
+SYNC_OVERHEAD_S, PIPELINED_OVERHEAD_S = 6e-6, 3e-6
+
+
+def caller_samples(r: dict[str, Any], s: np.ndarray) -> dict[str, np.ndarray]:
+    """The caller clocks' samples of a GPU hot row (device samples + a fixed overhead);
+    none for CPU rows (their wall samples are the caller's clock) and cold rows."""
+    if r["device"] != "gpu" or r["mode"] != "hot" or not len(s):
+        return {}
+    return {"sync": s + SYNC_OVERHEAD_S, "pipelined": s + PIPELINED_OVERHEAD_S}
+
+
 def row(framework: str, device: str, impl: str, kernel: str, size: int, dtype: str,
         median: float, mode: str = "hot", threads: int = 4, variant: str = "default",
         status: str = "ok", reason: str = "", n: int = 21, seed: int = 0,
@@ -62,6 +74,15 @@ def row(framework: str, device: str, impl: str, kernel: str, size: int, dtype: s
                  gflops=flops / med / 1e9, rel_err=1e-7, tolerance=1e-5,
                  ceiling="d2d_copy 2000 GB/s",
                  pct_of_ceiling=100 * nbytes / med / 1e9 / 2000.0)
+        clocks = caller_samples(r, s) or ({"sync": s, "pipelined": s}
+                                          if device == "cpu" else {})
+        for clock, cs in clocks.items():
+            c1, cm, c3 = np.percentile(cs, [25, 50, 75])
+            r.update({f"{clock}_samples": len(cs), f"{clock}_median_s": float(cm),
+                      f"{clock}_q1_s": float(c1), f"{clock}_q3_s": float(c3)})
+        if clocks:
+            r.update(pipelined_k=1 if device == "cpu" else 8,
+                     caller_timer=r["timer"] if device == "cpu" else "perf_counter+sync")
     return r, s
 
 
@@ -93,7 +114,9 @@ def result_set(gpu: bool = True) -> tuple[list[dict[str, Any]], pd.DataFrame]:
 
 def _sample_frame(r: dict[str, Any], s: np.ndarray) -> pd.DataFrame:
     key = {k: r[k] for k in results.KEY_NAMES}
-    return pd.DataFrame([{**key, "sample": i, "time_s": float(t)} for i, t in enumerate(s)],
+    clocks = {"device": s, **caller_samples(r, s)}
+    return pd.DataFrame([{**key, "clock": c, "sample": i, "time_s": float(t)}
+                         for c, ts in clocks.items() for i, t in enumerate(ts)],
                         columns=list(results.SAMPLE_COLUMNS))
 
 

@@ -238,19 +238,24 @@ def collect_main(argv: list[str] | None = None) -> int:
 
 
 def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
-    """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings."""
-    from gpubench.ceilings import ceiling_for
+    """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings, and
+    turn rows faster than those ceilings allow into ``implausible`` (gpubench.plausibility)."""
+    from gpubench import plausibility
 
     try:
-        ceilings = json.loads(Path(env_json).read_text()).get("ceilings", {})
+        ceilings = json.loads(Path(env_json).read_text()).get("ceilings") or {}
     except (OSError, ValueError) as exc:
         print(f"collect: no ceilings from {env_json}: {exc}", file=sys.stderr)
         return
-    ok = frame["status"] == "ok"
-    pairs = [ceiling_for(row, ceilings) if good else ("", float("nan"))
-             for good, (_, row) in zip(ok, frame.iterrows(), strict=True)]
-    frame["ceiling"] = [p[0] for p in pairs]
-    frame["pct_of_ceiling"] = [p[1] for p in pairs]
+    before = int((frame["status"] == "implausible").sum())
+    plausibility.judge(frame, ceilings)
+    refused = frame[frame["status"] == "implausible"]
+    if len(refused) != before or len(refused):
+        print(f"collect: {len(refused)} implausible row(s), never ranked", file=sys.stderr)
+    for _, row in refused.iterrows():
+        print(f"collect: implausible {row['backend']} {row['implementation']} "
+              f"{row['kernel']}/{row['variant']} {row['dtype']} size={row['size']} "
+              f"{row['mode']}: {row['reason']}", file=sys.stderr)
 
 
 def validate_main(argv: list[str] | None = None) -> int:

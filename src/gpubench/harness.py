@@ -5,6 +5,14 @@ call alone (JIT compilation lands there); check against the float64 reference; w
 poison again; time calls one by one until the relative spread (IQR / median) is under
 the target, or the time cap or sample cap is hit; check the outputs again. A wrong
 result is recorded as ``wrong_result`` and is not timed further.
+
+Two clocks. The samples above are the backend's own clock (:attr:`Backend.timer`): on a
+GPU, device time on the caller's stream, which is what % of ceiling and the roofline
+need but not what a Python caller waits for. On GPUs (hot mode) the harness then times
+the *caller's clock*: host ``perf_counter`` around calls followed by the framework's
+device-wide wait (:meth:`Backend.device_sync`), in two forms: ``sync`` (one call, then
+wait) and ``pipelined`` (k calls back to back, one wait, divided by k). A CPU row's
+caller clock is its wall time: the samples themselves.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 import math
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -35,14 +43,28 @@ class Settings:
     seed: int = 20261122
     #: a case runs only if memory_bytes * this <= free memory
     memory_headroom: float = 1.5
+    #: time GPU cases on the caller's clock too (sync and pipelined; hot mode only)
+    caller_clocks: bool = True
+    #: fewest samples of each caller clock
+    caller_min_samples: int = 3
+    #: stop a caller clock once this many seconds have passed (after the fewest samples)
+    caller_max_time_s: float = 0.01
+    #: a pipelined sample is k calls lasting about this long (k = 1 for longer calls)
+    pipeline_batch_s: float = 0.002
+    #: most calls in one pipelined sample
+    pipeline_max_k: int = 256
 
 
 @dataclass
 class Measurement:
-    """What the harness learned about one (case, implementation): row fields + samples."""
+    """What the harness learned about one (case, implementation): row fields + samples.
+
+    ``samples`` are on the backend's own clock; ``caller`` holds the caller clocks'
+    samples by name (``sync``, ``pipelined``) where they were taken."""
 
     fields: dict[str, Any]
     samples: list[float]
+    caller: dict[str, list[float]] = field(default_factory=dict)
 
 
 def summarize(samples: list[float]) -> dict[str, float]:
@@ -74,33 +96,114 @@ def time_samples(
     times on the host clock and a wait (:meth:`Backend.time_call` of the base class)
     for calls that are host work, such as a hand-off between frameworks.
     """
+    timed = (lambda fn: Backend.time_call(backend, fn)) if host_timed else backend.time_call
+
+    def sample() -> tuple[Any, float]:
+        if cold or hide_launch:
+            backend.before_sample(cold)
+        return timed(call)
+
+    return converge(sample, settings.min_samples, settings.max_samples,
+                    settings.target_rel_spread, settings.max_time_s, clock)
+
+
+def converge(sample: Callable[[], tuple[Any, float]], min_samples: int, max_samples: int,
+             target_rel_spread: float, max_time_s: float,
+             clock: Callable[[], float] | None = None) -> tuple[list[float], str, Any]:
+    """Take samples until IQR / median <= the target, or the time or sample cap is hit.
+
+    Returns (samples, stop reason, the last call's result). Every sample is kept."""
     import time
 
     clock = clock or time.perf_counter
     samples: list[float] = []
     started = clock()
-    next_check = settings.min_samples
+    next_check = min_samples
     result = None
-    timed = (lambda fn: Backend.time_call(backend, fn)) if host_timed else backend.time_call
     while True:
-        if cold or hide_launch:
-            backend.before_sample(cold)
-        result, seconds = timed(call)
+        result, seconds = sample()
         samples.append(seconds)
         n = len(samples)
-        if n >= settings.max_samples:
+        if n >= max_samples:
             return samples, "max_samples", result
         if n >= next_check:
             # Checking every sample would cost more than tiny kernels: check at ~10% steps.
             next_check = n + max(1, n // 10)
             q1, med, q3 = np.percentile(samples, [25, 50, 75])
-            if med > 0 and (q3 - q1) / med <= settings.target_rel_spread:
+            if med > 0 and (q3 - q1) / med <= target_rel_spread:
                 return samples, "converged", result
-        if n >= settings.min_samples and clock() - started >= settings.max_time_s:
+        if n >= min_samples and clock() - started >= max_time_s:
             return samples, "time_cap", result
 
 
+def caller_sample(call: Callable[[], Any], backend: Backend, k: int = 1) -> tuple[Any, float]:
+    """One sample of the caller's clock: ``k`` calls back to back, then the framework's
+    device-wide wait, on the host clock; seconds per call.
+
+    Nothing is queued before the calls (no busy kernel, no flush): the launch, the
+    dispatch and the wait are what a caller pays. With ``k`` = 1 this is the ``sync``
+    clock; with more, ``pipelined``: the host queues call i+1 while the device runs
+    call i, as a loop that does not look at its results does."""
+    import time
+
+    t0 = time.perf_counter()
+    result = None
+    for _ in range(k):
+        result = call()
+    backend.device_sync(result)
+    return result, (time.perf_counter() - t0) / k
+
+
+def pipeline_depth(sync_median_s: float, settings: Settings) -> int:
+    """Calls per pipelined sample: enough for one sample to last ``pipeline_batch_s``.
+
+    A call that alone lasts that long gets k = 1: its dispatch and wait are already a
+    small part of it, and the pipelined clock is then the sync clock's samples."""
+    if not sync_median_s > 0:
+        return 1
+    k = math.ceil(settings.pipeline_batch_s / sync_median_s)
+    return int(min(max(k, 1), settings.pipeline_max_k))
+
+
+def caller_clocks(call: Callable[[], Any], backend: Backend,
+                  settings: Settings) -> tuple[dict[str, Any], dict[str, list[float]], Any]:
+    """Time ``call`` on the caller's clock, sync then pipelined: (row fields, samples by
+    clock, last result). The result is checked by the caller of this function."""
+    backend.before_caller_clock()
+    backend.device_sync(None)
+
+    def sync() -> tuple[Any, float]:
+        return caller_sample(call, backend)
+
+    sync_s, _, result = converge(sync, settings.caller_min_samples, settings.max_samples,
+                                 settings.target_rel_spread, settings.caller_max_time_s)
+    k = pipeline_depth(float(np.median(sync_s)), settings)
+    if k == 1:
+        pipe_s = list(sync_s)
+    else:
+        def pipelined() -> tuple[Any, float]:
+            return caller_sample(call, backend, k)
+
+        pipe_s, _, result = converge(pipelined, settings.caller_min_samples,
+                                     settings.max_samples, settings.target_rel_spread,
+                                     settings.caller_max_time_s)
+    fields: dict[str, Any] = {"caller_timer": backend.caller_timer, "pipelined_k": k}
+    for name, s in (("sync", sync_s), ("pipelined", pipe_s)):
+        fields.update(caller_stats(name, s))
+    return fields, {"sync": sync_s, "pipelined": pipe_s}, result
+
+
+def caller_stats(clock: str, samples: list[float]) -> dict[str, float]:
+    """``<clock>_samples``, ``_median_s``, ``_q1_s``, ``_q3_s`` of one caller clock."""
+    q1, med, q3 = np.percentile(np.asarray(samples, dtype=np.float64), [25, 50, 75])
+    return {f"{clock}_samples": len(samples), f"{clock}_median_s": float(med),
+            f"{clock}_q1_s": float(q1), f"{clock}_q3_s": float(q3)}
+
+
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
+    # the whole device first: work a call sent to another stream must be finished
+    # before its output is read (the timing gates judge such a call, not the check)
+    backend.device_sync(result)
     if result is None:
         if len(outputs) != 1:
             raise RuntimeError("implementation returned nothing and the kernel has "
@@ -149,6 +252,7 @@ def measure(
     if reason:
         return Measurement({**fields, "status": "skipped", "reason": reason}, [])
     stage = "placing inputs on the device"
+    caller: dict[str, list[float]] = {}
     try:
         inputs = ({k: backend.to_device(v) for k, v in host_inputs.items()}
                   if spec.place_inputs else dict(host_inputs))
@@ -185,11 +289,18 @@ def measure(
                                              hide_launch=spec.hide_launch,
                                              host_timed=spec.host_timed)
         progress(f"{len(samples)} samples ({stop})")
+        if backend.device == "gpu" and mode == "hot" and settings.caller_clocks:
+            stage = "caller clocks"
+            caller_fields, caller, result = caller_clocks(call, backend, settings)
+            fields.update(caller_fields)
+        # the last call of the last clock is checked: a result that only goes wrong when
+        # calls run back to back (a buffer reused too early) fails here
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err
         if not check.passed:
             return Measurement({**fields, "status": "wrong_result",
-                                "reason": f"after timed calls: {check.reason}"}, samples)
+                                "reason": f"after timed calls: {check.reason}"}, samples,
+                               caller)
     except MemoryError as exc:
         return Measurement({**fields, "status": "skipped",
                             "reason": f"out of memory while {stage}: {exc}"}, [])
@@ -206,6 +317,10 @@ def measure(
     stats = summarize(samples)
     med = stats["median_s"]
     fields.update(stats)
+    if backend.device == "cpu":
+        # a CPU row's caller clock is its wall time: the samples themselves
+        fields.update(caller_stats("sync", samples), **caller_stats("pipelined", samples),
+                      pipelined_k=1, caller_timer=fields["timer"])
     fields.update({
         "status": "ok",
         "reason": "",
@@ -213,7 +328,7 @@ def measure(
         "gbps": fields["bytes"] / med / 1e9 if med > 0 and fields["bytes"] else math.nan,
         "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
     })
-    return Measurement(fields, samples)
+    return Measurement(fields, samples, caller)
 
 
 def _is_oom(exc: BaseException) -> bool:

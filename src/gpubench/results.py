@@ -16,9 +16,16 @@ from typing import Any
 
 import pandas as pd
 
-SCHEMA_VERSION = 1
+#: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
+#: ``implausible``, and a ``clock`` column in the samples file
+SCHEMA_VERSION = 2
 
-STATUSES = ("ok", "wrong_result", "unavailable", "error", "skipped")
+#: ``implausible``: measured and correct, but faster than the hardware can be (above a
+#: measured ceiling, or device work missing from the timed stream); never ranked
+STATUSES = ("ok", "wrong_result", "unavailable", "error", "skipped", "implausible")
+
+#: the clocks a sample can be on: the backend's own (``timer``) and the caller's two
+CLOCKS = ("device", "sync", "pipelined")
 
 
 @dataclass(frozen=True)
@@ -41,10 +48,11 @@ KEY_COLUMNS: tuple[Column, ...] = (
 )
 
 COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
-    Column("status", "str", "ok, wrong_result, unavailable, error or skipped"),
+    Column("status", "str", "ok, wrong_result, unavailable, error, skipped or implausible"),
     Column("reason", "str", "why the status is not ok (empty when ok)"),
-    Column("samples", "int", "number of timed calls kept"),
-    Column("median_s", "float", "median time of one call, seconds"),
+    Column("samples", "int", "number of timed calls kept (on the row's `timer`)"),
+    Column("median_s", "float", "median time of one call on the row's `timer`, seconds: on "
+           "GPUs device time (CUDA events, CUPTI), on CPUs wall time"),
     Column("min_s", "float", "fastest call, seconds"),
     Column("max_s", "float", "slowest call, seconds"),
     Column("q1_s", "float", "25th percentile, seconds"),
@@ -60,6 +68,18 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("flops", "float", "floating-point operations per call"),
     Column("gbps", "float", "bytes / median_s / 1e9"),
     Column("gflops", "float", "flops / median_s / 1e9"),
+    Column("caller_timer", "str", "what timed the caller's clock: the host clock and the "
+           "framework's device-wide wait (CPU rows: the row's own samples)"),
+    Column("sync_samples", "int", "caller's clock, one call then a device-wide wait: samples"),
+    Column("sync_median_s", "float", "caller's clock, sync: median seconds per call"),
+    Column("sync_q1_s", "float", "caller's clock, sync: 25th percentile"),
+    Column("sync_q3_s", "float", "caller's clock, sync: 75th percentile"),
+    Column("pipelined_k", "int", "calls per pipelined sample (1: the sync samples)"),
+    Column("pipelined_samples", "int", "caller's clock, k calls then one wait: samples"),
+    Column("pipelined_median_s", "float", "caller's clock, pipelined: median seconds per call "
+           "(the clock the report's verdicts rank)"),
+    Column("pipelined_q1_s", "float", "caller's clock, pipelined: 25th percentile"),
+    Column("pipelined_q3_s", "float", "caller's clock, pipelined: 75th percentile"),
     Column("rel_err", "float", "||out - ref|| / ||ref|| against the float64 reference"),
     Column("tolerance", "float", "largest rel_err that passes"),
     Column("timer", "str", "what timed the samples (perf_counter, cuda_event, cupti_kernels)"),
@@ -87,7 +107,8 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS)
 KEY_NAMES: tuple[str, ...] = tuple(c.name for c in KEY_COLUMNS)
-SAMPLE_COLUMNS: tuple[str, ...] = KEY_NAMES + ("sample", "time_s")
+#: ``clock``: device (the row's ``timer``), sync or pipelined (seconds per call)
+SAMPLE_COLUMNS: tuple[str, ...] = KEY_NAMES + ("clock", "sample", "time_s")
 
 
 class SchemaError(ValueError):
@@ -167,7 +188,7 @@ def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     if bad:
         raise SchemaError(f"{source}: column 'status' has unknown values {bad}")
     ok = frame["status"] == "ok"
-    no_time = ok & ~(frame["median_s"] > 0)
+    no_time = frame["status"].isin(["ok", "implausible"]) & ~(frame["median_s"] > 0)
     if no_time.any():
         raise SchemaError(f"{source}: {int(no_time.sum())} ok rows without a positive median_s")
     no_reason = ~ok & (frame["reason"].str.len() == 0)
@@ -223,6 +244,8 @@ def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    if "clock" not in frame.columns:  # schema 1: device samples only
+        frame["clock"] = "device"
     missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
         raise SchemaError(f"{path}: missing columns {missing}")

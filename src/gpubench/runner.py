@@ -282,8 +282,10 @@ class BackendRun:
                 item = self.items[indices[msg["index"]]]
                 self.row(item, msg["fields"], hello)
                 key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
-                self.samples.extend({**key, "sample": j, "time_s": t}
-                                    for j, t in enumerate(msg["samples"]))
+                clocks = {"device": msg["samples"], **msg.get("caller", {})}
+                for clock, times in clocks.items():
+                    self.samples.extend({**key, "clock": clock, "sample": j, "time_s": t}
+                                        for j, t in enumerate(times))
                 done = msg["index"] + 1
                 current = None
 

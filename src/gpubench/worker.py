@@ -97,11 +97,16 @@ def main() -> int:
         m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode)
         med = m.fields.get("median_s")
         extra = f" median {med * 1e3:.4g} ms" if med else ""
+        if m.caller:
+            extra += (f", caller sync {m.fields['sync_median_s'] * 1e3:.4g} ms, pipelined "
+                      f"{m.fields['pipelined_median_s'] * 1e3:.4g} ms "
+                      f"(k={m.fields['pipelined_k']})")
         print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} {mode} "
               f"{impl.name}: {m.fields['status']}, {len(m.samples)} samples{extra} "
               f"({time.perf_counter() - t0:.2f} s) {m.fields.get('reason', '')}",
               file=sys.stderr, flush=True)
-        emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples})
+        emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples,
+              "caller": m.caller})
     return 0
 
 

@@ -35,6 +35,8 @@ class Backend:
     device: str = "cpu"
     #: what measures a sample: a host clock here, device events on GPUs
     timer: str = "perf_counter"
+    #: what measures the caller's clock: the host clock and :meth:`device_sync`
+    caller_timer: str = "perf_counter"
 
     def start(self, threads: int) -> dict[str, str]:
         """Import the framework and pin its thread count; return its versions.
@@ -146,6 +148,17 @@ class Backend:
 
     def block(self, result: Any) -> None:
         """Wait until the work that produced ``result`` has finished."""
+
+    def device_sync(self, result: Any) -> None:
+        """Wait until *everything* queued on the device has finished, not only the
+        caller's stream: the caller's clock ends here, so work a call sent to another
+        stream is paid for. ``result`` (may be None) serves frameworks whose only wait is
+        on a value. On a CPU the same as :meth:`block`."""
+        self.block(result)
+
+    def before_caller_clock(self) -> None:
+        """Undo whatever the device clock set up that a caller would not pay (JAX's
+        CUPTI tracing), before the caller's clock is read."""
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run ``fn`` once to completion and return (result, seconds)."""

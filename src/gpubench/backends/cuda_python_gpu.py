@@ -207,6 +207,7 @@ class CudaPythonGPU(Backend):
     framework = "cuda_python"
     device = "gpu"
     timer = "cuda_event"
+    caller_timer = "perf_counter+cuCtxSynchronize"
     supports_cold = True
     #: the device start() selects (the MPI jobs give each rank its own)
     device_index = 0
@@ -387,6 +388,10 @@ class CudaPythonGPU(Backend):
 
     def block(self, result: Any) -> None:
         self._stream.sync()
+
+    def device_sync(self, result: Any) -> None:
+        """The whole context, every stream (``cuCtxSynchronize``)."""
+        _check(self._driver.cuCtxSynchronize())
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Events on the backend's stream around the call; wait on the end event."""

@@ -25,6 +25,7 @@ class CupyGPU(Backend):
     framework = "cupy"
     device = "gpu"
     timer = "cuda_event"
+    caller_timer = "perf_counter+cudaDeviceSynchronize"
     supports_cold = True
 
     def start(self, threads: int) -> dict[str, str]:
@@ -116,6 +117,9 @@ class CupyGPU(Backend):
 
     def block(self, result: Any) -> None:
         self._cupy.cuda.get_current_stream().synchronize()
+
+    def device_sync(self, result: Any) -> None:
+        self._cupy.cuda.runtime.deviceSynchronize()
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Events on the current stream around the call; wait on the end event."""

@@ -78,6 +78,8 @@ class JaxGPU(JaxBase):
     device = "gpu"
     platform = "gpu"
     timer = "perf_counter+sync"
+    #: JAX has no device-wide wait: the result's, and every pending effect's
+    caller_timer = "perf_counter+block_until_ready+effects_barrier"
     supports_cold = True
     _cupti: Any = None
     _use_cupti = False
@@ -108,6 +110,16 @@ class JaxGPU(JaxBase):
         if not self._use_cupti:
             self.detach_cupti()
         return "cupti_kernels" if self._use_cupti else self.timer
+
+    def device_sync(self, result: Any) -> None:
+        """JAX has no public device-wide wait. A jitted call's kernels all run on JAX's
+        compute stream and its result is ready when they are; ``effects_barrier`` adds
+        the ordered effects (callbacks, debug prints) still pending."""
+        self.block(result)
+        self._jax.effects_barrier()
+
+    def before_caller_clock(self) -> None:
+        self.detach_cupti()
 
     def detach_cupti(self) -> None:
         """Let CUPTI go (its tracing slows launches; another profiler may want it)."""

@@ -153,6 +153,8 @@ class NumbaGPU(Backend):
     framework = "numba"
     device = "gpu"
     timer = "cuda_event"
+    #: numba.cuda.synchronize() waits for the whole context (every stream)
+    caller_timer = "perf_counter+numba.cuda.synchronize"
     supports_cold = True
 
     def start(self, threads: int) -> dict[str, str]:

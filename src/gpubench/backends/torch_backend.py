@@ -50,6 +50,8 @@ class TorchGPU(TorchBase):
     device = "gpu"
     torch_device = "cuda"
     timer = "cuda_event"
+    #: torch.cuda.synchronize() waits for every stream of the device (cudaDeviceSynchronize)
+    caller_timer = "perf_counter+torch.cuda.synchronize"
     supports_cold = True
 
     def _alloc_pinned(self, nbytes: int) -> np.ndarray:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpubench import results
+from gpubench import plausibility, results
 from gpubench.report import figures, mpi, sections, stats
 from gpubench.report.base import (
     CSS,
@@ -122,21 +122,51 @@ class Inputs:
     samples: stats.Samples
     mpi: mpi.MpiData
     notes: list[str] = field(default_factory=list)
-    #: analyses both documents use, computed once
+    #: analyses both documents use, computed once: per mode the picks on the caller's
+    #: clock (modes without one, cold, on the device clock), the primary mode's GPU rows
+    #: on the device clock, the crossovers and the code sizes
     picks: dict[str, sections.Picks] = field(default_factory=dict)
+    device_picks: sections.Picks = field(default_factory=list)
     crossings: list[sections.Crossing] = field(default_factory=list)
     code_tables: tuple[Table | None, Table | None] = (None, None)
 
     def analyse(self) -> Inputs:
-        self.picks = {m: sections.picks_for(self.df, self.samples, m)
-                      for m in sorted(set(self.df["mode"]))}
-        self.crossings = sections.crossings(self.df, self.env.data)
-        self.code_tables = sections.code_size_tables(self.df)
+        df = self.df
+        timed = df[(df["status"] == "ok") & (df["caller_s"] > 0)]
+        self.picks = {m: sections.picks_for(df, self.samples, m, "caller" if
+                                            (timed["mode"] == m).any() else "device")
+                      for m in sorted(set(df["mode"]))}
+        self.device_picks = sections.picks_for(df[df["device"] == "gpu"], self.samples,
+                                               sections.primary_mode(df), "device")
+        self.crossings = sections.crossings(df, self.env.data)
+        self.code_tables = sections.code_size_tables(df)
         return self
+
+
+def caller_clock_notes(df: pd.DataFrame) -> list[str]:
+    """What the reader must know about the clocks of this result set: GPU rows without a
+    caller's clock (an older file), and rows refused as implausible."""
+    out = []
+    gpu = df[(df["device"] == "gpu") & (df["status"] == "ok") & (df["mode"] == "hot")]
+    blind = gpu[~(gpu["caller_s"] > 0)]
+    if len(blind):
+        out.append(f"{len(blind)} ok GPU row(s) have no caller's clock (a timings file of "
+                   "schema 1, or caller_clocks off): they are shown on the device clock and "
+                   "take no part in the verdicts, which rank what a caller waits for. Device "
+                   "time leaves out the dispatch and the wait, so it would make small sizes "
+                   "look 10 to 100 times faster than a Python caller sees them; re-run the "
+                   "GPU steps to rank them")
+    bad = df[df["status"] == "implausible"]
+    if len(bad):
+        out.append(f"{len(bad)} row(s) are implausible: faster than this machine's measured "
+                   "ceilings allow, or their work escaped the timed stream. They are never "
+                   "ranked; see Failures and skips")
+    return out
 
 
 def input_banners(inputs: Inputs) -> str:
     out = [f'<div class="banner">{esc(n)}.</div>\n' for n in inputs.notes]
+    out += [f'<div class="alert">{esc(n)}.</div>\n' for n in caller_clock_notes(inputs.df)]
     df = inputs.df
     if not df.empty and not (df["device"] == "gpu").any():
         out.append('<div class="banner"><strong>No GPU rows</strong>: this result set has '
@@ -161,7 +191,8 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     toc = ['<a href="#summary">Summary</a>']
     toc += [f'<a href="#{esc(anchors[k])}">{esc(k)}</a>' for k in kernels]
     toc += ['<a href="#speedup">Speedup</a>', '<a href="#ceilings">Ceilings and roofline</a>',
-            '<a href="#crossover">Crossover</a>', '<a href="#first-call">First call</a>',
+            '<a href="#crossover">Crossover</a>', '<a href="#launch-floor">Launch floor</a>',
+            '<a href="#first-call">First call</a>',
             '<a href="#correctness">Correctness</a>', '<a href="#code-size">Code size</a>',
             '<a href="#mpi">MPI</a>', '<a href="#failures">Failures and skips</a>',
             '<a href="#environment">Environment</a>']
@@ -173,11 +204,12 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         how_to_read_html(),
         input_banners(inputs),
         banners_html(df, env),
-        sections.summary_html(df, inputs.picks),
+        sections.summary_html(df, inputs.picks, inputs.device_picks),
         *(kernel_section_html(df, k, anchors[k], figs) for k in kernels),
         sections.speedup_html(df, figs),
         sections.ceilings_html(df, env.data, figs),
         sections.crossover_html(df, inputs.crossings),
+        sections.launch_floor_html(df),
         sections.first_call_html(df, figs),
         correctness_html(df),
         sections.code_size_html(inputs.code_tables),
@@ -197,10 +229,13 @@ def render_markdown(inputs: Inputs) -> str:
     mode = sections.primary_mode(df)
     out = ["# gpubench summary\n",
            f"From {md_esc(inputs.timings_name)}. Times are medians; only ok rows are ranked. "
-           f"The best backend per size class is *sure* when a Mann–Whitney U test on the "
-           f"samples gives p < {stats.ALPHA} and the medians differ by more than "
+           "Verdicts, speedups and crossovers are on the **caller's clock**: what a Python "
+           "loop waits for per call (GPU: pipelined calls and a device-wide wait, with sync "
+           "and the device time beside; CPU: wall time). % of ceiling is on the device "
+           "clock. The best backend per size class is *sure* when a Mann–Whitney U test on "
+           f"the samples gives p < {stats.ALPHA} and the medians differ by more than "
            f"{stats.MIN_EFFECT:.0%}.\n"]
-    for note in inputs.notes:
+    for note in inputs.notes + caller_clock_notes(df):
         out.append(f"> {md_esc(note)}.\n")
     if env.problem:
         out.append(f"> {md_esc(env.problem)}.\n")
@@ -208,7 +243,7 @@ def render_markdown(inputs: Inputs) -> str:
         out.append("> **No GPU rows**: CPU measurements only.\n")
     for reason, n in gpu_skip_reasons(df):
         out.append(f"> **GPU steps skipped: {md_esc(reason)}** ({n} rows).\n")
-    out.append(f"## Summary (mode {md_esc(mode)})\n")
+    out.append(f"## Summary (mode {md_esc(mode)}, {sections.CLOCK_LABELS['caller']})\n")
     table = sections.best_table(inputs.picks.get(mode, []))
     if table is None:
         out.append("**No successful measurements.**\n")
@@ -222,14 +257,14 @@ def render_markdown(inputs: Inputs) -> str:
         out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
     targets = sections.targets_table(df, mode)
     if targets:
-        out.append("## Targets (largest size)\n")
+        out.append("## Targets (largest size, device clock)\n")
         out.append(targets.markdown())
     speed = sections.speedup_table(df, mode)
     if speed:
-        out.append("## Speedup over NumPy (largest size)\n")
+        out.append("## Speedup over NumPy (largest size, caller's clock)\n")
         out.append(speed.markdown())
     found = inputs.crossings
-    out.append("## CPU/GPU crossover\n")
+    out.append("## CPU/GPU crossover (caller's clock)\n")
     if found:
         out.extend(f"- {md_esc(line)}" for line in sections.crossover_headline(found))
         cross = sections.crossover_table(found)
@@ -237,6 +272,10 @@ def render_markdown(inputs: Inputs) -> str:
             out.append("\n" + cross.markdown())
     else:
         out.append("No crossover: no GPU and CPU rows to compare.\n")
+    floor = sections.launch_floor_table(df)
+    out.append("## The launch floor\n")
+    out.append(floor.markdown() if floor else "Not measured: no ok launch_overhead rows with "
+               "a caller's clock.\n")
     first = sections.first_call_backend_table(df)
     if first:
         out.append("## First-call cost\n")
@@ -268,8 +307,13 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
                 mpi_samples_csv: str | Path | None = None) -> Inputs:
     """Read every input once; only an unusable timings CSV raises (SchemaError)."""
     frame, notes = read_timings_lenient(timings_csv)
-    df = sections.canonical_order(prepare(_sort_input(frame)))
     env = load_env(env_json)
+    ceilings = env.data.get("ceilings")
+    if isinstance(ceilings, dict) and ceilings:
+        # judged again with this code's gates: a file collected by older code (or none)
+        # gets the same refusals as a new one; without ceilings the file's statuses stand
+        plausibility.judge(frame, ceilings)
+    df = sections.canonical_order(prepare(_sort_input(frame)))
     env.locks = load_locks(locks)
     return Inputs(df, env, Path(timings_csv).name, stats.load_samples(samples_csv, df),
                   mpi.load_mpi(mpi_csv, mpi_samples_csv), notes).analyse()

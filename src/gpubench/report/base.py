@@ -236,11 +236,30 @@ def throughput(rows: pd.DataFrame, unit: str) -> pd.Series:
     return rows["gbps"].fillna(rows["bytes"].where(rows["bytes"] > 0) / median / 1e9)
 
 
+#: the caller's clock that verdicts rank (the headline), and the one beside it
+CALLER_CLOCK, SYNC_CLOCK = "pipelined", "sync"
+
+
 def prepare(frame: pd.DataFrame) -> pd.DataFrame:
-    """Add the derived columns the sections share: grouping keys, series label, speedup,
-    throughput. Speedup is against the fastest ok NumPy row of the same kernel, variant,
-    size, dtype and mode; only ok rows get one."""
+    """Add the derived columns the sections share: grouping keys, series label, the
+    caller's clock, speedup, throughput.
+
+    ``caller_s`` (with ``caller_q1``/``caller_q3``) is what a Python caller waits for per
+    call: the pipelined caller clock on GPUs, the wall time on CPUs (whose samples are
+    that clock; a CPU row of an older file gets it filled from them). ``speedup`` is on
+    that clock, against the fastest ok NumPy row of the same kernel, variant, size, dtype
+    and mode; ``speedup_device`` on the rows' own timers. Throughput stays on the row's
+    own timer: it is what the hardware did. Only ok rows get speedups."""
     df = frame.copy()
+    host = df["device"] != "gpu"
+    for clock in (CALLER_CLOCK, SYNC_CLOCK):
+        for src, dst in (("median_s", f"{clock}_median_s"), ("q1_s", f"{clock}_q1_s"),
+                         ("q3_s", f"{clock}_q3_s"), ("samples", f"{clock}_samples")):
+            df[dst] = df[dst].where(~(host & df[dst].isna()), df[src])
+    df["caller_s"] = df[f"{CALLER_CLOCK}_median_s"]
+    df["caller_q1"] = df[f"{CALLER_CLOCK}_q1_s"]
+    df["caller_q3"] = df[f"{CALLER_CLOCK}_q3_s"]
+    df["sync_s"] = df[f"{SYNC_CLOCK}_median_s"]
     df["threads_key"] = df["threads"].fillna(NO_THREADS).astype("int64")
     df["size_key"] = df["size"].fillna(NO_THREADS).astype("int64")
     backend = df["backend"].where(df["backend"] != "", df["framework"] + "-" + df["device"])
@@ -251,10 +270,11 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     df["series"] = backend + " " + df["implementation"] + threads_txt
     ok = df["status"] == "ok"
     case = ["kernel", "variant", "size_key", "dtype", "mode"]
-    base = (df[ok & (df["framework"] == BASELINE_FRAMEWORK)]
-            .groupby(case, sort=True)["median_s"].min().rename("baseline_s"))
-    df = df.join(base, on=case)
-    df["speedup"] = (df["baseline_s"] / df["median_s"]).where(ok)
+    numpy = df[ok & (df["framework"] == BASELINE_FRAMEWORK)].groupby(case, sort=True)
+    df = df.join(numpy["caller_s"].min().rename("baseline_s"), on=case)
+    df = df.join(numpy["median_s"].min().rename("baseline_device_s"), on=case)
+    df["speedup"] = (df["baseline_s"] / df["caller_s"]).where(ok)
+    df["speedup_device"] = (df["baseline_device_s"] / df["median_s"]).where(ok)
     df["throughput"] = math.nan
     df["unit"] = ""
     for kernel, rows in df.groupby("kernel", sort=True):
@@ -277,10 +297,13 @@ def _sort_rows(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
-    """Two log-log panels (median time with q1-q3 bars, throughput) vs size; base64 PNG.
+    """Two log-log panels vs size; base64 PNG. Left: the median time a caller waits per
+    call (pipelined caller's clock on GPUs, wall on CPUs), q1-q3 bars; right: throughput on
+    each row's own timer (device clock on GPUs: what the hardware did).
 
     Every timing mode is in the same figure: one colour per series, solid lines and
-    filled markers for ``hot``, dotted lines and open markers for ``cold``."""
+    filled markers for ``hot``, dotted lines and open markers for ``cold`` (cold rows have
+    no caller's clock, so they are in the throughput panel only)."""
     series = _series_order(rows)
     cmap = figures.colors(len(series))
     modes = sorted(set(rows["mode"]))
@@ -303,29 +326,31 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
             if s.empty:
                 continue
             x = s["size_key"].to_numpy(float)
-            med = s["median_s"].to_numpy(float)
-            lo = np.clip(np.nan_to_num(med - s["q1_s"].to_numpy(float)), 0, med * 0.999)
-            hi = np.clip(np.nan_to_num(s["q3_s"].to_numpy(float) - med), 0, None)
+            med = s["caller_s"].to_numpy(float)
+            lo = np.clip(np.nan_to_num(med - s["caller_q1"].to_numpy(float)), 0, med * 0.999)
+            hi = np.clip(np.nan_to_num(s["caller_q3"].to_numpy(float) - med), 0, None)
             cold = mode == "cold"
             style = {"color": color, "marker": marker, "markersize": 4, "linewidth": 1.3,
                      "linestyle": ":" if cold else "-",
                      "markerfacecolor": "white" if cold else color}
             # bars as one LineCollection: errorbar's caps and containers cost more to
             # build and draw than the rest of the panel
-            ax_t.vlines(x, med - lo, med + hi, color=color, linewidth=1.0,
-                        linestyle=style["linestyle"])
-            ax_t.plot(x, med, **style)
+            timed = np.isfinite(med)
+            if timed.any():
+                ax_t.vlines(x[timed], (med - lo)[timed], (med + hi)[timed], color=color,
+                            linewidth=1.0, linestyle=style["linestyle"])
+                ax_t.plot(x[timed], med[timed], **style)
             thr = s["throughput"].to_numpy(float)
             if np.isfinite(thr).any():
                 ax_r.plot(x, thr, **style)
     sizes = rows["size_key"].to_numpy(float)
     figures.log_scale(ax_t, "x", sizes)
-    figures.log_scale(ax_t, "y", np.concatenate([rows["q1_s"].to_numpy(float),
-                                                 rows["q3_s"].to_numpy(float),
-                                                 rows["median_s"].to_numpy(float)]))
+    figures.log_scale(ax_t, "y", np.concatenate([rows["caller_q1"].to_numpy(float),
+                                                 rows["caller_q3"].to_numpy(float),
+                                                 rows["caller_s"].to_numpy(float)]))
     ax_t.set_xlabel(xlabel)
-    ax_t.set_ylabel("median time per call (s, log scale)")
-    ax_t.set_title("time (bars: 25th–75th percentile)", fontsize=10)
+    ax_t.set_ylabel("median s per call a caller waits (log)")
+    ax_t.set_title("caller's clock: GPU pipelined, CPU wall (bars: q1–q3)", fontsize=10)
     figures.log_scale(ax_r, "x", sizes)
     ax_r.set_xlabel(xlabel)
     thr_all = rows["throughput"].to_numpy(float)
@@ -336,7 +361,7 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
         ax_r.text(0.5, 0.5, f"no {unit} counted for this kernel", ha="center",
                   va="center", transform=ax_r.transAxes)
         ax_r.set_yticks([])
-    ax_r.set_title(f"throughput ({unit}, higher is better)", fontsize=10)
+    ax_r.set_title(f"throughput on the device clock ({unit}, higher is better)", fontsize=10)
     for ax in (ax_t, ax_r):
         figures.size_limits(ax, sizes)
     figures.grid(ax_t, ax_r)
@@ -376,24 +401,33 @@ def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> s
 
 def how_to_read_html() -> str:
     return (
+        "<p><strong>Two clocks.</strong> Every GPU measurement is timed twice. The "
+        "<em>caller's clock</em> is what a Python loop waits for per call: the host's "
+        "<code>perf_counter</code> around calls followed by the framework's device-wide "
+        "wait (<code>caller_timer</code>), as <em>pipelined</em> (k calls back to back, one "
+        "wait, divided by k: a loop that does not look at each result) and <em>sync</em> "
+        "(one call, then wait). It includes Python dispatch, the launch and the wait, and "
+        "the verdicts, wins, speedups and crossovers rank it (pipelined first, sync "
+        "beside). The <em>device clock</em> (<code>timer</code>) is what the GPU itself "
+        "took: CUDA events around the work on the caller's stream "
+        "(<code>cuda_event</code>), or for JAX the summed device durations of the kernels "
+        "each call launched, read through CUPTI (<code>cupti_kernels</code>), or a host "
+        "clock and a wait (<code>perf_counter+sync</code>) where the work is not all "
+        "kernels. It is the basis of % of ceiling and the roofline. A CPU row has one clock, "
+        "its wall time (<code>perf_counter</code>), which is both. Each table and figure "
+        "says which clock it shows.</p>\n"
         "<p>Times are <strong>medians</strong> of the kept timed calls of each measurement "
         "(the first call, which includes compilation, is not among them; it is shown in the "
         "<em>first call</em> column). Spread is the interquartile range over the median; "
         "error bars span the 25th to 75th percentile. Throughput is the counted bytes "
         "(GB/s) or floating-point operations (GFLOP/s) of one call divided by its median "
-        "time; for Monte Carlo it is samples per second. <strong>Speedup</strong> is "
+        "device time; for Monte Carlo it is samples per second. <strong>Speedup</strong> is "
         "relative to the fastest NumPy implementation on the same kernel, variant, size and "
-        "dtype (and timing mode): above 1× is faster than NumPy. Only rows with status "
-        "<code>ok</code> are plotted or ranked; wrong results are never ranked, and every "
-        "row that did not run or did not pass is listed under "
-        '<a href="#failures">Failures and skips</a>. '
-        "Each row's <code>timer</code> says what timed its samples: a host clock on CPUs "
-        "(<code>perf_counter</code>); CUDA events around the device work on GPUs "
-        "(<code>cuda_event</code>); for JAX on GPUs, which has no events, the summed "
-        "device durations of the kernels each call launched, read through CUPTI "
-        "(<code>cupti_kernels</code>: idle gaps between kernels are not counted), or a "
-        "host clock around the call and a wait (<code>perf_counter+sync</code>) where the "
-        "work is not all kernels.</p>\n")
+        "dtype (and timing mode), on the caller's clock: above 1× is faster than NumPy. "
+        "Only rows with status <code>ok</code> are plotted or ranked; wrong results and "
+        "<em>implausible</em> rows (faster than the measured ceilings allow, or with work "
+        "missing from the timed stream) are never ranked, and every row that did not run or "
+        'did not pass is listed under <a href="#failures">Failures and skips</a>.</p>\n')
 
 
 def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
@@ -430,24 +464,31 @@ def banners_html(df: pd.DataFrame, env: Environment) -> str:
 
 
 def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
-    headers = ["framework", "implementation", "device", "threads", "size", "median", "spread",
-               "samples", "first call", unit, "% of ceiling", "speedup vs NumPy", "rel_err",
-               "status"]
+    """Every row of a kernel; each time column names its clock."""
+    headers = ["framework", "implementation", "device", "threads", "size",
+               "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
+               "samples", "first call", f"{unit} (own timer)", "% of ceiling",
+               "speedup vs NumPy (caller)", "rel_err", "status"]
     out, classes = [], []
     for _, r in _sort_rows(rows).iterrows():
         ok = r["status"] == "ok"
+        gpu = r["device"] == "gpu"
         out.append([
             r["framework"], r["implementation"], r["device"], fmt_threads(r["threads_key"]),
-            fmt_int(r["size_key"]), fmt_time(r["median_s"]),
+            fmt_int(r["size_key"]), fmt_time(r["caller_s"]),
+            fmt_time(r["sync_s"]) if gpu else "= wall", fmt_time(r["median_s"]),
+            str(r["timer"]) or "—",
             f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
             fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
             fmt_sig(r["throughput"]) if ok else "—",
             f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
             fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
         classes.append("" if ok else "bad")
-    return Table(headers, out, frozenset({"threads", "size", "median", "spread", "samples",
-                                          "first call", unit, "% of ceiling",
-                                          "speedup vs NumPy", "rel_err"}),
+    return Table(headers, out, frozenset({"threads", "size", "caller: pipelined",
+                                          "caller: sync", "own timer: median", "spread",
+                                          "samples", "first call", f"{unit} (own timer)",
+                                          "% of ceiling", "speedup vs NumPy (caller)",
+                                          "rel_err"}),
                  classes)
 
 
@@ -521,7 +562,7 @@ def scaling_legend_html(rows: pd.DataFrame) -> str:
 def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """Only the columns a figure reads: less to copy into the drawing processes."""
     cols = ["series", "backend", "implementation", "threads_key", "mode", "size_key",
-            "median_s", "q1_s", "q3_s", "throughput", "device"]
+            "caller_s", "caller_q1", "caller_q3", "throughput", "device"]
     return rows[cols].reset_index(drop=True)
 
 

@@ -58,12 +58,16 @@ def _group(rows: pd.DataFrame) -> pd.Series:
     return rows["backend"] + extra
 
 
-def best_per(rows: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
-    """The fastest ok row per ``keys`` (ties broken by name, so the choice is stable).
+def best_per(rows: pd.DataFrame, keys: Sequence[str], by: str = "median_s") -> pd.DataFrame:
+    """The fastest ok row per ``keys`` on the clock column ``by`` (ties broken by name,
+    so the choice is stable); rows without a time on that clock do not compete.
 
-    Rows come in :func:`canonical_order` (fastest first), so the first of each group wins
-    without sorting again: this runs a thousand times per report."""
-    ok = rows[rows["status"] == "ok"]
+    Rows come in :func:`canonical_order` (fastest on the device clock first), so for
+    ``median_s`` the first of each group wins without sorting again: this runs a thousand
+    times per report. Other clocks sort first (stable, so names still break ties)."""
+    ok = rows[(rows["status"] == "ok") & (rows[by] > 0)]
+    if by != "median_s":
+        ok = ok.sort_values(by, kind="mergesort")
     return ok.drop_duplicates(list(keys), keep="first")
 
 
@@ -106,26 +110,46 @@ def size_classes(sizes: Sequence[int]) -> list[tuple[str, int]]:
 # -- summary: the best framework per kernel and size class --------------------------------
 
 
-#: Two rows timed by different clocks (``timer``) get no verdict when their medians are
-#: closer than this: the clocks' own floors differ by a few µs. On the H100 the same
-#: 1024-element vector_add reads 3.3-3.6 µs between CUDA events and 1.1 µs as a CUPTI
-#: kernel duration; a host clock adds the Python call instead.
+#: Two rows timed by different clocks (``timer``) get no verdict on the *device* clock
+#: when their medians are closer than this: the clocks' own floors differ by a few µs. On
+#: the H100 the same 1024-element vector_add reads 3.3-3.6 µs between CUDA events and
+#: 1.1 µs as a CUPTI kernel duration. The caller's clock is one clock (the host's
+#: perf_counter and a device-wide wait) for every row, so this rule is not needed there.
 CLOCK_MARGIN_S = 5e-6
+
+#: what each clock of the report is called on the page
+CLOCK_LABELS = {"caller": "caller's clock (pipelined; CPU: wall)",
+                "device": "device clock (GPU events or CUPTI; CPU: wall)"}
+#: the column a clock ranks, its quartiles, and the samples' clock
+_CLOCK_COLUMNS = {"caller": ("caller_s", "caller_q1", "caller_q3", "pipelined"),
+                  "device": ("median_s", "q1_s", "q3_s", "device")}
+
+
+def fmt_clocks(row: pd.Series) -> str:
+    """A row's times, each named by its clock: what a caller waits for first."""
+    if row.get("device") != "gpu":
+        return f"{fmt_time(row['caller_s'])} wall"
+    if not _finite(row.get("caller_s")):
+        return f"device {fmt_time(row['median_s'])}, no caller's clock"
+    return (f"{fmt_time(row['caller_s'])} pipelined, {fmt_time(row['sync_s'])} sync; "
+            f"device {fmt_time(row['median_s'])}")
 
 
 @dataclass
 class Pick:
-    """The winner of one (case, size) and how sure the data make it."""
+    """The winner of one (case, size) on one clock, and how sure the data make it."""
 
     size: int
     winner: pd.Series
     runner: pd.Series | None
     verdict: stats.Verdict | None
+    clock: str = "caller"
 
     @property
     def clocks_differ(self) -> bool:
-        """Winner and runner-up timed by different clocks, too close to tell apart."""
-        if self.runner is None:
+        """On the device clock: winner and runner-up timed by different timers, too close
+        to tell apart."""
+        if self.runner is None or self.clock != "device":
             return False
         timers = {str(self.winner.get("timer", "")), str(self.runner.get("timer", ""))}
         gap = abs(float(self.runner["median_s"]) - float(self.winner["median_s"]))
@@ -139,45 +163,56 @@ class Pick:
 
     def text(self) -> str:
         w = self.winner
-        head = f"{w['backend']} {w['implementation']} ({fmt_time(w['median_s'])})"
+        col = _CLOCK_COLUMNS[self.clock][0]
+        times = fmt_clocks(w) if self.clock == "caller" else fmt_time(w[col])
+        head = f"{w['backend']} {w['implementation']} ({times})"
         if self.runner is None:
             return f"{head}; no other backend"
         ratio = fmt_speedup(self.verdict.ratio if self.verdict else math.nan)
+        other = self.runner["backend"]
+        if self.clock == "caller":
+            other = f"{other} ({fmt_time(self.runner[col])})"
         if self.clocks_differ:
             return (f"{head}; no verdict against {self.runner['backend']} ({ratio}): "
                     f"{self.winner.get('timer', '')} vs {self.runner.get('timer', '')}, "
                     f"less than {CLOCK_MARGIN_S * 1e6:.0f} µs apart")
         if self.sure:
-            return f"{head}; sure: {ratio} faster than {self.runner['backend']}"
-        return f"{head}; within noise of {self.runner['backend']} ({ratio})"
+            return f"{head}; sure: {ratio} faster than {other}"
+        return f"{head}; within noise of {other} ({ratio})"
 
 
-def pick(rows: pd.DataFrame, size: int, samples: stats.Samples) -> Pick | None:
-    """Fastest backend at ``size``, compared with the fastest other backend."""
-    at = best_per(rows[rows["size_key"] == size], ["backend"])
+def pick(rows: pd.DataFrame, size: int, samples: stats.Samples,
+         clock: str = "caller") -> Pick | None:
+    """Fastest backend at ``size`` on ``clock``, compared with the fastest other backend."""
+    col, q1, q3, sample_clock = _CLOCK_COLUMNS[clock]
+    at = best_per(rows[rows["size_key"] == size], ["backend"], by=col)
     if at.empty:
         return None
     winner = at.iloc[0]
     if len(at) == 1:
-        return Pick(size, winner, None, None)
+        return Pick(size, winner, None, None, clock)
     runner = at.iloc[1]
     verdict = stats.compare(
-        float(winner["median_s"]), float(runner["median_s"]),
-        samples.get(int(winner.name)), samples.get(int(runner.name)),
-        (winner["q1_s"], winner["q3_s"]), (runner["q1_s"], runner["q3_s"]))
-    return Pick(size, winner, runner, verdict)
+        float(winner[col]), float(runner[col]),
+        samples.get(int(winner.name), sample_clock), samples.get(int(runner.name), sample_clock),
+        (winner[q1], winner[q3]), (runner[q1], runner[q3]))
+    return Pick(size, winner, runner, verdict, clock)
 
 
 Picks = list[tuple[str, str, str, dict[str, Pick]]]
 
 
-def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str) -> Picks:
-    """Per (kernel, variant, dtype), the pick at each size class in ``mode``."""
+def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str,
+              clock: str = "caller") -> Picks:
+    """Per (kernel, variant, dtype), the pick at each size class in ``mode`` on ``clock``
+    (rows with no time on that clock do not compete)."""
+    col = _CLOCK_COLUMNS[clock][0]
     out = []
-    for kernel, variant, dtype, g in _cases(df[(df["mode"] == mode) & (df["status"] == "ok")]):
+    timed = df[(df["mode"] == mode) & (df["status"] == "ok") & (df[col] > 0)]
+    for kernel, variant, dtype, g in _cases(timed):
         per_size = g.groupby("size_key")["backend"].nunique()
         contested = per_size[per_size >= 2].index
-        found = {name: pick(g, size, samples) for name, size in
+        found = {name: pick(g, size, samples, clock) for name, size in
                  size_classes(contested if len(contested) else g["size_key"])}
         out.append((kernel, variant, dtype, {k: v for k, v in found.items() if v}))
     return out
@@ -211,29 +246,44 @@ def wins_table(picks: Picks) -> Table | None:
     return Table(["backend", "small wins", "medium wins", "large wins"], rows)
 
 
-def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks]) -> str:
-    """``picks``: :func:`picks_for` per mode."""
+def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
+                 device_picks: Picks | None = None) -> str:
+    """``picks``: :func:`picks_for` per mode on the caller's clock; ``device_picks``: the
+    primary mode's GPU rows on the device clock (what the hardware did)."""
     mode = primary_mode(df)
     parts = ['<h2 id="summary">Summary</h2>\n<p class="note">Per kernel, variant and dtype, '
              "the fastest backend (its best implementation) at the smallest, middle and "
              "largest size that two or more backends measured (else any size), in mode "
-             f"<strong>{esc(mode)}</strong>, against the "
-             "fastest other backend. <em>Sure</em> means a two-sided Mann–Whitney U test on "
-             f"the recorded samples gives p &lt; {stats.ALPHA} <em>and</em> the medians "
-             f"differ by more than {stats.MIN_EFFECT:.0%}; otherwise the two are "
-             "<em>within noise</em>. Rows without samples use non-overlapping "
-             "interquartile ranges instead. Two rows timed by different clocks "
-             f"(<code>timer</code>) less than {CLOCK_MARGIN_S * 1e6:.0f} µs apart get "
-             "<em>no verdict</em>: the clocks' own floors differ by a few µs (on an H100 "
-             "the same small kernel reads about 3.4 µs between CUDA events, 1.1 µs as a "
-             "CUPTI kernel duration). Only ok rows compete.</p>\n"]
+             f"<strong>{esc(mode)}</strong>, against the fastest other backend, ranked on "
+             "the <strong>caller's clock</strong>: what a Python loop waits for per call, "
+             "dispatch, launch and a device-wide wait included. GPU rows rank their "
+             "<em>pipelined</em> time (k calls back to back, one wait, divided by k), with "
+             "<em>sync</em> (one call, then wait) and the <em>device</em> time (what the "
+             "GPU itself took, the basis of % of ceiling) beside it; CPU rows their wall "
+             "time. <em>Sure</em> means a two-sided Mann–Whitney U test on the recorded "
+             f"samples gives p &lt; {stats.ALPHA} <em>and</em> the medians differ by more "
+             f"than {stats.MIN_EFFECT:.0%}; otherwise the two are <em>within noise</em>. "
+             "Rows without samples use non-overlapping interquartile ranges instead. Only "
+             "ok rows compete: wrong and implausible ones never do.</p>\n"]
     table = best_table(picks.get(mode, []))
     if table is None:
         return "".join(parts) + '<p class="alert">No successful measurements.</p>\n'
     wins = wins_table(picks.get(mode, []))
     if wins:
-        parts.append("<h3>Wins per backend</h3>\n" + wins.html())
-    parts.append("<h3>Best per kernel and size class</h3>\n" + table.html())
+        parts.append(f"<h3>Wins per backend ({esc(CLOCK_LABELS['caller'])})</h3>\n"
+                     + wins.html())
+    parts.append(f"<h3>Best per kernel and size class ({esc(CLOCK_LABELS['caller'])})</h3>\n"
+                 + table.html())
+    device = best_table(device_picks or [])
+    if device:
+        parts.append("<details><summary>GPU backends on the device clock: what the hardware "
+                     "did</summary>\n<p class=\"note\">The same choice among GPU rows only, "
+                     "on each row's own timer (CUDA events; CUPTI kernel durations for JAX). "
+                     "Two rows timed by different timers less than "
+                     f"{CLOCK_MARGIN_S * 1e6:.0f} µs apart get <em>no verdict</em>: the "
+                     "timers' floors differ by a few µs (on an H100 the same small kernel "
+                     "reads about 3.4 µs between CUDA events, 1.1 µs as a CUPTI kernel "
+                     "duration).</p>\n" + device.html() + "</details>\n")
     for other in sorted(m for m in picks if m != mode):
         t = best_table(picks[other])
         if t:
@@ -246,7 +296,8 @@ def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks]) -> str:
 
 
 def speedup_table(df: pd.DataFrame, mode: str) -> Table | None:
-    """Speedup of each backend's best implementation at the largest size with a baseline."""
+    """Speedup of each backend's best implementation at the largest size with a baseline,
+    on the caller's clock (NumPy's wall time over the backend's pipelined caller time)."""
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     if ok.empty:
         return None
@@ -255,7 +306,7 @@ def speedup_table(df: pd.DataFrame, mode: str) -> Table | None:
     for kernel, variant, dtype, g in _cases(ok):
         size = int(g["size_key"].max())
         at = g[g["size_key"] == size].assign(_g=_group(g[g["size_key"] == size]))
-        best = best_per(at, ["_g"]).set_index("_g")
+        best = best_per(at, ["_g"], by="caller_s").set_index("_g")
         rows.append([kernel, variant, dtype, fmt_int(size)] + [
             fmt_speedup(best.loc[c, "speedup"]) if c in best.index else "—" for c in groups])
     return Table(["kernel", "variant", "dtype", "size", *groups], rows,
@@ -284,7 +335,7 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line:
     figures.size_limits(ax, rows["size_key"].to_numpy(float))
     figures.grid(ax)
     ax.set_xlabel(f"problem size ({size_meaning}, log scale)" if size_meaning else "size")
-    ax.set_ylabel("speedup over the fastest NumPy (log scale)")
+    ax.set_ylabel("speedup over NumPy, caller's clock (log)")
     ax.set_title(title, fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return figures.png(fig)
@@ -292,18 +343,21 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line:
 
 def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
     mode = primary_mode(df)
-    parts = ['<h2 id="speedup">Speedup over NumPy</h2>\n<p class="note">Median time of the '
-             "fastest NumPy implementation divided by the median time of each backend's "
-             f"fastest implementation, same kernel, variant, size and dtype, mode {esc(mode)}. "
-             "Above 1× the backend is faster than NumPy; the size where a GPU line crosses "
-             "1× is its crossover (next section). Dashed: end-to-end implementations that "
-             "copy inputs from and results to the host. One figure per kernel (its first "
-             "variant and dtype); the table has every case.</p>\n"]
+    parts = ['<h2 id="speedup">Speedup over NumPy</h2>\n<p class="note">On the '
+             "<strong>caller's clock</strong>: the median wall time of the fastest NumPy "
+             "implementation divided by each backend's fastest median time per call as a "
+             "caller waits for it (GPU: pipelined, dispatch and a device-wide wait "
+             "included; CPU: wall), same kernel, variant, size and dtype, mode "
+             f"{esc(mode)}. Above 1× the backend is faster than NumPy; the size where a GPU "
+             "line crosses 1× is its crossover (next section). Dashed: end-to-end "
+             "implementations that copy inputs from and results to the host. One figure "
+             "per kernel (its first variant and dtype); the table has every case.</p>\n"]
     table = speedup_table(df, mode)
     if table is None:
         return "".join(parts) + ("<p>No speedup can be computed: no ok NumPy rows to "
                                  "compare with.</p>\n")
-    parts.append("<h3>At the largest size with a NumPy baseline</h3>\n" + table.html())
+    parts.append("<h3>At the largest size with a NumPy baseline (caller's clock)</h3>\n"
+                 + table.html())
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     drawn: set[str] = set()
     for kernel, variant, dtype, g in _cases(ok):
@@ -312,17 +366,18 @@ def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
         if kernel in drawn:
             continue
         g = g.assign(group=_group(g))
-        best = best_per(g, ["group", "size_key"])
+        best = best_per(g, ["group", "size_key"], by="caller_s")
         best = best[best["framework"] != BASELINE_FRAMEWORK]
         if best.empty or best["size_key"].nunique() < 2:
             continue
         drawn.add(kernel)
         spec = _kernel_spec(kernel)
         meaning = spec.size_meaning if spec else ""
-        title = f"{kernel} · {variant} · {dtype}: speedup over NumPy"
+        title = f"{kernel} · {variant} · {dtype}: speedup over NumPy (caller's clock)"
         frame = best[["group", "size_key", "speedup"]].reset_index(drop=True)
         top = best.sort_values(["size_key", "speedup"], ascending=[False, False]).iloc[0]
-        alt = (f"Log-log plot of speedup over NumPy against problem size for {kernel}, "
+        alt = (f"Log-log plot of speedup over NumPy on the caller's clock against problem "
+               f"size for {kernel}, "
                f"{variant}, {dtype}; {frame['group'].nunique()} backend(s): "
                f"{', '.join(sorted(set(frame['group'])))}. At the largest size "
                f"{int(top['size_key']):,} the fastest is {top['group']} at "
@@ -510,8 +565,13 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
              "libraries reach (device copy, SGEMM/DGEMM with TF32 off, host-device copies); "
              "each row's <em>% of ceiling</em> relates its throughput to the one that bounds "
              "its kernel (memory-bound kernels to the copy bandwidth, matmul to GEMM, "
-             "transfers to the host link). Over 100 % is possible: the probe's copy is one "
-             "library call, not the hardware's limit.</p>\n"]
+             "transfers to the host link). Every number here is on the <strong>device "
+             "clock</strong> (each row's own timer: CUDA events or CUPTI on GPUs, wall time "
+             "on CPUs): it is what the hardware did, not what a caller waits for. A little "
+             "over 100 % is possible (the probe's copy is one library call, not the "
+             "hardware's limit); more than 10 % over, on data past twice the L2 cache, is "
+             "not, and such rows are <em>implausible</em>, listed under Failures and never "
+             "ranked.</p>\n"]
     c = ceilings_of(env_data)
     table = ceiling_table(env_data)
     parts.append(table.html() if table else '<p class="banner">No ceilings in the '
@@ -519,13 +579,15 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
                  "no roofs are drawn.</p>\n")
     targets = targets_table(df, mode)
     if targets:
-        parts.append(f"<h3>Targets (mode {esc(mode)}, largest size)</h3>\n<p class=\"note\">"
+        parts.append(f"<h3>Targets (mode {esc(mode)}, largest size, device clock)</h3>\n"
+                     "<p class=\"note\">"
                      "For each GPU backend, the weakest (variant, dtype) of its best "
                      "implementations, against the share of the ceiling the project "
                      "expects of a good implementation.</p>\n" + targets.html())
     pct = pct_table(df, mode)
     if pct:
-        parts.append(f"<h3>% of ceiling at the largest size (mode {esc(mode)})</h3>\n"
+        parts.append(f"<h3>% of ceiling at the largest size (mode {esc(mode)}, device "
+                     "clock)</h3>\n"
                      + pct.html())
     for device, bw_key, s_key, d_key in (("gpu", "d2d_copy_gbps", "sgemm_gflops",
                                           "dgemm_gflops"),
@@ -536,9 +598,9 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
             continue
         bw = c.get(bw_key, 0.0)
         compute = [(n, c[k]) for n, k in (("SGEMM", s_key), ("DGEMM", d_key)) if k in c]
-        title = (f"Roofline, {device.upper()}: memory roof {bw:,.0f} GB/s (mode {mode}, "
-                 "largest size per implementation)" if bw else
-                 f"Roofline, {device.upper()} (mode {mode}; no measured roofs)")
+        title = (f"Roofline, {device.upper()}, device clock: memory roof {bw:,.0f} GB/s "
+                 f"(mode {mode}, largest size per implementation)" if bw else
+                 f"Roofline, {device.upper()}, device clock (mode {mode}; no measured roofs)")
         best = pts.sort_values("gflops", ascending=False, kind="mergesort").iloc[0]
         roofs = (f"bandwidth roof {bw:,.0f} GB/s, compute roofs "
                  + ", ".join(f"{n} {v:,.0f} GFLOP/s" for n, v in compute)) if bw else (
@@ -581,6 +643,13 @@ def crossover(sizes: np.ndarray, gpu: np.ndarray, cpu: np.ndarray) -> tuple[str,
 
 @dataclass
 class Crossing:
+    """Where one GPU backend starts to beat the best CPU row for one case, per clock.
+
+    Each field is (text, size) from :func:`crossover`. All but ``device_clock`` are on
+    the caller's clock (the CPU's wall time against what a caller of the GPU waits for);
+    ``device_clock`` puts the GPU's device time against the CPU's wall time, which is
+    what the hardware did and not a verdict a user can act on."""
+
     kernel: str
     variant: str
     dtype: str
@@ -589,68 +658,101 @@ class Crossing:
     measured_transfers: tuple[str, float] | None
     estimated_transfers: tuple[str, float] | None
     elements: bool
+    device_resident_sync: tuple[str, float] | None = None
+    device_clock: tuple[str, float] | None = None
+
+
+def _loglog(xs: np.ndarray, ys: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``ys`` at ``at``, interpolated linearly in log-log between the measured ``xs``."""
+    order = np.argsort(xs)
+    return np.exp(np.interp(np.log(at), np.log(xs[order]), np.log(ys[order])))
+
+
+def cross_curves(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
+                 c_times: np.ndarray) -> tuple[str, float] | None:
+    """:func:`crossover` of two measured curves, compared at every size either measured
+    inside the range both cover (each interpolated log-log between its own sizes, never
+    extrapolated); None when the ranges do not overlap or a time is missing."""
+    if not (np.isfinite(g_times).all() and np.isfinite(c_times).all()) or (
+            (g_times <= 0).any() or (c_times <= 0).any()):
+        return None
+    lo = max(g_sizes.min(), c_sizes.min())
+    hi = min(g_sizes.max(), c_sizes.max())
+    if lo > hi:
+        return None
+    sizes = np.unique(np.r_[g_sizes, c_sizes])
+    sizes = sizes[(sizes >= lo) & (sizes <= hi)]
+    return crossover(sizes, _loglog(g_sizes, g_times, sizes),
+                     _loglog(c_sizes, c_times, sizes))
 
 
 def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
-    """Every GPU backend against the best CPU row, per kernel, variant and dtype."""
+    """Every GPU backend against the best CPU row (wall time), per kernel, variant and
+    dtype: on the caller's clock (pipelined, and sync), with transfers measured and
+    estimated, and the device clock for reference."""
     mode = primary_mode(df)
     link = ceilings_of(env_data).get("h2d_pageable_gbps")
     ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
     out = []
     for kernel, variant, dtype, g in _cases(ok):
-        cpu = best_per(g[g["device"] == "cpu"], ["size_key"]).set_index("size_key")
+        cpu = best_per(g[g["device"] == "cpu"], ["size_key"], by="caller_s")
         gpu_rows = g[g["device"] == "gpu"]
         if cpu.empty or gpu_rows.empty:
             continue
+        c_sizes = cpu["size_key"].to_numpy(float)
+        c_times = cpu["caller_s"].to_numpy(float)
         spec = _kernel_spec(kernel)
         elements = bool(spec and spec.size_meaning.startswith("elements"))
         for backend in sorted(set(gpu_rows["backend"])):
             b = gpu_rows[gpu_rows["backend"] == backend]
             e2e = b["implementation"].str.endswith(TRANSFERS_SUFFIX)
 
-            def cross(rows: pd.DataFrame, extra: bool = False,
-                      cpu: pd.DataFrame = cpu) -> tuple[str, float] | None:
-                best = best_per(rows, ["size_key"])
-                cs = cpu.index.to_numpy(float)
-                sizes = best["size_key"].to_numpy(float)
-                inside = (sizes >= cs.min()) & (sizes <= cs.max())
-                best = best[inside]
+            def cross(rows: pd.DataFrame, col: str, extra: bool = False,
+                      c_sizes: np.ndarray = c_sizes, c_times: np.ndarray = c_times
+                      ) -> tuple[str, float] | None:
+                best = best_per(rows, ["size_key"], by=col)
                 if best.empty:
                     return None
-                t = best["median_s"].to_numpy(float)
+                t = best[col].to_numpy(float)
                 if extra:
                     t = t + best["bytes"].to_numpy(float) / (link * 1e9)
-                if not np.isfinite(t).all():
-                    return None
-                gs = best["size_key"].to_numpy(float)
-                order = np.argsort(cs)
-                cpu_t = np.exp(np.interp(np.log(gs), np.log(cs[order]),
-                                         np.log(cpu["median_s"].to_numpy(float)[order])))
-                return crossover(gs, t, cpu_t)
+                return cross_curves(best["size_key"].to_numpy(float), t, c_sizes, c_times)
 
-            dev = cross(b[~e2e])
-            if dev is None:
+            resident = b[~e2e]
+            dev = cross(resident, "caller_s")
+            hardware = cross(resident, "median_s")
+            if dev is None and hardware is None:
                 continue
-            meas = cross(b[e2e]) if e2e.any() else None
+            if dev is None:
+                dev = ("— (no caller's clock)", math.nan)
+            meas = cross(b[e2e], "caller_s") if e2e.any() else None
             est = None
-            if link and (b.loc[~e2e, "bytes"] > 0).all():
-                est = cross(b[~e2e], extra=True)
-            out.append(Crossing(kernel, variant, dtype, backend, dev, meas, est, elements))
+            if link and (resident["bytes"] > 0).all():
+                est = cross(resident, "caller_s", extra=True)
+            out.append(Crossing(kernel, variant, dtype, backend, dev, meas, est, elements,
+                                cross(resident, "sync_s"), hardware))
     return out
 
 
 def crossover_table(found: list[Crossing]) -> Table | None:
     if not found:
         return None
-    rows = [[c.kernel, c.variant, c.dtype, c.backend, c.device_resident[0],
-             c.measured_transfers[0] if c.measured_transfers else "—",
-             c.estimated_transfers[0] if c.estimated_transfers else "—"] for c in found]
-    return Table(["kernel", "variant", "dtype", "GPU backend", "data on the device",
-                  "with transfers (measured +transfers)", "with transfers (estimated)"], rows)
+
+    def cell(x: tuple[str, float] | None) -> str:
+        return x[0] if x else "—"
+
+    rows = [[c.kernel, c.variant, c.dtype, c.backend, cell(c.device_resident),
+             cell(c.device_resident_sync), cell(c.measured_transfers),
+             cell(c.estimated_transfers), cell(c.device_clock)] for c in found]
+    return Table(["kernel", "variant", "dtype", "GPU backend",
+                  "data on the device (caller, pipelined)", "data on the device (caller, sync)",
+                  "with transfers, measured +transfers (caller, pipelined)",
+                  "with transfers, estimated (caller, pipelined)",
+                  "device clock (hardware only, not a verdict)"], rows)
 
 
 def crossover_headline(found: list[Crossing]) -> list[str]:
-    """One sentence per GPU backend on element-sized kernels, against the seeds' claim."""
+    """One sentence per GPU backend on element-sized kernels, on the caller's clock."""
     lines = []
     for backend in sorted({c.backend for c in found}):
         mine = [c for c in found if c.backend == backend and c.elements]
@@ -659,17 +761,19 @@ def crossover_headline(found: list[Crossing]) -> list[str]:
         dev = [c.device_resident[1] for c in mine]
         never = sum(1 for x in dev if not math.isfinite(x))
         fin = sorted(x for x in dev if math.isfinite(x))
-        est = [c.estimated_transfers[1] for c in mine if c.estimated_transfers]
-        est_f = sorted(x for x in est if math.isfinite(x))
-        text = (f"{backend}: on {len(mine)} element-sized case(s), data on the device, the "
-                "GPU wins from a median of "
+        text = (f"{backend}: on {len(mine)} element-sized case(s), data on the device, a "
+                "caller waiting for the GPU (pipelined calls) is served faster than by the "
+                "best CPU row from a median of "
                 + (f"about {_sig2(np.median(fin))} elements (range {fin[0]:,.0f} to "
                    f"{fin[-1]:,.0f})" if fin else "— (never)")
                 + (f", never in {never}" if never else ""))
-        if est:
-            text += ("; with host transfers (estimated) from a median of "
-                     + (f"about {_sig2(np.median(est_f))}" if est_f else "— (never)")
-                     + (f", never in {len(est) - len(est_f)}" if len(est) > len(est_f)
+        trans = [c.measured_transfers or c.estimated_transfers for c in mine]
+        trans = [t for t in trans if t]
+        if trans:
+            t_fin = sorted(x for _, x in trans if math.isfinite(x))
+            text += ("; with host transfers from a median of "
+                     + (f"about {_sig2(np.median(t_fin))}" if t_fin else "— (never)")
+                     + (f", never in {len(trans) - len(t_fin)}" if len(trans) > len(t_fin)
                         else ""))
         lines.append(text + ".")
     return lines
@@ -683,19 +787,23 @@ def _sig2(x: float) -> str:
 def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
     """``found``: :func:`crossings` of the frame."""
     mode = primary_mode(df)
-    parts = ['<h2 id="crossover">CPU/GPU crossover</h2>\n<p class="note">For each GPU '
-             "backend (its fastest implementation at each size) against the fastest CPU "
-             f"row of any framework (mode {esc(mode)}): the smallest size from which the GPU "
-             "is faster at every larger measured size, interpolated log-log between the two "
-             "sizes around it. Where the CPU was measured at other sizes, its time is "
-             "interpolated log-log between its measured sizes (never extrapolated), so only "
-             "sizes inside the CPU's range are compared. <em>Measured with "
-             "transfers</em> uses the end-to-end implementations (host arrays in, host "
-             "result out); <em>estimated with "
+    parts = ['<h2 id="crossover">CPU/GPU crossover</h2>\n<p class="note">On the '
+             "<strong>caller's clock</strong>: for each GPU backend (its fastest "
+             "implementation at each size, by what a caller waits for per call) against the "
+             f"fastest CPU row of any framework by wall time (mode {esc(mode)}), the "
+             "smallest size from which the GPU is faster at every larger compared size, "
+             "interpolated log-log between the two sizes around it. Both curves are compared "
+             "at every size either measured, inside the range both cover, each interpolated "
+             "log-log between its own sizes (never extrapolated). <em>Pipelined</em> is the "
+             "headline (calls back to back, one device-wide wait); <em>sync</em> waits after "
+             "every call. <em>Measured with transfers</em> uses the end-to-end "
+             "implementations (host arrays in, host result out); <em>estimated with "
              "transfers</em> adds the kernel's counted bytes at the probe's pageable "
-             "host-to-device rate to the device time, an estimate for backends without an "
-             f"end-to-end implementation. The seeds say the GPU loses below about "
-             f"{SEED_CROSSOVER:,} elements; here is where it crosses on this machine.</p>\n"]
+             "host-to-device rate to the pipelined time, for backends without an end-to-end "
+             "implementation. The last column puts the GPU's device time against the CPU's "
+             "wall time: what the hardware did, which no caller sees. The seeds say the GPU "
+             f"loses below about {SEED_CROSSOVER:,} elements; here is where it crosses on "
+             "this machine.</p>\n"]
     if not found:
         have_gpu = bool((df["device"] == "gpu").any() and (
             (df["device"] == "gpu") & (df["status"] == "ok")).any())
@@ -711,6 +819,68 @@ def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
     return "".join(parts)
 
 
+# -- the launch floor ---------------------------------------------------------------------
+
+
+#: the kernel whose rows give the cost of one call, and the one it is set against
+FLOOR_KERNEL, FLOOR_WORK_KERNEL = "launch_overhead", "vector_add"
+
+
+def launch_floor_table(df: pd.DataFrame) -> Table | None:
+    """Per backend, the fixed cost of one call (``launch_overhead`` at its smallest size,
+    best implementation by the pipelined caller's clock) and how many ``vector_add``
+    elements, data on the device, it takes before the device time of the work exceeds
+    that cost: below that size a call is all overhead, whatever the device does."""
+    mode = primary_mode(df)
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
+    floor = ok[(ok["kernel"] == FLOOR_KERNEL) & (ok["caller_s"] > 0)]
+    if floor.empty:
+        return None
+    floor = floor[floor["size_key"] == floor.groupby("backend")["size_key"].transform("min")]
+    best = best_per(floor, ["backend"], by="caller_s")
+    work = ok[(ok["kernel"] == FLOOR_WORK_KERNEL)
+              & ~ok["implementation"].str.endswith(TRANSFERS_SUFFIX)]
+    dtypes = _ordered(work["dtype"], ("float32", "float64"))
+    rows = []
+    for _, r in best.sort_values(["device", "backend"], kind="mergesort").iterrows():
+        cells = [r["backend"], r["implementation"], fmt_int(r["size_key"]),
+                 fmt_time(r["caller_s"]), fmt_time(r["sync_s"]),
+                 f"{fmt_time(r['median_s'])} ({r['timer']})"]
+        for dtype in dtypes:
+            w = best_per(work[(work["backend"] == r["backend"]) & (work["dtype"] == dtype)],
+                         ["size_key"])
+            if w.empty:
+                cells.append("not measured")
+                continue
+            sizes = w["size_key"].to_numpy(float)
+            overhead = np.full(sizes.shape, float(r["caller_s"]))
+            found = cross_curves(sizes, overhead, sizes, w["median_s"].to_numpy(float))
+            cells.append(found[0] if found else "—")
+        rows.append(cells)
+    return Table(["backend", "implementation", "size", "per call, pipelined (caller)",
+                  "per call, sync (caller)", "device clock",
+                  *(f"{FLOOR_WORK_KERNEL} {d}: elements before the device time exceeds "
+                    "the pipelined call" for d in dtypes)], rows,
+                 frozenset({"size", "per call, pipelined (caller)", "per call, sync (caller)"}))
+
+
+def launch_floor_html(df: pd.DataFrame) -> str:
+    parts = ['<h2 id="launch-floor">The launch floor</h2>\n<p class="note">What one call '
+             f"costs a caller before any work: the <code>{FLOOR_KERNEL}</code> kernel "
+             "(out = a + 1 on one element) on the caller's clock, pipelined (a loop that "
+             "does not wait for each result) and sync (a wait after every call), beside its "
+             "device time. The last columns set that cost against the device time of "
+             f"<code>{FLOOR_WORK_KERNEL}</code> with data on the device: from that many "
+             "elements on, the device's work takes longer than the call that starts it. "
+             "Below it, a faster kernel changes nothing a caller sees; the framework's "
+             "dispatch is the floor.</p>\n"]
+    table = launch_floor_table(df)
+    if table is None:
+        return "".join(parts) + (f"<p>Not measured: no ok <code>{FLOOR_KERNEL}</code> rows "
+                                 "with a caller's clock.</p>\n")
+    return "".join(parts) + table.html()
+
+
 # -- first-call and compilation cost ------------------------------------------------------
 
 
@@ -719,18 +889,21 @@ def first_call_table(df: pd.DataFrame) -> Table | None:
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     if ok.empty:
         return None
-    ok = ok.assign(excess=(ok["first_call_s"] - ok["median_s"]).clip(lower=0))
+    # the first call is a host-clock wait for one call: compare it with the same clock
+    warm = ok["sync_s"].where(ok["sync_s"] > 0, ok["median_s"])
+    ok = ok.assign(excess=(ok["first_call_s"] - warm).clip(lower=0), warm=warm)
     rows = []
     for (backend, impl), g in ok.groupby(["backend", "implementation"], sort=True):
         rows.append([backend, impl, str(len(g)), fmt_time(g["first_call_s"].median()),
                      fmt_time(g["first_call_s"].max()), fmt_time(g["excess"].median()),
-                     fmt_speedup((g["first_call_s"] / g["median_s"]).median()),
+                     fmt_speedup((g["first_call_s"] / g["warm"]).median()),
                      fmt_time(g["setup_s"].median())])
     return Table(["backend", "implementation", "cases", "first call (median)",
-                  "first call (max)", "first call − median", "first call / median",
+                  "first call (max)", "first call − warm sync call", "first call / warm",
                   "setup (median)"], rows,
                  frozenset({"cases", "first call (median)", "first call (max)",
-                            "first call − median", "first call / median", "setup (median)"}))
+                            "first call − warm sync call", "first call / warm",
+                            "setup (median)"}))
 
 
 def first_call_backend_table(df: pd.DataFrame) -> Table | None:
@@ -770,8 +943,8 @@ def first_call_figure(data: pd.DataFrame) -> str:
     figures.log_scale(ax, "x", np.concatenate(first + med))
     figures.grid(ax)
     ax.set_xlabel("seconds (log scale)")
-    ax.set_title("first call (orange, includes compilation) vs timed call median (blue)",
-                 fontsize=10)
+    ax.set_title("first call (orange, host clock, includes compilation) vs timed-call "
+                 "median on each row's own timer (blue)", fontsize=10)
     return figures.png(fig)
 
 
@@ -779,9 +952,10 @@ def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
     parts = ['<h2 id="first-call">First-call and compilation cost</h2>\n<p class="note">The '
              "first call of each measurement is timed alone: it includes JIT compilation "
              "(Numba, JAX, CuPy kernels, NVRTC, torch.compile), lazy initialisation and "
-             "cache misses. <em>first call − median</em> is what a user pays once per shape "
-             "and dtype beyond a warm call; <em>setup</em> is building the implementation "
-             "(tracing, allocation) before that.</p>\n"]
+             "cache misses, on the host clock and a wait. <em>first call − warm sync "
+             "call</em> is what a user pays once per shape and dtype beyond a warm call on "
+             "the same clock (the sync caller's clock; CPU: wall); <em>setup</em> is "
+             "building the implementation (tracing, allocation) before that.</p>\n"]
     per_backend = first_call_backend_table(df)
     if per_backend is None:
         return "".join(parts) + "<p>No first calls were recorded.</p>\n"

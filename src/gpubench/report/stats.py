@@ -118,13 +118,14 @@ def _finite(x: object) -> bool:
 
 @dataclass
 class Samples:
-    """Each timings row's samples (by the row's index in the prepared frame), and a note."""
+    """Each timings row's samples (by the row's index in the prepared frame and the
+    clock: ``device``, ``sync``, ``pipelined``), and a note."""
 
-    by_row: dict[int, np.ndarray]
+    by_row: dict[tuple[int, str], np.ndarray]
     note: str
 
-    def get(self, index: int) -> np.ndarray | None:
-        return self.by_row.get(index)
+    def get(self, index: int, clock: str = "device") -> np.ndarray | None:
+        return self.by_row.get((index, clock))
 
 
 def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
@@ -145,6 +146,8 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
     except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
         return Samples({}, f"{path.name} (unreadable: {str(exc)[:200]})")
+    if "clock" not in frame.columns:  # schema 1: device samples only
+        frame["clock"] = "device"
     missing = [c for c in results.SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
         return Samples({}, f"{path.name} (missing columns {missing}; not used)")
@@ -152,6 +155,12 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
         return _attach(frame, rows, path.name)
     except (ValueError, TypeError, KeyError) as exc:
         return Samples({}, f"{path.name} (not usable: {str(exc)[:200]})")
+
+
+#: per clock, the row columns a run of samples must reproduce: (count, median)
+_CLOCK_COLUMNS = {"device": ("samples", "median_s"),
+                  "sync": ("sync_samples", "sync_median_s"),
+                  "pipelined": ("pipelined_samples", "pipelined_median_s")}
 
 
 def _attach(frame: pd.DataFrame, rows: pd.DataFrame, name: str) -> Samples:
@@ -162,23 +171,37 @@ def _attach(frame: pd.DataFrame, rows: pd.DataFrame, name: str) -> Samples:
     sample = pd.to_numeric(frame["sample"], errors="coerce").to_numpy()
     times = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(float)
     key_txt = _key_text(frame, keys)
-    # a new run where the sample index restarts or the key changes
-    starts = np.r_[True, (sample[1:] <= sample[:-1]) | (key_txt[1:] != key_txt[:-1])]
+    clocks = frame["clock"].astype(str).to_numpy(dtype=object)
+    # a new run where the sample index restarts, or the key or the clock changes
+    starts = np.r_[True, (sample[1:] <= sample[:-1]) | (key_txt[1:] != key_txt[:-1])
+                   | (clocks[1:] != clocks[:-1])]
     bounds = np.r_[np.flatnonzero(starts), total]
     runs = pd.DataFrame({
-        "k": key_txt[bounds[:-1]], "n": np.diff(bounds),
+        "k": key_txt[bounds[:-1]], "clock": clocks[bounds[:-1]], "n": np.diff(bounds),
         "med": [float(np.median(times[a:b])) for a, b in itertools.pairwise(bounds)],
         "seg": np.arange(len(bounds) - 1)})
-    ok = rows[rows["status"] == "ok"]
-    cand = pd.DataFrame({"k": _key_text(ok, keys), "samples": ok["samples"].to_numpy(float),
-                         "median_s": ok["median_s"].to_numpy(float), "row": ok.index})
-    merged = runs.merge(cand, on="k", how="inner")
-    match = merged[(merged["n"] == merged["samples"])
-                   & np.isclose(merged["med"], merged["median_s"], rtol=1e-9, atol=0)]
-    match = match.drop_duplicates("seg").drop_duplicates("row")
-    by_row = {int(r): times[bounds[s]:bounds[s + 1]] for s, r in
-              zip(match["seg"].to_numpy(), match["row"].to_numpy(), strict=True)}
-    note = (f"{name} ({total:,} samples; {len(by_row):,} of {len(ok):,} ok rows matched "
+    ok = rows[rows["status"].isin(["ok", "implausible"])]
+    ok_keys = _key_text(ok, keys)
+    by_row: dict[tuple[int, str], np.ndarray] = {}
+    for clock, (n_col, med_col) in _CLOCK_COLUMNS.items():
+        if n_col not in ok.columns:
+            continue
+        cand = pd.DataFrame({"k": ok_keys, "samples": ok[n_col].to_numpy(float),
+                             "median_s": ok[med_col].to_numpy(float), "row": ok.index})
+        merged = runs[runs["clock"] == clock].merge(cand, on="k", how="inner")
+        match = merged[(merged["n"] == merged["samples"])
+                       & np.isclose(merged["med"], merged["median_s"], rtol=1e-9, atol=0)]
+        match = match.drop_duplicates("seg").drop_duplicates("row")
+        by_row.update({(int(r), clock): times[bounds[s]:bounds[s + 1]] for s, r in
+                       zip(match["seg"].to_numpy(), match["row"].to_numpy(), strict=True)})
+    # a CPU row's caller clock is its wall time: the device samples serve all three
+    host = ok.index[ok["device"] != "gpu"]
+    for r in host:
+        if (int(r), "device") in by_row:
+            for clock in ("sync", "pipelined"):
+                by_row.setdefault((int(r), clock), by_row[(int(r), "device")])
+    matched = sum(1 for _, c in by_row if c == "device")
+    note = (f"{name} ({total:,} samples; {matched:,} of {len(ok):,} measured rows matched "
             "to their samples)")
     return Samples(by_row, note)
 

@@ -1,0 +1,217 @@
+"""The caller's clock (sync and pipelined) beside the device clock, and the plausibility
+gates that refuse a row whose work escaped the timed stream.
+
+Covers the CPU code paths of JAX and PyTorch (caller clock = wall time), Numba's CUDA
+simulator for the GPU code path (both caller clocks measured with the device-wide wait),
+and a stand-in GPU whose side stream is a thread (tests/escape_plugin.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpubench import plausibility, results
+from gpubench.backends.base import Backend
+from gpubench.harness import Settings, caller_clocks, caller_sample, pipeline_depth
+from gpubench.runner import run_backend
+
+FAST = {"warmup": 1, "min_samples": 3, "max_time_s": 0.05, "caller_max_time_s": 0.02}
+
+
+def _run(backend_id: str, tmp_path, sizes, harness=None, kernel="vector_add",
+         dtypes=("float32",), modes=("hot",)):
+    cfg = {"threads": [1], "harness": {**FAST, **(harness or {})}, "gpu_modes": list(modes),
+           "kernels": {kernel: {"sizes": list(sizes), "dtypes": list(dtypes)}}}
+    csv, samples = tmp_path / f"{backend_id}.csv", tmp_path / f"{backend_id}_s.csv"
+    run_backend(backend_id, cfg, 1, str(csv), str(samples))
+    return results.read_timings(csv), results.read_samples(samples)
+
+
+class _Counting(Backend):
+    """A host backend that counts device-wide waits and records when work ran."""
+
+    device = "gpu"
+    caller_timer = "perf_counter+count"
+
+    def __init__(self) -> None:
+        self.waits = 0
+        self.calls = 0
+
+    def device_sync(self, result):
+        self.waits += 1
+
+
+def test_pipelined_sample_is_k_calls_and_one_device_wide_wait():
+    backend = _Counting()
+
+    def call():
+        backend.calls += 1
+        return backend.calls
+
+    result, seconds = caller_sample(call, backend, k=7)
+    assert (backend.calls, backend.waits, result) == (7, 1, 7)
+    assert seconds > 0
+
+
+def test_pipeline_depth_fills_a_batch_and_long_calls_are_not_batched():
+    s = Settings(pipeline_batch_s=0.002, pipeline_max_k=256)
+    assert pipeline_depth(10e-6, s) == 200
+    assert pipeline_depth(1e-7, s) == 256
+    assert pipeline_depth(0.002, s) == 1
+    assert pipeline_depth(0.5, s) == 1
+    assert pipeline_depth(math.nan, s) == 1
+
+
+def test_caller_clocks_k1_reuses_the_sync_samples_and_k_gt_1_measures_anew():
+    backend = _Counting()
+
+    def call():
+        backend.calls += 1
+
+    fields, samples, _ = caller_clocks(call, backend, Settings(
+        caller_min_samples=3, caller_max_time_s=0.0, pipeline_batch_s=1e-12))
+    assert fields["pipelined_k"] == 1 and samples["pipelined"] == samples["sync"]
+    assert fields["caller_timer"] == "perf_counter+count"
+    backend = _Counting()
+    fields, samples, _ = caller_clocks(call, backend, Settings(
+        caller_min_samples=3, caller_max_time_s=0.0, pipeline_batch_s=10.0,
+        pipeline_max_k=5))
+    assert fields["pipelined_k"] == 5
+    assert fields["pipelined_samples"] == len(samples["pipelined"]) >= 3
+    # one wait before the clocks, one per sync sample, one per pipelined batch
+    assert backend.waits == 1 + len(samples["sync"]) + len(samples["pipelined"])
+
+
+@pytest.mark.parametrize("backend_id", ["torch-cpu", "jax-cpu"])
+def test_cpu_rows_caller_clock_is_their_wall_time(backend_id, tmp_path):
+    pytest.importorskip(backend_id.split("-")[0])
+    df, samples = _run(backend_id, tmp_path, [1024, 65536])
+    ok = df[df["status"] == "ok"]
+    assert len(ok) >= 2
+    for col in ("median_s", "q1_s", "q3_s", "samples"):
+        assert (ok[f"sync_{col}" if col != "samples" else "sync_samples"].to_numpy(float)
+                == ok[col].to_numpy(float)).all()
+        assert (ok[f"pipelined_{col}" if col != "samples" else "pipelined_samples"]
+                .to_numpy(float) == ok[col].to_numpy(float)).all()
+    assert (ok["pipelined_k"] == 1).all()
+    assert (ok["caller_timer"] == ok["timer"]).all()
+    # the samples are written once, on the device (= wall) clock
+    assert set(samples["clock"]) == {"device"}
+
+
+def test_numba_simulator_gpu_rows_carry_both_caller_clocks(tmp_path, monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    df, samples = _run("numba-gpu", tmp_path, [256, 4096], modes=("hot", "cold"),
+                       harness={"pipeline_batch_s": 1.0, "pipeline_max_k": 4})
+    hot = df[(df["status"] == "ok") & (df["mode"] == "hot")]
+    cold = df[(df["status"] == "ok") & (df["mode"] == "cold")]
+    assert len(hot) >= 2 and len(cold) >= 2
+    assert (hot["caller_timer"] == "perf_counter+numba.cuda.synchronize").all()
+    assert (hot["pipelined_k"] == 4).all()
+    for clock in ("sync", "pipelined"):
+        assert (hot[f"{clock}_median_s"] > 0).all()
+        assert (hot[f"{clock}_samples"] >= 3).all()
+    # the cold mode flushes before every call, which no caller does: no caller clock
+    assert cold["sync_median_s"].isna().all() and cold["pipelined_median_s"].isna().all()
+    # every caller sample is kept, and reproduces the row's median
+    for _, row in hot.iterrows():
+        for clock in ("sync", "pipelined"):
+            s = samples[(samples["clock"] == clock) & (samples["size"] == row["size"])
+                        & (samples["implementation"] == row["implementation"])]
+            assert len(s) == row[f"{clock}_samples"]
+            assert np.median(s["time_s"]) == pytest.approx(row[f"{clock}_median_s"])
+
+
+SIZE = 1 << 22  # float32: 48 MiB moved per call, several ms in NumPy here
+#: a stand-in GPU that copies at 100 GB/s: the add needs >= 0.5 ms, so the kernel
+#: should dominate what a caller waits for and the escape gate looks at it
+STANDIN = {"d2d_copy_gbps": 100.0, "l2_bytes": 2**40, "sgemm_gflops": 1e9,
+           "dgemm_gflops": 1e9}
+
+
+def test_side_stream_is_refused_and_the_same_work_on_the_stream_is_not(escape_plugin,
+                                                                        tmp_path):
+    df, _ = _run("escape-gpu", tmp_path, [SIZE])
+    assert set(df["status"]) == {"ok"}  # both correct: the check waits for the device
+    plausibility.judge(df, STANDIN)
+    side = df[df["implementation"] == "side_stream"].iloc[0]
+    same = df[df["implementation"] == "same_stream"].iloc[0]
+    assert same["status"] == "ok", same["reason"]
+    assert side["status"] == "implausible"
+    assert "escaped the timed stream" in side["reason"]
+    # the caller's clock saw the real work: it waits for the side thread
+    assert side["pipelined_median_s"] > 5 * side["median_s"]
+    assert side["sync_median_s"] > 5 * side["median_s"]
+
+
+def test_side_stream_above_the_copy_ceiling_is_refused_by_the_bandwidth_gate(
+        escape_plugin, tmp_path):
+    df, _ = _run("escape-gpu", tmp_path, [SIZE], harness={"caller_clocks": False})
+    assert df["pipelined_median_s"].isna().all()  # no caller clock: only gate 1 can tell
+    plausibility.judge(df, {**STANDIN, "l2_bytes": 2**20})
+    side = df[df["implementation"] == "side_stream"].iloc[0]
+    assert side["status"] == "implausible"
+    assert "faster than memory" in side["reason"]
+    assert df[df["implementation"] == "same_stream"].iloc[0]["status"] == "ok"
+
+
+def _row(**kw):
+    row = {"device": "gpu", "kernel": "vector_add", "dtype": "float32", "bytes": 12 * 2**26,
+           "flops": 2**26, "timer": "cuda_event", "status": "ok", "reason": "",
+           "median_s": 3e-4, "pipelined_median_s": 3.1e-4}
+    row.update(kw)
+    row["gbps"] = row["bytes"] / row["median_s"] / 1e9
+    row["gflops"] = row["flops"] / row["median_s"] / 1e9
+    return row
+
+
+H100 = {"d2d_copy_gbps": 2972.0, "l2_bytes": 50 * 2**20, "sgemm_gflops": 51_600.0,
+        "dgemm_gflops": 57_900.0}
+
+
+@pytest.mark.parametrize(("kw", "refused"), [
+    ({}, ""),                                          # 2684 GB/s: 90 % of the ceiling
+    ({"median_s": 2.48e-4}, ""),                       # 109.3 %: inside the 10 % margin
+    ({"median_s": 2.4e-4}, "faster than memory"),     # 112.9 %
+    ({"median_s": 6.7e-6, "pipelined_median_s": 2.8e-4}, "faster than memory"),
+    # inside 2x L2 (L2 may be faster than memory): the bandwidth gate does not apply
+    ({"bytes": 12 * 2**20, "median_s": 3e-6, "pipelined_median_s": 1e-5}, ""),
+    # escape: plausible bandwidth, but the device saw a third of the caller's wait
+    ({"kernel": "moving_average", "median_s": 3e-4, "pipelined_median_s": 9e-4},
+     "escaped the timed stream"),
+    ({"median_s": 3e-4, "pipelined_median_s": 5.9e-4}, ""),  # ratio 0.51: kept
+    # host-timed rows cannot miss device work: the escape gate does not apply
+    ({"timer": "perf_counter+sync", "median_s": 3e-4, "pipelined_median_s": 9e-4}, ""),
+    # launch-bound (least work 4 µs < 100 µs): the caller time is dispatch, not escape
+    ({"bytes": 12 * 2**20, "median_s": 5e-6, "pipelined_median_s": 2e-5}, ""),
+    ({"kernel": "matmul", "bytes": 3 * 4 * 8192**2, "flops": 2 * 8192**3,
+      "median_s": 0.0183, "pipelined_median_s": 0.0185}, "faster than the arithmetic"),
+    ({"kernel": "matmul", "bytes": 3 * 4 * 8192**2, "flops": 2 * 8192**3,
+      "median_s": 0.0205, "pipelined_median_s": 0.0206}, ""),  # 53.6 TFLOP/s: 104 %
+    ({"device": "cpu", "median_s": 1e-9}, ""),         # CPU rows: no L2 known, no gate
+])
+def test_gates(kw, refused):
+    row = _row(**kw)
+    text = plausibility.reason(row, H100)
+    assert (refused in text) if refused else text == "", text
+
+
+def test_judge_re_judges_and_leaves_failures_alone():
+    frame = pd.DataFrame([_row(), _row(median_s=6.7e-6, pipelined_median_s=2.8e-4),
+                          _row(status="error", reason="boom")])
+    frame["ceiling"], frame["pct_of_ceiling"] = "", math.nan
+    for col in ("size", "variant", "mode"):
+        frame[col] = 0 if col == "size" else "x"
+    plausibility.judge(frame, H100)
+    assert list(frame["status"]) == ["ok", "implausible", "error"]
+    assert frame["pct_of_ceiling"].iloc[1] > 1000
+    assert frame["reason"].iloc[2] == "boom"
+    # judged again with no ceilings (an old environment record): back to ok, never lost
+    plausibility.judge(frame, {})
+    assert list(frame["status"]) == ["ok", "ok", "error"]
+
