@@ -849,19 +849,31 @@ def launch_floor_table(df: pd.DataFrame) -> Table | None:
         for dtype in dtypes:
             w = best_per(work[(work["backend"] == r["backend"]) & (work["dtype"] == dtype)],
                          ["size_key"])
+            w = w[w["timer"].map(lambda t: bool(t) and not str(t).startswith("perf_counter"))]
             if w.empty:
-                cells.append("not measured")
+                cells.append("not measured" if r["device"] == "gpu" else
+                             "— (one clock: the wall time includes the call)")
                 continue
-            sizes = w["size_key"].to_numpy(float)
-            overhead = np.full(sizes.shape, float(r["caller_s"]))
-            found = cross_curves(sizes, overhead, sizes, w["median_s"].to_numpy(float))
-            cells.append(found[0] if found else "—")
+            cells.append(_floor_text(w["size_key"].to_numpy(float), float(r["caller_s"]),
+                                     w["median_s"].to_numpy(float)))
         rows.append(cells)
     return Table(["backend", "implementation", "size", "per call, pipelined (caller)",
                   "per call, sync (caller)", "device clock",
                   *(f"{FLOOR_WORK_KERNEL} {d}: elements before the device time exceeds "
                     "the pipelined call" for d in dtypes)], rows,
                  frozenset({"size", "per call, pipelined (caller)", "per call, sync (caller)"}))
+
+
+def _floor_text(sizes: np.ndarray, overhead: float, device: np.ndarray) -> str:
+    """From which size the device time stays above the cost of one call."""
+    order = np.argsort(sizes)
+    s, d = sizes[order], device[order]
+    found = crossover(s, np.full(s.shape, overhead), d)
+    if not math.isfinite(found[1]):
+        return f"> {int(s[-1]):,} (the call costs more at every measured size)"
+    if found[1] <= s[0] and d[0] > overhead:
+        return f"≤ {int(s[0]):,} (the work costs more at every measured size)"
+    return found[0]
 
 
 def launch_floor_html(df: pd.DataFrame) -> str:
