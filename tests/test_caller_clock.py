@@ -82,8 +82,10 @@ def test_caller_clocks_k1_reuses_the_sync_samples_and_k_gt_1_measures_anew():
         pipeline_max_k=5))
     assert fields["pipelined_k"] == 5
     assert fields["pipelined_samples"] == len(samples["pipelined"]) >= 3
-    # one wait before the clocks, one per sync sample, one per pipelined batch
-    assert backend.waits == 1 + len(samples["sync"]) + len(samples["pipelined"])
+    assert fields["pipelined_wait_s"] >= 0
+    # one wait before the clocks, one per sync sample, one for the untimed batch that
+    # warms the pipeline, one per pipelined batch
+    assert backend.waits == 1 + len(samples["sync"]) + 1 + len(samples["pipelined"])
 
 
 @pytest.mark.parametrize("backend_id", ["torch-cpu", "jax-cpu"])
@@ -147,6 +149,9 @@ def test_side_stream_is_refused_and_the_same_work_on_the_stream_is_not(escape_pl
     # the caller's clock saw the real work: it waits for the side thread
     assert side["pipelined_median_s"] > 5 * side["median_s"]
     assert side["sync_median_s"] > 5 * side["median_s"]
+    assert side["pipelined_wait_s"] > 5 * side["median_s"]
+    # the same work in the calling thread: the host was busy, the wait is short
+    assert same["pipelined_wait_s"] < 0.5 * same["median_s"]
 
 
 def test_side_stream_above_the_copy_ceiling_is_refused_by_the_bandwidth_gate(
@@ -163,7 +168,7 @@ def test_side_stream_above_the_copy_ceiling_is_refused_by_the_bandwidth_gate(
 def _row(**kw):
     row = {"device": "gpu", "kernel": "vector_add", "dtype": "float32", "bytes": 12 * 2**26,
            "flops": 2**26, "timer": "cuda_event", "status": "ok", "reason": "",
-           "median_s": 3e-4, "pipelined_median_s": 3.1e-4}
+           "median_s": 3e-4, "pipelined_median_s": 3.1e-4, "pipelined_wait_s": 2.9e-4}
     row.update(kw)
     row["gbps"] = row["bytes"] / row["median_s"] / 1e9
     row["gflops"] = row["flops"] / row["median_s"] / 1e9
@@ -178,17 +183,23 @@ H100 = {"d2d_copy_gbps": 2972.0, "l2_bytes": 50 * 2**20, "sgemm_gflops": 51_600.
     ({}, ""),                                          # 2684 GB/s: 90 % of the ceiling
     ({"median_s": 2.48e-4}, ""),                       # 109.3 %: inside the 10 % margin
     ({"median_s": 2.4e-4}, "faster than memory"),     # 112.9 %
-    ({"median_s": 6.7e-6, "pipelined_median_s": 2.8e-4}, "faster than memory"),
+    ({"median_s": 6.7e-6, "pipelined_median_s": 2.8e-4, "pipelined_wait_s": 2.7e-4},
+     "faster than memory"),
     # inside 2x L2 (L2 may be faster than memory): the bandwidth gate does not apply
     ({"bytes": 12 * 2**20, "median_s": 3e-6, "pipelined_median_s": 1e-5}, ""),
-    # escape: plausible bandwidth, but the device saw a third of the caller's wait
-    ({"kernel": "moving_average", "median_s": 3e-4, "pipelined_median_s": 9e-4},
-     "escaped the timed stream"),
-    ({"median_s": 3e-4, "pipelined_median_s": 5.9e-4}, ""),  # ratio 0.51: kept
+    # escape: plausible bandwidth, but the caller waited three times as long for the
+    # device after its calls had returned as the device clock saw
+    ({"kernel": "moving_average", "median_s": 3e-4, "pipelined_median_s": 9.2e-4,
+      "pipelined_wait_s": 9e-4}, "escaped the timed stream"),
+    ({"median_s": 3e-4, "pipelined_median_s": 6e-4, "pipelined_wait_s": 5.9e-4}, ""),  # 0.51
+    # the same caller time spent on the host (dispatch, allocation): the device clock is
+    # right, the wait is short, nothing escaped (Numba's CUDA ufuncs, CuPy's allocator)
+    ({"median_s": 3e-4, "pipelined_median_s": 1.6e-3, "pipelined_wait_s": 2e-5}, ""),
     # host-timed rows cannot miss device work: the escape gate does not apply
-    ({"timer": "perf_counter+sync", "median_s": 3e-4, "pipelined_median_s": 9e-4}, ""),
+    ({"timer": "perf_counter+sync", "median_s": 3e-4, "pipelined_wait_s": 9e-4}, ""),
     # launch-bound (least work 4 µs < 100 µs): the caller time is dispatch, not escape
-    ({"bytes": 12 * 2**20, "median_s": 5e-6, "pipelined_median_s": 2e-5}, ""),
+    ({"bytes": 12 * 2**20, "median_s": 5e-6, "pipelined_median_s": 2e-5,
+      "pipelined_wait_s": 1.5e-5}, ""),
     ({"kernel": "matmul", "bytes": 3 * 4 * 8192**2, "flops": 2 * 8192**3,
       "median_s": 0.0183, "pipelined_median_s": 0.0185}, "faster than the arithmetic"),
     ({"kernel": "matmul", "bytes": 3 * 4 * 8192**2, "flops": 2 * 8192**3,
@@ -202,7 +213,8 @@ def test_gates(kw, refused):
 
 
 def test_judge_re_judges_and_leaves_failures_alone():
-    frame = pd.DataFrame([_row(), _row(median_s=6.7e-6, pipelined_median_s=2.8e-4),
+    frame = pd.DataFrame([_row(), _row(median_s=6.7e-6, pipelined_median_s=2.8e-4,
+                                       pipelined_wait_s=2.7e-4),
                           _row(status="error", reason="boom")])
     frame["ceiling"], frame["pct_of_ceiling"] = "", math.nan
     for col in ("size", "variant", "mode"):
@@ -215,3 +227,107 @@ def test_judge_re_judges_and_leaves_failures_alone():
     plausibility.judge(frame, {})
     assert list(frame["status"]) == ["ok", "ok", "error"]
 
+
+
+# -- the report ranks the caller's clock --------------------------------------------------
+
+
+def _report_frame(gpu_device_s: float, gpu_caller_s: float) -> pd.DataFrame:
+    """numpy-cpu (1 µs + 1 ns per element, wall) against a cupy-gpu row per size whose
+    device time is ``gpu_device_s`` and whose pipelined caller time is ``gpu_caller_s``."""
+    from gpubench.report.base import prepare
+
+    rows = []
+    for size in (1024, 4096, 16384, 65536, 262144):
+        cpu = results.empty_row()
+        t = 1e-6 + size * 1e-9
+        cpu.update(framework="numpy", device="cpu", backend="numpy-cpu", implementation="ufunc",
+                   kernel="vector_add", variant="default", size=size, dtype="float32",
+                   threads=1, status="ok", mode="hot", timer="perf_counter", samples=5,
+                   median_s=t, q1_s=t * 0.99, q3_s=t * 1.01, bytes=12.0 * size)
+        gpu = results.empty_row()
+        gpu.update(framework="cupy", device="gpu", backend="cupy-gpu", implementation="raw",
+                   kernel="vector_add", variant="default", size=size, dtype="float32",
+                   threads=16, status="ok", mode="hot", timer="cuda_event", samples=5,
+                   median_s=gpu_device_s, q1_s=gpu_device_s * 0.99,
+                   q3_s=gpu_device_s * 1.01, bytes=12.0 * size,
+                   sync_median_s=gpu_caller_s * 2, sync_q1_s=gpu_caller_s * 1.98,
+                   sync_q3_s=gpu_caller_s * 2.02, pipelined_median_s=gpu_caller_s,
+                   pipelined_q1_s=gpu_caller_s * 0.99, pipelined_q3_s=gpu_caller_s * 1.01)
+        rows += [cpu, gpu]
+    return prepare(results.rows_frame(rows))
+
+
+def test_verdicts_and_crossover_rank_the_callers_clock_not_the_device_clock():
+    from gpubench.report import sections, stats
+
+    df = sections.canonical_order(_report_frame(gpu_device_s=1e-6, gpu_caller_s=20e-6))
+    none = stats.Samples({}, "")
+    (_, _, _, found), = sections.picks_for(df, none, "hot", "caller")
+    # the device clock alone would crown the GPU at every size; a caller waits 20 µs
+    assert found["small"].winner["backend"] == "numpy-cpu"
+    assert found["large"].winner["backend"] == "cupy-gpu"
+    assert "pipelined" in found["large"].text() and "device 1 µs" in found["large"].text()
+    (dev_pick,) = [f for *_, f in sections.picks_for(df, none, "hot", "device")]
+    assert dev_pick["small"].winner["backend"] == "cupy-gpu"
+    (c,) = sections.crossings(df, {})
+    # numpy reaches 20 µs at 19,000 elements: inside 16,384..65,536, log-log between them
+    assert 16_384 < c.device_resident[1] < 65_536
+    assert c.device_resident[1] == pytest.approx(19_000, rel=0.15)
+    # the sync clock (40 µs) crosses later; the device clock (1 µs) at every size
+    assert c.device_resident_sync[1] > c.device_resident[1]
+    assert c.device_clock[0].startswith("≤ 1,024")
+    # speedup over NumPy is on the caller's clock too
+    large = df[(df["backend"] == "cupy-gpu") & (df["size_key"] == 262144)].iloc[0]
+    assert large["speedup"] == pytest.approx((1e-6 + 262144e-9) / 20e-6)
+    assert large["speedup_device"] == pytest.approx((1e-6 + 262144e-9) / 1e-6)
+
+
+def test_cross_curves_compares_at_every_size_either_side_measured():
+    from gpubench.report.sections import cross_curves
+
+    gpu_sizes = np.array([1024.0, 1048576.0])
+    cpu_sizes = np.array([1024.0, 16384.0, 262144.0, 1048576.0])
+    _, x = cross_curves(gpu_sizes, np.array([1e-5, 1e-5]), cpu_sizes,
+                           np.array([1e-6, 2e-5, 3e-4, 1e-3]))
+    assert 1024 < x < 16384  # found between the CPU's own sizes, not 1024..1M
+    assert cross_curves(np.array([1e6, 2e6]), np.array([1.0, 1.0]), cpu_sizes[:2],
+                        np.array([1.0, 1.0])) is None  # no overlap: nothing compared
+
+
+def test_launch_floor_table_sets_the_call_cost_against_the_device_time():
+    from gpubench.report.base import prepare
+    from gpubench.report.sections import canonical_order, launch_floor_table
+
+    rows = []
+    for kernel, size, device_s in (("launch_overhead", 1, 5e-6), ("vector_add", 1024, 3e-6),
+                                   ("vector_add", 65536, 6e-6),
+                                   ("vector_add", 1048576, 60e-6)):
+        r = results.empty_row()
+        r.update(framework="cupy", device="gpu", backend="cupy-gpu", implementation="x",
+                 kernel=kernel, variant="default", size=size, dtype="float32", threads=16,
+                 status="ok", mode="hot", timer="cuda_event", samples=5, median_s=device_s,
+                 q1_s=device_s, q3_s=device_s, sync_median_s=2e-5, pipelined_median_s=1e-5)
+        rows.append(r)
+    md = launch_floor_table(canonical_order(prepare(results.rows_frame(rows)))).markdown()
+    assert "| cupy-gpu | x | 1 | 10 µs | 20 µs | 5 µs (cuda_event) |" in md
+    # 10 µs of call against 6 µs at 65,536 and 60 µs at 1,048,576: between the two
+    assert "(between 65,536 and 1,048,576)" in md
+
+
+def test_a_schema_1_file_renders_with_its_gpu_rows_left_out_of_the_verdicts(tmp_path):
+    from gpubench.report import build_report
+
+    old = _report_frame(1e-6, 20e-6)
+    old = old[[c for c in results.COLUMN_NAMES if c not in (
+        "caller_timer", "sync_samples", "sync_median_s", "sync_q1_s", "sync_q3_s",
+        "pipelined_k", "pipelined_samples", "pipelined_median_s", "pipelined_q1_s",
+        "pipelined_q3_s", "pipelined_wait_s")]].assign(schema_version=1)
+    old.to_csv(tmp_path / "timings.csv", index=False)
+    build_report(tmp_path / "timings.csv", tmp_path / "none.json", tmp_path / "i.html",
+                 tmp_path / "s.md", workers=1)
+    md = (tmp_path / "s.md").read_text()
+    assert "schema version \\[1\\]" in md
+    assert "5 ok GPU row(s) have no caller's clock" in md
+    summary = md.split("## Summary")[1].split("##")[0]
+    assert "cupy-gpu" not in summary and "numpy-cpu" in summary

@@ -12,11 +12,13 @@ from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
   served from L2, which is faster than memory), or a FLOP rate more than that above the
   probe's GEMM rate for the dtype, whatever the size.
 * **Work missing from the timed stream.** Where the work needs at least
-  :data:`ESCAPE_MIN_WORK_S` at the measured ceilings (so the kernel, not the dispatch,
-  should dominate what a caller waits for), device time below :data:`ESCAPE_RATIO` of the
-  pipelined caller time. Pipelined calls overlap the dispatch with the device's work,
-  so for such a kernel the two clocks agree unless work ran where the device clock does
-  not look.
+  :data:`ESCAPE_MIN_WORK_S` at the measured ceilings, device time below
+  :data:`ESCAPE_RATIO` of the time the device provably worked per call: the pipelined
+  caller clock's wait after the calls had returned (``pipelined_wait_s``). The device
+  cannot finish later than its work allows, so that wait bounds its work per call from
+  below; a device clock far under it missed work that ran elsewhere (another stream).
+  A call whose time goes to the host (dispatch, an allocation) waits little and passes:
+  its device clock is right, and its caller's clock says what the host costs.
 
 The thresholds were read off the H100 evidence (``evidence/h100/README.md``, "Plausibility
 gates"): every correct GPU row stays inside them with a wide margin, and a side-stream
@@ -100,13 +102,14 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
                 f"the measured {gemm_key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
                 "GFLOP/s): faster than the arithmetic units")
     work = least_work_s(row, ceilings)
-    device, pipelined = _num(row.get("median_s")), _num(row.get("pipelined_median_s"))
+    device, busy = _num(row.get("median_s")), _num(row.get("pipelined_wait_s"))
     if (device_clocked(row) and work >= ESCAPE_MIN_WORK_S
-            and pipelined > 0 and device < ESCAPE_RATIO * pipelined):
-        return (f"device time {device * 1e6:,.1f} µs is {100 * device / pipelined:.1f} % of "
-                f"the pipelined caller time {pipelined * 1e6:,.1f} µs, although the "
-                f"counted work needs at least {work * 1e6:,.1f} µs at the measured "
-                "ceilings: work escaped the timed stream")
+            and busy > 0 and device < ESCAPE_RATIO * busy):
+        return (f"device time {device * 1e6:,.1f} µs is {100 * device / busy:.1f} % of the "
+                f"{busy * 1e6:,.1f} µs per call a caller waited for the device after its "
+                f"calls had returned (pipelined {_num(row.get('pipelined_median_s')) * 1e6:,.1f}"
+                f" µs per call; the counted work needs at least {work * 1e6:,.1f} µs at the "
+                "measured ceilings): work escaped the timed stream")
     return ""
 
 

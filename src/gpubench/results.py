@@ -80,6 +80,9 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "(the clock the report's verdicts rank)"),
     Column("pipelined_q1_s", "float", "caller's clock, pipelined: 25th percentile"),
     Column("pipelined_q3_s", "float", "caller's clock, pipelined: 75th percentile"),
+    Column("pipelined_wait_s", "float", "of the pipelined time per call, the median part "
+           "spent waiting for the device after the calls had returned: the device was busy "
+           "at least this long per call"),
     Column("rel_err", "float", "||out - ref|| / ||ref|| against the float64 reference"),
     Column("tolerance", "float", "largest rel_err that passes"),
     Column("timer", "str", "what timed the samples (perf_counter, cuda_event, cupti_kernels)"),

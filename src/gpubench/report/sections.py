@@ -71,6 +71,18 @@ def best_per(rows: pd.DataFrame, keys: Sequence[str], by: str = "median_s") -> p
     return ok.drop_duplicates(list(keys), keep="first")
 
 
+#: the columns the verdicts, crossovers and the launch floor read
+ANALYSIS_COLUMNS = ("framework", "device", "backend", "implementation", "kernel", "variant",
+                    "size_key", "dtype", "mode", "status", "timer", "median_s", "q1_s", "q3_s",
+                    "caller_s", "caller_q1", "caller_q3", "sync_s", "bytes")
+
+
+def narrow(df: pd.DataFrame) -> pd.DataFrame:
+    """Only :data:`ANALYSIS_COLUMNS` (same index): every filter of the thousand the
+    analyses make then copies 19 columns, not 75."""
+    return df[[c for c in ANALYSIS_COLUMNS if c in df.columns]]
+
+
 def canonical_order(df: pd.DataFrame) -> pd.DataFrame:
     """Fastest first, then every key column: a total order the sections can rely on."""
     keys = ["median_s", "backend", "implementation", "threads_key", "kernel", "variant",
@@ -208,6 +220,7 @@ def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str,
     (rows with no time on that clock do not compete)."""
     col = _CLOCK_COLUMNS[clock][0]
     out = []
+    df = narrow(df)
     timed = df[(df["mode"] == mode) & (df["status"] == "ok") & (df[col] > 0)]
     for kernel, variant, dtype, g in _cases(timed):
         per_size = g.groupby("size_key")["backend"].nunique()
@@ -692,6 +705,7 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
     estimated, and the device clock for reference."""
     mode = primary_mode(df)
     link = ceilings_of(env_data).get("h2d_pageable_gbps")
+    df = narrow(df)
     ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
     out = []
     for kernel, variant, dtype, g in _cases(ok):
