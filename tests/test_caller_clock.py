@@ -83,8 +83,8 @@ def test_caller_clocks_k1_reuses_the_sync_samples_and_k_gt_1_measures_anew():
     assert fields["pipelined_k"] == 5
     assert fields["pipelined_samples"] == len(samples["pipelined"]) >= 3
     assert fields["pipelined_wait_s"] >= 0
-    # one wait before the clocks, one per sync sample, one for the untimed batch that
-    # warms the pipeline, one per pipelined batch
+    # one untimed call before the clocks, one per sync sample, one for the untimed batch
+    # that warms the pipeline, one per pipelined batch
     assert backend.waits == 1 + len(samples["sync"]) + 1 + len(samples["pipelined"])
 
 

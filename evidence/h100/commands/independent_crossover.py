@@ -59,6 +59,25 @@ def cupy_calls(n: int):
     return (lambda: cp.add(a, b, out=c)), cp.cuda.runtime.deviceSynchronize
 
 
+def cupy_kernel_calls(n: int, raw: bool):
+    """CuPy's own kernels: an ElementwiseKernel, or a RawKernel launched by hand."""
+    import cupy as cp
+
+    a = cp.random.random(n, dtype=cp.float32)
+    b = cp.random.random(n, dtype=cp.float32)
+    c = cp.empty_like(a)
+    if not raw:
+        add = cp.ElementwiseKernel("T x, T y", "T z", "z = x + y", "check_add")
+        return (lambda: add(a, b, c)), cp.cuda.runtime.deviceSynchronize
+    add = cp.RawKernel(r"""extern "C" __global__ void check_add(const float* a,
+        const float* b, float* c, long long n) {
+      for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+           i += (long long)gridDim.x * blockDim.x) c[i] = a[i] + b[i]; }""", "check_add")
+    blocks = min((n + 255) // 256, 132 * 8)
+    args = (a, b, c, np.int64(n))
+    return (lambda: add((blocks,), (256,), args)), cp.cuda.runtime.deviceSynchronize
+
+
 def torch_calls(n: int):
     import torch
 
@@ -105,7 +124,11 @@ def main() -> int:
     for n, t in zip(SIZES, cpu, strict=True):
         print(f"numpy,wall,{n},{t:.6e}")
     summary = []
-    for name, make in (("cupy", cupy_calls), ("torch", torch_calls), ("jax", jax_calls)):
+    makers = (("cupy", cupy_calls),
+              ("cupy_elementwise_kernel", lambda n: cupy_kernel_calls(n, raw=False)),
+              ("cupy_raw_kernel", lambda n: cupy_kernel_calls(n, raw=True)),
+              ("torch", torch_calls), ("jax", jax_calls))
+    for name, make in makers:
         try:
             per = {"pipelined": [], "sync": []}
             for n in SIZES:
