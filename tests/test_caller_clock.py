@@ -331,3 +331,15 @@ def test_a_schema_1_file_renders_with_its_gpu_rows_left_out_of_the_verdicts(tmp_
     assert "5 ok GPU row(s) have no caller's clock" in md
     summary = md.split("## Summary")[1].split("##")[0]
     assert "cupy-gpu" not in summary and "numpy-cpu" in summary
+
+
+@pytest.mark.parametrize(("n", "differs"), [(5, False), (6, True)])
+def test_six_caller_samples_are_the_fewest_a_verdict_can_rest_on(n, differs):
+    """Why ``caller_min_samples`` is 6: two GPU rows of 5 samples each, one twice the
+    other with no overlap, still read as within noise at p < 0.01; with 6 they do not."""
+    from gpubench.report import stats
+
+    fast = 1e-5 * (1 + 0.001 * np.arange(n))
+    slow = 2 * fast
+    assert stats.compare(1e-5, 2e-5, fast, slow).differs is differs
+    assert Settings().caller_min_samples == 6

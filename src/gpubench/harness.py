@@ -45,8 +45,9 @@ class Settings:
     memory_headroom: float = 1.5
     #: time GPU cases on the caller's clock too (sync and pipelined; hot mode only)
     caller_clocks: bool = True
-    #: fewest samples of each caller clock
-    caller_min_samples: int = 3
+    #: fewest samples of each caller clock: a two-sided Mann-Whitney test at p < 0.01
+    #: cannot tell two rows of 5 samples apart however far apart they are; 6 can
+    caller_min_samples: int = 6
     #: stop a caller clock once this many seconds have passed (after the fewest samples)
     caller_max_time_s: float = 0.015
     #: a pipelined sample is k calls lasting about this long (k = 1 for longer calls)
