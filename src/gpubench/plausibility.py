@@ -57,11 +57,16 @@ def _num(value: Any) -> float:
     return x if math.isfinite(x) else math.nan
 
 
+def is_device_timer(timer: Any) -> bool:
+    """Whether a ``timer`` reads the device's own clock (CUDA events, CUPTI), not the
+    host's (``perf_counter...``): only such samples can miss work the device did."""
+    text = str(timer or "")
+    return bool(text) and not text.startswith("perf_counter")
+
+
 def device_clocked(row: Mapping[str, Any]) -> bool:
-    """Whether the row's samples are on the device's own clock (CUDA events, CUPTI), not
-    the host's (``perf_counter...``): only those can miss work the device did."""
-    timer = str(row.get("timer", ""))
-    return bool(timer) and not timer.startswith("perf_counter")
+    """Whether the row's samples are on the device's own clock (:func:`is_device_timer`)."""
+    return is_device_timer(row.get("timer", ""))
 
 
 def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:

@@ -251,7 +251,9 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
     shared = cmp[cmp["label"] != "NOT COMPARABLE"]
     differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
         ["label", "ratio"], ascending=[True, False], kind="mergesort")
-    method = (f"A measurement is <strong>FASTER</strong> or <strong>SLOWER</strong> only when "
+    method = ("Each measurement is compared on its own timer (<code>timer</code>: the device "
+              "clock on GPUs, wall time on CPUs), the same clock in both sets. "
+              f"A measurement is <strong>FASTER</strong> or <strong>SLOWER</strong> only when "
               f"a two-sided Mann–Whitney U test on the two sets of recorded samples gives "
               f"p &lt; {alpha:g} <em>and</em> the ratio of medians (new / base) is beyond "
               f"1 ± {min_effect:.0%} (as 1/(1+{min_effect:g}) and 1+{min_effect:g}); "
@@ -327,6 +329,7 @@ def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: f
     out = ["# gpubench run-vs-run comparison\n",
            f"base: {md_esc(base.label)} ({md_esc(base.timings)}); new: {md_esc(new.label)} "
            f"({md_esc(new.timings)}).\n",
+           "Each row on its own timer (GPU: device clock; CPU: wall). "
            f"FASTER/SLOWER: two-sided Mann–Whitney U on the samples, p < {alpha:g}, and the "
            f"ratio of medians beyond 1 ± {min_effect:.0%}; else SAME (without samples: "
            "non-overlapping IQRs).\n", counts_table(cmp).markdown()]

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from gpubench.plausibility import is_device_timer
 from gpubench.report import figures, stats
 from gpubench.report.base import (
     BASELINE_FRAMEWORK,
@@ -133,7 +134,7 @@ CLOCK_MARGIN_S = 5e-6
 CLOCK_LABELS = {"caller": "caller's clock (pipelined; CPU: wall)",
                 "device": "device clock (GPU events or CUPTI; CPU: wall)"}
 #: the column a clock ranks, its quartiles, and the samples' clock
-_CLOCK_COLUMNS = {"caller": ("caller_s", "caller_q1", "caller_q3", "pipelined"),
+_RANK_COLUMNS = {"caller": ("caller_s", "caller_q1", "caller_q3", "pipelined"),
                   "device": ("median_s", "q1_s", "q3_s", "device")}
 
 
@@ -175,7 +176,7 @@ class Pick:
 
     def text(self) -> str:
         w = self.winner
-        col = _CLOCK_COLUMNS[self.clock][0]
+        col = _RANK_COLUMNS[self.clock][0]
         times = fmt_clocks(w) if self.clock == "caller" else fmt_time(w[col])
         head = f"{w['backend']} {w['implementation']} ({times})"
         if self.runner is None:
@@ -196,7 +197,7 @@ class Pick:
 def pick(rows: pd.DataFrame, size: int, samples: stats.Samples,
          clock: str = "caller") -> Pick | None:
     """Fastest backend at ``size`` on ``clock``, compared with the fastest other backend."""
-    col, q1, q3, sample_clock = _CLOCK_COLUMNS[clock]
+    col, q1, q3, sample_clock = _RANK_COLUMNS[clock]
     at = best_per(rows[rows["size_key"] == size], ["backend"], by=col)
     if at.empty:
         return None
@@ -218,7 +219,7 @@ def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str,
               clock: str = "caller") -> Picks:
     """Per (kernel, variant, dtype), the pick at each size class in ``mode`` on ``clock``
     (rows with no time on that clock do not compete)."""
-    col = _CLOCK_COLUMNS[clock][0]
+    col = _RANK_COLUMNS[clock][0]
     out = []
     df = narrow(df)
     timed = df[(df["mode"] == mode) & (df["status"] == "ok") & (df[col] > 0)]
@@ -863,7 +864,7 @@ def launch_floor_table(df: pd.DataFrame) -> Table | None:
         for dtype in dtypes:
             w = best_per(work[(work["backend"] == r["backend"]) & (work["dtype"] == dtype)],
                          ["size_key"])
-            w = w[w["timer"].map(lambda t: bool(t) and not str(t).startswith("perf_counter"))]
+            w = w[w["timer"].map(is_device_timer)]
             if w.empty:
                 cells.append("not measured" if r["device"] == "gpu" else
                              "— (one clock: the wall time includes the call)")
