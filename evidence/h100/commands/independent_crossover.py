@@ -5,8 +5,10 @@ on the host against each GPU framework's plainest call with the data already on 
 device, at every power of two from 2**8 to 2**24 elements. A GPU sample is ``REPS`` calls
 back to back and one device-wide wait, divided by ``REPS`` (pipelined), or one call and
 a wait (sync); NumPy's is at least ``REPS`` calls (and 200 µs) divided by their number.
-Each time is the median of ``ROUNDS`` samples; NumPy's sweep runs twice and keeps the
-lower median per size (a first pass can catch the host's clocks low). The crossover is
+Each time is the median of ``ROUNDS`` samples. NumPy's sweep runs three times, before,
+between and after the GPU frameworks, and keeps the median of the three per size (the
+host's state drifts over a minute; calls 3 and 4 kept the lower of two passes run back
+to back). The crossover is
 the smallest size from which the GPU is faster at every larger size, interpolated
 log-log as the report does.
 
@@ -118,17 +120,17 @@ def crossover(sizes, gpu, cpu) -> float:
 
 
 def main() -> int:
-    cpu = [min(first, second) for first, second in
-           zip([numpy_time(n) for n in SIZES], [numpy_time(n) for n in SIZES], strict=True)]
+    passes = [[numpy_time(n) for n in SIZES]]
     print("framework,clock,size,seconds_per_call")
-    for n, t in zip(SIZES, cpu, strict=True):
-        print(f"numpy,wall,{n},{t:.6e}")
     summary = []
+    gpu_rows = []
     makers = (("cupy", cupy_calls),
               ("cupy_elementwise_kernel", lambda n: cupy_kernel_calls(n, raw=False)),
               ("cupy_raw_kernel", lambda n: cupy_kernel_calls(n, raw=True)),
               ("torch", torch_calls), ("jax", jax_calls))
-    for name, make in makers:
+    for i, (name, make) in enumerate(makers):
+        if i == 2:  # the second NumPy pass, between the GPU frameworks
+            passes.append([numpy_time(n) for n in SIZES])
         try:
             per = {"pipelined": [], "sync": []}
             for n in SIZES:
@@ -141,6 +143,15 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a framework missing here is a line
             print(f"# {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
+        gpu_rows.append((name, per))
+    passes.append([numpy_time(n) for n in SIZES])
+    cpu = [statistics.median(ts) for ts in zip(*passes, strict=True)]
+    for k, times in enumerate(passes):
+        for n, t in zip(SIZES, times, strict=True):
+            print(f"numpy,wall_pass{k + 1},{n},{t:.6e}")
+    for n, t in zip(SIZES, cpu, strict=True):
+        print(f"numpy,wall,{n},{t:.6e}")
+    for name, per in gpu_rows:
         for clock, times in per.items():
             for n, t in zip(SIZES, times, strict=True):
                 print(f"{name},{clock},{n},{t:.6e}")
