@@ -343,3 +343,14 @@ def test_six_caller_samples_are_the_fewest_a_verdict_can_rest_on(n, differs):
     slow = 2 * fast
     assert stats.compare(1e-5, 2e-5, fast, slow).differs is differs
     assert Settings().caller_min_samples == 6
+
+
+def test_a_backend_without_a_callers_clock_is_not_counted_as_never_crossing():
+    from gpubench.report import sections
+
+    df = sections.canonical_order(_report_frame(1e-6, 20e-6))
+    df.loc[df["device"] == "gpu", ["caller_s", "sync_s"]] = float("nan")
+    (c,) = sections.crossings(df, {})
+    assert c.device_resident[0] == sections.NO_CALLER_CLOCK
+    assert c.device_clock is not None  # the hardware's crossover is still shown
+    assert sections.crossover_headline([c]) == []

@@ -676,6 +676,10 @@ class Crossing:
     device_clock: tuple[str, float] | None = None
 
 
+#: the crossover cell of a GPU backend whose rows have no caller's clock (schema 1)
+NO_CALLER_CLOCK = "— (no caller's clock)"
+
+
 def _loglog(xs: np.ndarray, ys: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``ys`` at ``at``, interpolated linearly in log-log between the measured ``xs``."""
     order = np.argsort(xs)
@@ -739,7 +743,7 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
             if dev is None and hardware is None:
                 continue
             if dev is None:
-                dev = ("— (no caller's clock)", math.nan)
+                dev = (NO_CALLER_CLOCK, math.nan)
             meas = cross(b[e2e], "caller_s") if e2e.any() else None
             est = None
             if link and (resident["bytes"] > 0).all():
@@ -767,10 +771,12 @@ def crossover_table(found: list[Crossing]) -> Table | None:
 
 
 def crossover_headline(found: list[Crossing]) -> list[str]:
-    """One sentence per GPU backend on element-sized kernels, on the caller's clock."""
+    """One sentence per GPU backend on element-sized kernels, on the caller's clock (rows
+    without one, from a schema-1 file, are not counted as "never")."""
     lines = []
     for backend in sorted({c.backend for c in found}):
-        mine = [c for c in found if c.backend == backend and c.elements]
+        mine = [c for c in found if c.backend == backend and c.elements
+                and c.device_resident[0] != NO_CALLER_CLOCK]
         if not mine:
             continue
         dev = [c.device_resident[1] for c in mine]
