@@ -250,7 +250,7 @@ def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
     before = int((frame["status"] == "implausible").sum())
     plausibility.judge(frame, ceilings)
     refused = frame[frame["status"] == "implausible"]
-    if len(refused) != before or len(refused):
+    if len(refused) or before:  # say so too when a re-judgement cleared them all
         print(f"collect: {len(refused)} implausible row(s), never ranked", file=sys.stderr)
     for _, row in refused.iterrows():
         print(f"collect: implausible {row['backend']} {row['implementation']} "
