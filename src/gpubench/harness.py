@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench import energy as energy_meter
 from gpubench.backends.base import Backend
 from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
 
@@ -54,6 +55,11 @@ class Settings:
     pipeline_batch_s: float = 0.002
     #: most calls in one pipelined sample
     pipeline_max_k: int = 256
+    #: energy per call (cases the plan marks): the window between two updates of the
+    #: energy counter lasts at least this long, calls running back to back throughout
+    energy_min_time_s: float = 0.2
+    #: give up (``not measured``) when the counter does not move for this long
+    energy_max_wait_s: float = 1.0
 
 
 @dataclass
@@ -217,6 +223,22 @@ def caller_stats(clock: str, samples: list[float]) -> dict[str, float]:
             f"{clock}_q1_s": float(q1), f"{clock}_q3_s": float(q3)}
 
 
+def measure_energy(call: Callable[[], Any], backend: Backend, settings: Settings,
+                   k: int) -> tuple[dict[str, Any], Any]:
+    """Energy per call on the device's counter (:mod:`gpubench.energy`): batches of
+    ``k`` calls, each batch then the device-wide wait, as a caller's loop runs them.
+    Returns (row fields, last result or None)."""
+    def batch() -> Any:
+        result = None
+        for _ in range(k):
+            result = call()
+        backend.device_sync(result)
+        return result
+
+    return energy_meter.energy_window(batch, k, energy_meter.meter_for(backend.device),
+                                      settings.energy_min_time_s, settings.energy_max_wait_s)
+
+
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
     # the whole device first: work a call sent to another stream must be finished
     # before its output is read (the timing gates judge such a call, not the check)
@@ -253,8 +275,12 @@ def measure(
     ref: Any,
     progress: Callable[[str], None] = lambda msg: None,
     mode: str = "hot",
+    energy: bool = False,
 ) -> Measurement:
-    """Measure one implementation on one case; never raises for the implementation's faults."""
+    """Measure one implementation on one case; never raises for the implementation's faults.
+
+    ``energy``: read the energy per call too (after the clocks; the plan marks the
+    largest size of each case)."""
     import time
 
     timer = backend.select_timer(spec)
@@ -310,6 +336,13 @@ def measure(
             stage = "caller clocks"
             caller_fields, caller, result = caller_clocks(call, backend, settings)
             fields.update(caller_fields)
+        if energy:
+            stage = "energy"
+            k = int(fields.get("pipelined_k") or
+                    pipeline_depth(float(np.median(samples)), settings))
+            energy_fields, last = measure_energy(call, backend, settings, k)
+            fields.update(energy_fields)
+            result = result if last is None else last
         # the last call of the last clock is checked: a result that only goes wrong when
         # calls run back to back (a buffer reused too early) fails here
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)

@@ -77,6 +77,10 @@ def gpu_info() -> tuple[list[dict[str, Any]], str]:
                 "memory_clock_max_mhz": (pynvml.nvmlDeviceGetMaxClockInfo, h,
                                          pynvml.NVML_CLOCK_MEM),
                 "cuda_driver_version": (pynvml.nvmlSystemGetCudaDriverVersion,),
+                # the bounds a mean power reading must lie between (energy per call):
+                # the enforced board limit and the draw before the probe's own work
+                "power_limit_w": (lambda d: pynvml.nvmlDeviceGetEnforcedPowerLimit(d) / 1e3, h),
+                "power_before_probe_w": (lambda d: pynvml.nvmlDeviceGetPowerUsage(d) / 1e3, h),
             }
             for key, (fn, *args) in optional.items():
                 try:

@@ -17,8 +17,9 @@ from typing import Any
 import pandas as pd
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
-#: ``implausible``, and a ``clock`` column in the samples file
-SCHEMA_VERSION = 2
+#: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
+#: (``energy_*``)
+SCHEMA_VERSION = 3
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -83,6 +84,16 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("pipelined_wait_s", "float", "of the pipelined time per call, the median part "
            "spent waiting for the device after the calls had returned: the device was busy "
            "at least this long per call"),
+    Column("energy_j", "float", "energy per call, joules: the counter's rise between two of "
+           "its updates while calls ran back to back, over the calls completed between them "
+           "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),
+    Column("energy_power_w", "float", "mean power over that window, watts"),
+    Column("energy_sm_mhz", "float", "mean SM clock read at the counter's updates (GPU)"),
+    Column("energy_calls", "int", "calls in the energy window"),
+    Column("energy_window_s", "float", "length of the energy window, seconds"),
+    Column("energy_meter", "str", "the counter read: nvml_total_energy or rapl_package"),
+    Column("energy_reason", "str", "'not measured: <why>' where a reading was due and none "
+           "was made (no counter, unreadable, never moved); empty otherwise"),
     Column("rel_err", "float", "||out - ref|| / ||ref|| against the float64 reference"),
     Column("tolerance", "float", "largest rel_err that passes"),
     Column("timer", "str", "what timed the samples (perf_counter, cuda_event, cupti_kernels)"),

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ class PlanItem:
     threads: int
     params: dict[str, Any] = field(default_factory=dict)
     mode: str = "hot"
+    #: read the energy per call too (see :func:`mark_energy`)
+    energy: bool = False
 
 
 def thread_counts(spec: list[Any], cores: int) -> list[int]:
@@ -94,8 +96,24 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                         items.append(PlanItem(case.kernel, case.variant, case.size,
                                               case.dtype, impl.name, t, dict(case.params),
                                               mode))
+    items = mark_energy(items, str(config.get("energy", "largest")))
     # One worker per thread count: group by threads, keep run order inside a group.
     return sorted(items, key=lambda it: it.threads)
+
+
+def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
+    """Mark the hot items whose energy per call is read: ``largest`` (the largest size
+    of each kernel, variant, dtype, implementation and thread count: where the device
+    is busiest and a window of calls costs least per row), ``all`` or ``off``."""
+    if which == "off":
+        return items
+    top: dict[tuple[Any, ...], int] = {}
+    for it in items:
+        key = (it.kernel, it.variant, it.dtype, it.implementation, it.threads)
+        top[key] = max(top.get(key, it.size), it.size)
+    return [replace(it, energy=it.mode == "hot" and (
+        which == "all" or it.size == top[(it.kernel, it.variant, it.dtype,
+                                          it.implementation, it.threads)])) for it in items]
 
 
 def gpu_telemetry() -> dict[str, Any]:

@@ -94,9 +94,13 @@ def main() -> int:
                 continue
         t0 = time.perf_counter()
         mode = item.get("mode", "hot")
-        m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode)
+        m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode,
+                    energy=bool(item.get("energy")))
         med = m.fields.get("median_s")
         extra = f" median {med * 1e3:.4g} ms" if med else ""
+        if m.fields.get("energy_j"):
+            extra += (f", {m.fields['energy_j'] * 1e3:.4g} mJ/call at "
+                      f"{m.fields['energy_power_w']:.0f} W")
         if m.caller:
             extra += (f", caller sync {m.fields['sync_median_s'] * 1e3:.4g} ms, pipelined "
                       f"{m.fields['pipelined_median_s'] * 1e3:.4g} ms "
