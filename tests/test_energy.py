@@ -1,0 +1,164 @@
+"""Energy per call: the window method on a simulated counter, the fallbacks without NVML
+or RAPL, the RAPL reader on a fake powercap tree, and which plan items get a reading."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpubench import energy
+from gpubench.runner import PlanItem, mark_energy
+
+
+class SimCounter(energy.Meter):
+    """A counter that, like NVML's, moves only every ``period`` seconds, by the energy a
+    constant ``watts`` spent since its last update; its reads are slow, as NVML's are."""
+
+    name = "simulated"
+
+    def __init__(self, watts: float, period: float, read_s: float = 0.0) -> None:
+        self.watts, self.period, self.read_s = watts, period, read_s
+        self.t0 = time.perf_counter()
+
+    def read(self) -> float:
+        if self.read_s:
+            time.sleep(self.read_s)
+        updates = math.floor((time.perf_counter() - self.t0) / self.period)
+        return updates * self.period * self.watts
+
+    def clock_mhz(self) -> float:
+        return 1980.0
+
+
+def _batch(call_s: float, k: int):
+    def run() -> str:
+        end = time.perf_counter() + call_s * k
+        while time.perf_counter() < end:
+            pass
+        return "last"
+    return run
+
+
+def test_window_gives_power_and_energy_per_call_despite_a_coarse_slow_counter() -> None:
+    meter = SimCounter(watts=300.0, period=0.02, read_s=0.004)
+    fields, last = energy.energy_window(_batch(1e-4, 20), 20, meter, min_time_s=0.1,
+                                        max_wait_s=1.0)
+    assert last == "last"
+    assert fields["energy_reason"] == ""
+    assert fields["energy_power_w"] == pytest.approx(300.0, rel=0.1)
+    # 300 W at 0.1 ms per call: 30 mJ per call; slow reads in the loop would inflate it
+    assert fields["energy_j"] == pytest.approx(0.03, rel=0.15)
+    assert fields["energy_window_s"] >= 0.1
+    assert fields["energy_sm_mhz"] == 1980.0
+    assert fields["energy_meter"] == "simulated"
+
+
+def test_the_reading_follows_the_power() -> None:
+    low = energy.energy_window(_batch(1e-4, 20), 20, SimCounter(100.0, 0.02), 0.06, 1.0)[0]
+    high = energy.energy_window(_batch(1e-4, 20), 20, SimCounter(400.0, 0.02), 0.06, 1.0)[0]
+    assert high["energy_j"] / low["energy_j"] == pytest.approx(4.0, rel=0.25)
+
+
+def test_a_counter_that_never_moves_is_not_measured() -> None:
+    class Stuck(energy.Meter):
+        name = "stuck"
+
+        def read(self) -> float:
+            return 5.0
+
+    fields, _ = energy.energy_window(_batch(1e-4, 10), 10, Stuck(), 0.05, 0.1)
+    assert list(fields) == ["energy_reason"]
+    assert fields["energy_reason"].startswith("not measured: stuck did not change in 0.1")
+
+
+def test_an_unusable_meter_runs_nothing() -> None:
+    ran = []
+    fields, last = energy.energy_window(lambda: ran.append(1), 1,
+                                        energy.Unmetered("no counter here"), 0.1, 1.0)
+    assert fields == {"energy_reason": "not measured: no counter here"}
+    assert last is None and not ran
+
+
+def test_without_nvidia_ml_py_the_gpu_meter_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    meter = energy.NvmlMeter()
+    assert meter.reason.startswith("nvidia-ml-py is not installed")
+
+
+def test_without_a_driver_the_gpu_meter_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    class NoDriver:
+        def nvmlInit(self) -> None:
+            raise RuntimeError("NVML Shared Library Not Found")
+
+    monkeypatch.setitem(sys.modules, "pynvml", NoDriver())
+    meter = energy.NvmlMeter()
+    assert meter.reason == ("NVML energy counter unreadable: RuntimeError: NVML Shared "
+                            "Library Not Found")
+
+
+def _zone(root: Path, name: str, uj: int, wrap_uj: int) -> Path:
+    z = root / name
+    z.mkdir(parents=True)
+    (z / "name").write_text("package-0\n")
+    (z / "energy_uj").write_text(f"{uj}\n")
+    (z / "max_energy_range_uj").write_text(f"{wrap_uj}\n")
+    return z
+
+
+def test_rapl_sums_packages_and_survives_a_wrap(tmp_path: Path) -> None:
+    a = _zone(tmp_path, "intel-rapl:0", 900_000, 1_000_000)
+    _zone(tmp_path, "intel-rapl:1", 2_000_000, 10_000_000)
+    _zone(tmp_path, "intel-rapl:0:0", 123, 1_000_000)  # a sub-domain: not counted twice
+    meter = energy.RaplMeter(str(tmp_path))
+    assert meter.reason == "" and len(meter.zones) == 2
+    first = meter.read()
+    assert first == pytest.approx(2.9)
+    (a / "energy_uj").write_text("100000\n")  # wrapped: 0.9 J -> 1.0 J -> 0.1 J
+    assert meter.read() - first == pytest.approx(0.2)
+
+
+def test_rapl_absent_or_unreadable_is_a_reason(tmp_path: Path) -> None:
+    assert "no RAPL package counters" in energy.RaplMeter(str(tmp_path / "none")).reason
+    z = _zone(tmp_path, "intel-rapl:0", 1, 10)
+    (z / "energy_uj").unlink()
+    (z / "energy_uj").mkdir()  # unreadable as a file, even for root
+    meter = energy.RaplMeter(str(tmp_path))
+    assert "unreadable" in meter.reason and not meter.zones
+
+
+def _item(size: int, mode: str = "hot", impl: str = "a", threads: int = 1) -> PlanItem:
+    return PlanItem("vector_add", "default", size, "float32", impl, threads, mode=mode)
+
+
+def test_energy_is_read_at_the_largest_size_of_each_case_in_hot_mode() -> None:
+    items = [_item(10), _item(1000), _item(1000, "cold"), _item(10, impl="b"),
+             _item(100, threads=4)]
+    marked = {(i.size, i.mode, i.implementation, i.threads): i.energy
+              for i in mark_energy(items, "largest")}
+    assert marked == {(10, "hot", "a", 1): False, (1000, "hot", "a", 1): True,
+                      (1000, "cold", "a", 1): False, (10, "hot", "b", 1): True,
+                      (100, "hot", "a", 4): True}
+    assert all(i.energy == (i.mode == "hot") for i in mark_energy(items, "all"))
+    assert not any(i.energy for i in mark_energy(items, "off"))
+
+
+def test_a_cpu_step_without_rapl_records_why(tmp_path: Path) -> None:
+    """End to end through a worker: the largest size carries the reason, others nothing."""
+    import pandas as pd
+
+    from gpubench.runner import run_backend
+
+    config = {"harness": {"max_time_s": 0.01}, "threads": [1],
+              "kernels": {"vector_add": {"sizes": [256, 4096], "dtypes": ["float32"]}}}
+    run_backend("numpy-cpu", config, 1, str(tmp_path / "t.csv"), str(tmp_path / "s.csv"))
+    rows = pd.read_csv(tmp_path / "t.csv").set_index("size")
+    assert rows.loc[256, "status"] == "ok" and pd.isna(rows.loc[256, "energy_reason"])
+    if energy.meter_for("cpu").reason:
+        assert rows.loc[4096, "energy_reason"].startswith("not measured: ")
+        assert pd.isna(rows.loc[4096, "energy_j"])
+    else:  # a machine whose RAPL counters this process can read
+        assert rows.loc[4096, "energy_j"] > 0
