@@ -313,6 +313,7 @@ def step_config(wildcards):
         "harness",
         "gpu_harness",
         "kernels",
+        "energy",
     )
     return json.dumps({k: config[k] for k in keys if k in config}, sort_keys=True)
 
