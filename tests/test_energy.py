@@ -162,3 +162,38 @@ def test_a_cpu_step_without_rapl_records_why(tmp_path: Path) -> None:
         assert pd.isna(rows.loc[4096, "energy_j"])
     else:  # a machine whose RAPL counters this process can read
         assert rows.loc[4096, "energy_j"] > 0
+
+
+def test_a_measured_reading_goes_through_the_harness_into_a_valid_row(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole path a GPU step takes, on the CPU with a simulated counter: measure()
+    with energy on, the row built as the runner builds it, and the schema's writer."""
+    import numpy as np
+
+    from gpubench import results
+    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.harness import Settings, measure
+    from gpubench.spec import Case, get_kernel, implementations
+
+    monkeypatch.setitem(energy._METERS, "cpu", SimCounter(250.0, 0.02))
+    spec = get_kernel("vector_add")
+    case = Case("vector_add", "default", 4096, "float32")
+    impl = implementations("vector_add", "numpy", "cpu")[0]
+    backend = NumpyCPU()
+    backend.start(1)
+    inputs = spec.make_inputs(case, np.random.default_rng(1))
+    settings = Settings(max_time_s=0.01, energy_min_time_s=0.05)
+    m = measure(spec, impl, case, backend, settings, inputs, spec.reference(case, inputs),
+                energy=True)
+    assert m.fields["status"] == "ok" and m.fields["energy_reason"] == ""
+    assert m.fields["energy_power_w"] == pytest.approx(250.0, rel=0.2)
+    # a NumPy call of 4096 elements takes microseconds: the energy per call is tiny
+    assert 0 < m.fields["energy_j"] < 250.0 * 1e-3
+    row = results.empty_row()
+    row.update(framework="numpy", device="cpu", backend="numpy-cpu", implementation=impl.name,
+               kernel="vector_add", variant="default", size=4096, dtype="float32", threads=1,
+               schema_version=results.SCHEMA_VERSION)
+    row.update({k: v for k, v in m.fields.items() if k in results.COLUMN_NAMES})
+    row["energy_calls"] += 0.5  # interpolated counts are fractions: the schema takes them
+    frame = results.validate(results.rows_frame([row]), "test")
+    assert frame.loc[0, "energy_j"] == pytest.approx(m.fields["energy_j"])

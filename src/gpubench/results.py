@@ -89,7 +89,8 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),
     Column("energy_power_w", "float", "mean power over that window, watts"),
     Column("energy_sm_mhz", "float", "mean SM clock read at the counter's updates (GPU)"),
-    Column("energy_calls", "int", "calls in the energy window"),
+    Column("energy_calls", "float", "calls completed in the energy window (interpolated "
+           "between the ends of batches, so not a whole number)"),
     Column("energy_window_s", "float", "length of the energy window, seconds"),
     Column("energy_meter", "str", "the counter read: nvml_total_energy or rapl_package"),
     Column("energy_reason", "str", "'not measured: <why>' where a reading was due and none "
