@@ -197,3 +197,16 @@ def test_a_measured_reading_goes_through_the_harness_into_a_valid_row(
     row["energy_calls"] += 0.5  # interpolated counts are fractions: the schema takes them
     frame = results.validate(results.rows_frame([row]), "test")
     assert frame.loc[0, "energy_j"] == pytest.approx(m.fields["energy_j"])
+
+
+def test_the_update_period_is_read_once_and_spans_snap_to_it() -> None:
+    meter = SimCounter(100.0, 0.01)
+    assert energy.update_period(meter) == pytest.approx(0.01, rel=0.3)
+    meter.period_s = 0.1
+    assert energy.update_period(meter) == 0.1  # kept: read once per process
+    assert energy.snap(0.185, 0.1) == pytest.approx(0.2)  # an update seen 15 ms late
+    assert energy.snap(0.42, 0.1) == pytest.approx(0.4)
+    assert energy.snap(0.15, 0.1) == 0.15  # between two grid points: left as seen
+    assert energy.snap(0.185, None) == 0.185
+    stuck = SimCounter(0.0, 0.01)
+    assert energy.update_period(stuck, max_s=0.05) is None

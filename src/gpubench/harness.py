@@ -57,7 +57,7 @@ class Settings:
     pipeline_max_k: int = 256
     #: energy per call (cases the plan marks): the window between two updates of the
     #: energy counter lasts at least this long, calls running back to back throughout
-    energy_min_time_s: float = 0.15
+    energy_min_time_s: float = 0.45
     #: give up (``not measured``) when the counter does not move for this long
     energy_max_wait_s: float = 1.0
 
