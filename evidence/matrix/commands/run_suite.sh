@@ -8,6 +8,7 @@ export PYTHONPATH=/tmp/site GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | tail -2
 nvidia-smi > /tmp/nvidia-smi.txt 2>&1
 nvidia-smi -q -d POWER > /tmp/nvidia-smi-power.txt 2>&1
+[ -n "$CROSSCHECK" ] && timeout 60 python3 evidence/matrix/commands/power_crosscheck.py > $OUT/power_crosscheck.json 2>&1 && cat $OUT/power_crosscheck.json
 date +%s > /tmp/t0
 setsid nohup bash -c "python3 -m snakemake --cores 16 --profile profiles/local \
   --configfile config/config.yaml .devcfg/device.yaml \
