@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpubench import plausibility, results
-from gpubench.report import figures, mpi, sections, stats
+from gpubench.report import figures, matrix, mpi, sections, stats
 from gpubench.report.base import (
     CSS,
     KERNELS,
@@ -129,6 +129,8 @@ class Inputs:
     device_picks: sections.Picks = field(default_factory=list)
     crossings: list[sections.Crossing] = field(default_factory=list)
     code_tables: tuple[Table | None, Table | None] = (None, None)
+    #: "Which framework?": the measured matrix, its sentences and the seeds' claims
+    choice: tuple[matrix.Matrix, list[str], Table | None] | None = None
 
     def analyse(self) -> Inputs:
         df = self.df
@@ -140,6 +142,7 @@ class Inputs:
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
         self.code_tables = sections.code_size_tables(df)
+        self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame)
         return self
 
 
@@ -188,7 +191,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     df, env = inputs.df, inputs.env
     kernels = _ordered(df["kernel"], KERNELS)
     anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
-    toc = ['<a href="#summary">Summary</a>']
+    toc = ['<a href="#which">Which framework?</a>', '<a href="#summary">Summary</a>']
     toc += [f'<a href="#{esc(anchors[k])}">{esc(k)}</a>' for k in kernels]
     toc += ['<a href="#speedup">Speedup</a>', '<a href="#ceilings">Ceilings and roofline</a>',
             '<a href="#crossover">Crossover</a>', '<a href="#launch-floor">Launch floor</a>',
@@ -204,6 +207,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         how_to_read_html(),
         input_banners(inputs),
         banners_html(df, env),
+        matrix.render_html(*inputs.choice, df) if inputs.choice else "",
         sections.summary_html(df, inputs.picks, inputs.device_picks),
         *(kernel_section_html(df, k, anchors[k], figs) for k in kernels),
         sections.speedup_html(df, figs),
@@ -243,6 +247,8 @@ def render_markdown(inputs: Inputs) -> str:
         out.append("> **No GPU rows**: CPU measurements only.\n")
     for reason, n in gpu_skip_reasons(df):
         out.append(f"> **GPU steps skipped: {md_esc(reason)}** ({n} rows).\n")
+    if inputs.choice:
+        out.append(matrix.render_markdown(*inputs.choice))
     out.append(f"## Summary (mode {md_esc(mode)}, {sections.CLOCK_LABELS['caller']})\n")
     table = sections.best_table(inputs.picks.get(mode, []))
     if table is None:

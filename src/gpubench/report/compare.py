@@ -280,6 +280,14 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
         if s.env.problem:
             parts.append(f'<div class="banner">{esc(s.label)}: {esc(s.env.problem)}.</div>\n')
     parts.append("<h2>Inputs</h2>\n" + inputs.html())
+    choice = matrix_side_by_side(base, new)
+    if choice:
+        parts.append('<h2 id="which">Which framework? The two machines side by side</h2>\n'
+                     '<p class="note">The matrix of each report, aspect by aspect. The '
+                     "speedup classes are labelled from the caller's-clock samples of each "
+                     "case (FASTER: the new machine's call is surely faster); single "
+                     "readings are shown with their ratio and not labelled.</p>\n"
+                     + choice.html())
     parts.append('<h2 id="counts">Result</h2>\n' + counts_table(cmp).html())
     if shared.empty:
         parts.append('<p class="alert">No measurement is ok in both sets: nothing to '
@@ -333,6 +341,9 @@ def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: f
            f"FASTER/SLOWER: two-sided Mann–Whitney U on the samples, p < {alpha:g}, and the "
            f"ratio of medians beyond 1 ± {min_effect:.0%}; else SAME (without samples: "
            "non-overlapping IQRs).\n", counts_table(cmp).markdown()]
+    choice = matrix_side_by_side(base, new)
+    if choice:
+        out.append("## Which framework? The two machines side by side\n\n" + choice.markdown())
     for by in ("backend", "kernel"):
         t = group_table(cmp, by)
         if t:
@@ -341,6 +352,19 @@ def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: f
     out.append(detail_table(differs).markdown() if not differs.empty else
                "Every shared measurement is SAME.\n")
     return "\n".join(out)
+
+
+def matrix_side_by_side(base: ResultSet, new: ResultSet) -> Table | None:
+    """Each set's "Which framework?" matrix, side by side (:mod:`.matrix`)."""
+    from gpubench.report import matrix, sections
+
+    built = []
+    for s in (base, new):
+        df = sections.canonical_order(s.df)
+        m, _, _ = matrix.for_inputs(df, s.samples, sections.crossings(df, s.env.data),
+                                    pd.DataFrame())
+        built.append((m, df, s.samples))
+    return matrix.side_by_side(built[0], built[1])
 
 
 def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | Path,

@@ -1,0 +1,112 @@
+"""'Which framework?': the measured matrix, its sentences, the seeds' claims, energy cells,
+and the side-by-side comparison of two machines, on synthetic CPU-made result sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpubench.report import load_inputs, matrix, render_markdown
+from gpubench.report.compare import build_compare
+from report_data import write_set
+
+TIME_COLS = [c for c in ("median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s",
+                         "sync_median_s", "sync_q1_s", "sync_q3_s", "pipelined_median_s",
+                         "pipelined_q1_s", "pipelined_q3_s")]
+
+
+def _inputs(paths: dict[str, Path]):
+    return load_inputs(paths["timings"], paths["env"], paths["samples"])
+
+
+def _edit(paths: dict[str, Path], backend: str, factor: float, **extra) -> None:
+    """Scale a backend's times by ``factor`` (its samples then no longer match: the
+    quartiles decide) and set other columns on its rows."""
+    t = pd.read_csv(paths["timings"], dtype={"energy_meter": object, "energy_reason": object})
+    rows = t["backend"] == backend
+    t.loc[rows, TIME_COLS] = t.loc[rows, TIME_COLS] * factor
+    for col, value in extra.items():
+        t.loc[rows, col] = value
+    t.to_csv(paths["timings"], index=False)
+
+
+def test_cells_trace_to_rows_and_missing_data_says_not_measured(tmp_path: Path) -> None:
+    inputs = _inputs(write_set(tmp_path))
+    m, lines, seed = inputs.choice
+    assert m.backends[0] == "numpy-cpu" and "cupy-gpu" in m.backends
+    cell = m.cells[("cupy-gpu", "speedup: elementwise")]
+    assert cell.measured and cell.value > 1
+    traced = inputs.df.loc[cell.rows]
+    assert set(traced["backend"]) == {"cupy-gpu"} and set(traced["kernel"]) == {"vector_add"}
+    # the synthetic set has no FFT rows, no MPI for cupy and no energy readings
+    assert m.cells[("cupy-gpu", "speedup: FFT")].text.startswith("not measured: no ok fft")
+    assert m.cells[("cupy-gpu", "work per joule")].text.startswith("not measured")
+    assert m.cells[("cupy-gpu", "multi-GPU / ranks")].text.startswith("not measured")
+    sources = m.sources(inputs.df)
+    assert sources is not None and any("vector_add/default" in r[3] for r in sources.rows)
+
+
+def test_a_sentence_follows_the_data(tmp_path: Path) -> None:
+    paths = write_set(tmp_path)
+    before = [s for s in _inputs(paths).choice[1] if s.startswith("Elementwise")]
+    assert len(before) == 1 and "choose cupy-gpu" in before[0]
+    _edit(paths, "torch-gpu", 1e-3)  # torch now far faster than CuPy
+    after = [s for s in _inputs(paths).choice[1] if s.startswith("Elementwise")]
+    assert "choose torch-gpu" in after[0] and "cupy-gpu" in after[0]
+    assert after != before
+
+
+def test_energy_cells_and_their_fallback(tmp_path: Path) -> None:
+    paths = write_set(tmp_path)
+    _edit(paths, "cupy-gpu", 1.0, energy_j=0.002, energy_power_w=400.0,
+          energy_meter="nvml_total_energy")
+    _edit(paths, "torch-gpu", 1.0, energy_reason="not measured: NVML energy counter "
+          "unreadable: no driver")
+    m = _inputs(paths).choice[0]
+    cupy = m.cells[("cupy-gpu", "work per joule")]
+    assert "GB/J memory-bound" in cupy.text and "GFLOP/J GEMM" in cupy.text
+    assert "400–400 W" in cupy.text and cupy.rows
+    torch = m.cells[("torch-gpu", "work per joule")]
+    assert torch.text == "not measured: NVML energy counter unreadable: no driver"
+
+
+def test_the_seeds_claims_get_a_verdict(tmp_path: Path) -> None:
+    m = _inputs(write_set(tmp_path)).choice[0]
+    table = matrix.claims(m)
+    verdicts = {r[0]: r[2] for r in table.rows}
+    assert set(verdicts.values()) <= {"holds", "does not hold", "partly", "not measured"}
+    # no CUDA Python rows in the synthetic set: its claim cannot be judged
+    assert verdicts["CUDA Python: verbose"] == "not measured"
+    speed = verdicts["typical speedup 10–100× over NumPy (comparison matrix)"]
+    assert speed in {"holds", "does not hold", "partly"}
+
+
+def test_the_summary_opens_on_the_matrix(tmp_path: Path) -> None:
+    md = render_markdown(_inputs(write_set(tmp_path)))
+    assert md.index("## Which framework?") < md.index("## Summary")
+    assert "### The seeds' claims, checked" in md
+
+
+def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:
+    base = write_set(tmp_path / "base")
+    new = write_set(tmp_path / "new")
+    _edit(new, "cupy-gpu", 0.5)  # the new machine's CuPy calls take half the time
+    out = tmp_path / "compare.html"
+    build_compare(base["timings"], new["timings"], out, tmp_path / "compare.md")
+    md = (tmp_path / "compare.md").read_text()
+    assert "## Which framework? The two machines side by side" in md
+    line = next(x for x in md.splitlines()
+                if x.startswith("| cupy-gpu | speedup: elementwise"))
+    assert "FASTER: new faster in" in line
+    same = next(x for x in md.splitlines()
+                if x.startswith("| torch-gpu | speedup: elementwise"))
+    assert "SAME" in same
+
+
+@pytest.mark.parametrize("cls", list(matrix.CLASSES))
+def test_every_class_has_kernels_the_suite_knows(cls: str) -> None:
+    from gpubench.spec import KERNELS
+
+    assert set(matrix.CLASSES[cls]) <= set(KERNELS)
