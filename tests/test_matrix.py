@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from report_data import write_set
 
 from gpubench.report import load_inputs, matrix, render_markdown
 from gpubench.report.compare import build_compare
-from report_data import write_set
 
 TIME_COLS = [c for c in ("median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s",
                          "sync_median_s", "sync_q1_s", "sync_q3_s", "pipelined_median_s",
@@ -34,7 +34,7 @@ def _edit(paths: dict[str, Path], backend: str, factor: float, **extra) -> None:
 
 def test_cells_trace_to_rows_and_missing_data_says_not_measured(tmp_path: Path) -> None:
     inputs = _inputs(write_set(tmp_path))
-    m, lines, seed = inputs.choice
+    m = inputs.choice[0]
     assert m.backends[0] == "numpy-cpu" and "cupy-gpu" in m.backends
     cell = m.cells[("cupy-gpu", "speedup: elementwise")]
     assert cell.measured and cell.value > 1
