@@ -110,3 +110,14 @@ def test_every_class_has_kernels_the_suite_knows(cls: str) -> None:
     from gpubench.spec import KERNELS
 
     assert set(matrix.CLASSES[cls]) <= set(KERNELS)
+
+
+def test_multi_gpu_scaling_comes_from_the_mpi_rows() -> None:
+    mpi = pd.DataFrame({"job": ["halo", "halo", "halo", "reduction"],
+                        "framework": ["cupy"] * 4, "device": ["gpu"] * 4,
+                        "ranks": [1, 2, 4, 4], "efficiency": [1.0, 0.95, 0.9, 0.8],
+                        "status": ["ok", "ok", "ok", "error"]})
+    cell = matrix.mpi_cell(mpi, "cupy", "gpu")
+    assert cell.text.startswith("4 GPUs: efficiency 0.90 (median of 1 MPI rows: halo)")
+    assert matrix.mpi_cell(mpi, "jax", "gpu").text.startswith("not measured")
+    assert matrix.mpi_cell(mpi.iloc[0:0], "cupy", "gpu").text.startswith("not measured")
