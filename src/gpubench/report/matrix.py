@@ -66,7 +66,9 @@ def _nm(why: str) -> Cell:
 
 
 def _x(v: float) -> str:
-    return f"{v:.3g}×" if math.isfinite(v) else "—"
+    if not math.isfinite(v):
+        return "—"
+    return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
 def _ok_hot(df: pd.DataFrame) -> pd.DataFrame:
@@ -431,8 +433,10 @@ def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.Dat
              "(median, range and count over the class's cases, each backend's fastest "
              "implementation, at the largest size both measured; small arrays: the "
              "smallest); % of ceiling is on the device clock; work per joule from the "
-             "board's energy counter, idle power included. A cell without data says "
-             "<em>not measured</em>.</p>\n"]
+             "board's energy counter, idle power included (over windows of about half a "
+             "second a power-capped kernel can read above the board's limit: the limiter "
+             "holds a longer average). A cell without data says <em>not measured</em>."
+             "</p>\n"]
     if lines:
         parts.append("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in lines) + "</ul>\n")
     parts.append(table.html())
