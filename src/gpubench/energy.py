@@ -32,10 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: the row fields this module fills (the results schema declares them)
-FIELDS = ("energy_j", "energy_power_w", "energy_sm_mhz", "energy_calls", "energy_window_s",
-          "energy_meter", "energy_reason")
-
 
 class Meter:
     """A monotone energy counter: :meth:`read` in joules; ``reason`` says why it cannot

@@ -25,6 +25,7 @@ from typing import Any
 from gpubench import provenance, results
 from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
+from gpubench.energy import nvml_handle
 from gpubench.spec import KERNELS, get_kernel, implementations
 
 SRC_DIR = Path(__file__).resolve().parents[1]
@@ -129,11 +130,7 @@ def gpu_telemetry() -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - no driver, no telemetry
         return {}
     try:
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
-        if visible.isdigit():
-            handle = pynvml.nvmlDeviceGetHandleByIndex(int(visible))
-        else:
-            handle = pynvml.nvmlDeviceGetHandleByUUID(visible)
+        handle = nvml_handle(pynvml)
         reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
         names = [name[len("nvmlClocksEventReason"):] for name in dir(pynvml)
                  if name.startswith("nvmlClocksEventReason")

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpubench.report import stats
-from gpubench.report.base import BASELINE_FRAMEWORK, Table, fmt_time
+from gpubench.report.base import BASELINE_FRAMEWORK, Table, esc, fmt_time, md_esc
 
 NOT_MEASURED = "not measured"
 
@@ -317,8 +317,7 @@ def _class_verdicts(df: pd.DataFrame, samples: stats.Samples, a: str, b: str,
     return counts[0], counts[1], counts[2]
 
 
-def sentences(matrix: Matrix, df: pd.DataFrame, samples: stats.Samples,
-              crossings: Sequence[Any]) -> list[str]:
+def sentences(matrix: Matrix, df: pd.DataFrame, samples: stats.Samples) -> list[str]:
     """'Choose X when' per workload class, from the matrix and the noise test."""
     df = df.assign(_row=df.index)
     out = []
@@ -422,8 +421,6 @@ def claims(matrix: Matrix) -> Table | None:
 
 
 def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.DataFrame) -> str:
-    from gpubench.report.base import esc
-
     table = matrix.table()
     if table is None:
         return ""
@@ -450,8 +447,6 @@ def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.Dat
 
 
 def render_markdown(matrix: Matrix, lines: list[str], seed: Table | None) -> str:
-    from gpubench.report.base import md_esc
-
     table = matrix.table()
     if table is None:
         return ""
@@ -470,7 +465,7 @@ def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any
     from gpubench.report.sections import code_size
 
     matrix = build(df, crossings, code_size(df), mpi)
-    return matrix, sentences(matrix, df, samples, crossings), claims(matrix)
+    return matrix, sentences(matrix, df, samples), claims(matrix)
 
 
 
