@@ -108,13 +108,14 @@ def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
     is busiest and a window of calls costs least per row), ``all`` or ``off``."""
     if which == "off":
         return items
+    def case(it: PlanItem) -> tuple[Any, ...]:
+        return it.kernel, it.variant, it.dtype, it.implementation, it.threads
+
     top: dict[tuple[Any, ...], int] = {}
     for it in items:
-        key = (it.kernel, it.variant, it.dtype, it.implementation, it.threads)
-        top[key] = max(top.get(key, it.size), it.size)
+        top[case(it)] = max(top.get(case(it), it.size), it.size)
     return [replace(it, energy=it.mode == "hot" and (
-        which == "all" or it.size == top[(it.kernel, it.variant, it.dtype,
-                                          it.implementation, it.threads)])) for it in items]
+        which == "all" or it.size == top[case(it)])) for it in items]
 
 
 def gpu_telemetry() -> dict[str, Any]:
