@@ -404,20 +404,22 @@ def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s,
 
 RNG_SCRIPT = r"""
 import json
-from gpubench.mpi.arrays import NumbaAdapter
-ad = NumbaAdapter(); ad.start(None)
-a, b = ad.mc_hits(3000, 7, 0), ad.mc_hits(3000, 7, 0)
-made = id(ad._rng_pristine)
-c = ad.mc_hits(3000, 7, 1)
+from gpubench.backends import load_backend
+from gpubench.mpi.jobs import rank_seed
+be = load_backend("numba-gpu"); be.start_rank(None)
+def first(rank):
+    mc = be.build_kernel("monte_carlo_pi", "default", 3000, "float64", {},
+                         seed=rank_seed(7, rank))
+    return round(float(be.to_host(mc())) * 3000 / 4)
+a, b, c = first(0), first(0), first(1)
 print(json.dumps({"same": a == b, "other_stream": c != a, "hits": a,
-                  "remade_for_new_stream": id(ad._rng_pristine) != made}))
+                  "seeds_differ": rank_seed(7, 0) != rank_seed(7, 1)}))
 """
 
 
-def test_numba_rng_states_are_made_once_and_every_call_starts_from_them():
-    """Numba's xoroshiro states (a rank's jump-ahead is host work, O(rank)) are made once
-    per (threads, seed, rank); each call starts from a copy: the same draws every call,
-    another rank's stream differs."""
+def test_numba_monte_carlo_ranks_draw_reproducible_independent_streams():
+    """The MPI Monte Carlo job runs the kernel's xoroshiro implementation seeded per
+    rank: the same (seed, rank) draws the same points, another rank another stream."""
     import json
     import os
     import subprocess
@@ -430,5 +432,5 @@ def test_numba_rng_states_are_made_once_and_every_call_starts_from_them():
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert res["same"] and res["other_stream"] and res["remade_for_new_stream"], res
+    assert res["same"] and res["other_stream"] and res["seeds_differ"], res
     assert 0.6 < res["hits"] / 3000 < 0.95  # about pi/4 of the points

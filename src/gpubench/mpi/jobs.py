@@ -315,6 +315,13 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
     return result(samples, rel_err=err, tolerance=tolerance(dtype, n) * 10)
 
 
+def rank_seed(seed: int, rank: int) -> int:
+    """The seed of a rank's generator: hashed from (seed, rank) by SeedSequence, so ranks
+    get unrelated streams (never ``seed + rank * 10**6``, KERNELS.md); 63 bits, which
+    every framework's seed argument takes."""
+    return int(np.random.SeedSequence([seed, rank]).generate_state(1, np.uint64)[0]) >> 1
+
+
 def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     """Seed 9.7.2 done right: independent streams per rank (and per device thread),
     hit counts summed with MPI."""
@@ -322,26 +329,23 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     _, count = split(n, ctx.size, ctx.rank)
     send = np.zeros(1, np.int64)
     recv = np.zeros(1, np.int64)
-    # The kernel's implementation seeded per rank: SeedSequence children are
-    # independent by construction (never seed + rank * 10**6, KERNELS.md).
-    seed = int(np.random.SeedSequence([ctx.seed, ctx.rank]).generate_state(1, np.uint64)[0])
-    seed >>= 1  # 63 bits: every framework's seed argument takes it
+    seed = rank_seed(ctx.seed, ctx.rank)
 
     def setup() -> Callable[[], Any] | None:
         if not count:
             return None
-        estimate = ctx.ad.build_kernel("monte_carlo_pi", "default", count, "float64", {},
+        pi_local = ctx.ad.build_kernel("monte_carlo_pi", "default", count, "float64", {},
                                        seed=seed)
-        estimate()  # compile outside timing
-        return estimate
+        pi_local()  # compile outside timing
+        return pi_local
 
-    estimate = ctx.guarded(setup)
+    pi_local = ctx.guarded(setup)
 
     def hits() -> int:
         """This rank's points inside the circle, back from the kernel's 4 hits / count."""
-        if estimate is None:
+        if pi_local is None:
             return 0
-        return round(float(ctx.ad.to_host(estimate())) * count / 4.0)
+        return round(float(ctx.ad.to_host(pi_local())) * count / 4.0)
 
     def step() -> None:
         send[0] = hits()
