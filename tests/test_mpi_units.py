@@ -348,7 +348,7 @@ def test_mpi_kernels_compile_with_nvrtc_for_h100():
     ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
                                  ["--gpu-architecture=compute_90", "-std=c++17"])
     assert ok, log
-    for name in ("mpi_stencil_f64", "mpi_matmul_f32", "mpi_residual_f64", "mpi_grad_f32",
+    for name in ("mpi_stencil_f64", "mpi_stencil_f32", "mpi_residual_f64", "mpi_grad_f32",
                  "mpi_axpy_f64"):
         assert f".entry {name}" in ptx.decode()
 
@@ -404,20 +404,22 @@ def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s,
 
 RNG_SCRIPT = r"""
 import json
-from gpubench.mpi.arrays import NumbaAdapter
-ad = NumbaAdapter(); ad.start(None)
-a, b = ad.mc_hits(3000, 7, 0), ad.mc_hits(3000, 7, 0)
-made = id(ad._rng_pristine)
-c = ad.mc_hits(3000, 7, 1)
+from gpubench.backends import load_backend
+from gpubench.mpi.jobs import rank_seed
+be = load_backend("numba-gpu"); be.start_rank(None)
+def first(rank):
+    mc = be.build_kernel("monte_carlo_pi", "default", 3000, "float64", {},
+                         seed=rank_seed(7, rank))
+    return round(float(be.to_host(mc())) * 3000 / 4)
+a, b, c = first(0), first(0), first(1)
 print(json.dumps({"same": a == b, "other_stream": c != a, "hits": a,
-                  "remade_for_new_stream": id(ad._rng_pristine) != made}))
+                  "seeds_differ": rank_seed(7, 0) != rank_seed(7, 1)}))
 """
 
 
-def test_numba_rng_states_are_made_once_and_every_call_starts_from_them():
-    """Numba's xoroshiro states (a rank's jump-ahead is host work, O(rank)) are made once
-    per (threads, seed, rank); each call starts from a copy: the same draws every call,
-    another rank's stream differs."""
+def test_numba_monte_carlo_ranks_draw_reproducible_independent_streams():
+    """The MPI Monte Carlo job runs the kernel's xoroshiro implementation seeded per
+    rank: the same (seed, rank) draws the same points, another rank another stream."""
     import json
     import os
     import subprocess
@@ -430,5 +432,54 @@ def test_numba_rng_states_are_made_once_and_every_call_starts_from_them():
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert res["same"] and res["other_stream"] and res["remade_for_new_stream"], res
+    assert res["same"] and res["other_stream"] and res["seeds_differ"], res
     assert 0.6 < res["hits"] / 3000 < 0.95  # about pi/4 of the points
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cuda_python_rank_launches_match_the_ptx(dtype):
+    """What a CUDA Python rank launches, recorded instead of run: the jobs' own kernels
+    (mpi_kernels.cu) and the matmul kernel's tiled implementation on a rank's rows of A
+    (fewer than n: matmul.cu's m) take the arguments their PTX entries declare, on a
+    grid that covers the rows."""
+    from test_cuda_sources import (
+        FakeArray,
+        _fake_cuda_python_backend,
+        arg_bytes,
+        nvrtc_compile,
+        ptx_entries,
+        ptx_of,
+    )
+
+    from gpubench.mpi import KERNEL_SOURCE
+
+    ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
+                                 ["--gpu-architecture=compute_90", "-std=c++17"])
+    assert ok, log
+    entries = {**ptx_entries(ptx.decode()), **ptx_entries(ptx_of("matmul"))}
+    be = _fake_cuda_python_backend()
+    u, out = FakeArray((66,), dtype), FakeArray((66,), dtype)
+    assert be.stencil(u, out, 0.25) is out
+    p, x, y = FakeArray((1010,), dtype), FakeArray((7, 100), dtype), FakeArray((7, 10), dtype)
+    assert be.linear_grad(p, x, y).shape == (1010,)
+    assert be.axpy(p, FakeArray((1010,), dtype), 1e-3).shape == (1010,)
+    a, b, c = FakeArray((5, 40), dtype), FakeArray((40, 40), dtype), FakeArray((5, 40), dtype)
+    be.build_kernel("matmul", "default", 40, dtype, {"a": a, "b": b}, {"c": c})()
+    names = [launch[1] for launch in be.launches]
+    sfx = "f32" if dtype == "float32" else "f64"
+    assert names == [f"mpi_stencil_{sfx}", f"mpi_residual_{sfx}", f"mpi_grad_{sfx}",
+                     f"mpi_axpy_{sfx}", f"matmul_tiled_{sfx}"]
+    for _src, name, _grid, _block, args, _shmem in be.launches:
+        assert [arg_bytes(arg) for arg in args] == entries[name]["params"], name
+    grid, args = be.launches[-1][2], be.launches[-1][4]
+    assert grid == (2, 1) and int(args[3]) == 5 and int(args[4]) == 40  # m rows, n
+
+
+def test_mpi_backends_are_the_registered_backends_that_say_so():
+    """The built-in backends with ``mpi = True`` (plugins a test loaded may add more)."""
+    from gpubench.backends import BACKENDS
+    from gpubench.mpi import mpi_backends
+
+    built_in = [b for b in mpi_backends() if BACKENDS[b].startswith("gpubench.")]
+    assert built_in == ["numpy-cpu", "jax-cpu", "cupy-gpu", "numba-gpu", "jax-gpu",
+                        "cuda_python-gpu"]

@@ -92,12 +92,13 @@ def check_names(config: Mapping[str, Any]) -> None:
 
 def check_mpi(mpi: Mapping[str, Any]) -> None:
     """MPI backends must have an MPI version; byte ranges must be ordered."""
-    from gpubench.mpi import MPI_BACKENDS
+    from gpubench.mpi import mpi_backends
 
+    known = mpi_backends()
     for i, name in enumerate(mpi.get("backends", [])):
-        if name not in MPI_BACKENDS:
+        if name not in known:
             raise ConfigError(f"config key mpi.backends[{i}]: {name!r} has no MPI version; "
-                              f"known: {list(MPI_BACKENDS)}")
+                              f"known: {list(known)}")
     for job, jcfg in (mpi.get("jobs") or {}).items():
         jcfg = jcfg or {}
         if jcfg.get("min_bytes", 1) > jcfg.get("max_bytes", 2**62):

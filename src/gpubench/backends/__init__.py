@@ -1,9 +1,11 @@
 """Framework adapters ("backends"): one framework on one kind of device.
 
-A backend knows how to start its framework (import it, pin threads, report versions),
-place arrays on its device, poison and read back buffers, and wait for work to finish.
-The harness never touches a framework directly, so adding one is one module here plus
-one line in :data:`BACKENDS`.
+A backend knows how to start its framework (import it, pin threads, report versions)
+on a device (0, or an MPI rank's), place arrays on it, poison and read back buffers,
+hand buffers to MPI, and wait for work to finish. The single-device harness and the MPI
+jobs (:mod:`gpubench.mpi`) both go through it and never touch a framework directly, so
+adding one is one module here, its kernels' ``with_<framework>.py`` files, and one line
+in :data:`BACKENDS` (a plugin may add that line from outside: :func:`load_plugins`).
 """
 
 from __future__ import annotations

@@ -29,10 +29,31 @@ def cpu_memory_available() -> int:
 
 
 class Backend:
-    """A framework on a device. Subclasses override what differs from host NumPy."""
+    """A framework on a device. Subclasses override what differs from host NumPy.
+
+    One adapter serves the single-device harness and the MPI jobs (:mod:`gpubench.mpi`)
+    alike: device choice, placement, copies, waits, clocks, and what MPI may read and
+    write in place. The MPI jobs' local computations are the kernels' own
+    implementations (:meth:`build_kernel`) where a kernel computes the same thing.
+    """
 
     framework: str = ""
     device: str = "cpu"
+    #: the MPI jobs run on this backend (listed by :func:`gpubench.mpi.mpi_backends`)
+    mpi: bool = False
+    #: the module an MPI rank imports: the step checks it loads before launching
+    probe_module: str = "numpy"
+    #: arrays live in host memory (CPU ranks): MPI reads them in place, path "host"
+    host_memory: bool = True
+    #: device buffers may be handed to MPI (path "direct"; needs a CUDA-aware library)
+    direct_capable: bool = False
+    #: kernel -> implementation the MPI jobs use; unnamed: the first one registered for
+    #: this framework and device that supports the case
+    local_implementations: dict[str, str] = {}
+    #: the device start() opens: 0, or the one an MPI rank was given (:meth:`start_rank`)
+    device_index: int = 0
+    #: the MPI rank's device selection (:class:`gpubench.mpi.devices.Selection`) or None
+    selection: Any = None
     #: what measures a sample: a host clock here, device events on GPUs
     timer: str = "perf_counter"
     #: what measures the caller's clock: the host clock and :meth:`device_sync`
@@ -45,9 +66,23 @@ class Backend:
         """
         raise NotImplementedError
 
+    def start_rank(self, selection: Any, threads: int = 1) -> dict[str, str]:
+        """:meth:`start` on the device an MPI rank was given (index 0 without one).
+
+        The caller has already applied the selection's ``CUDA_VISIBLE_DEVICES``: the
+        framework is imported here, after the device was chosen (seed 9.10.1).
+        """
+        self.selection = selection
+        self.device_index = selection.index if selection is not None else 0
+        return self.start(threads)
+
     @property
     def backend_id(self) -> str:
         return f"{self.framework}-{self.device}"
+
+    def uuid(self) -> str:
+        """The GPU's UUID, so MPI ranks can prove they do not share one ('' on CPUs)."""
+        return ""
 
     def device_name(self) -> str:
         from gpubench.provenance import cpu_model
@@ -115,6 +150,85 @@ class Backend:
     def poison(self, buffer: Any) -> None:
         """Fill an output buffer with NaN so an unwritten element can never pass."""
         buffer[...] = np.nan
+
+    # -- buffers MPI reads and writes (gpubench.mpi) -------------------------------------
+    def view(self, array: Any, start: int, stop: int) -> Any:
+        """Elements ``start:stop`` of a 1-D array, the same memory: MPI reads or writes
+        them in place (host buffers, or device buffers through the CUDA array interface)."""
+        return array[start:stop]
+
+    def download(self, src: Any, host: np.ndarray) -> None:
+        """Copy ``src`` into the host buffer ``host``, finished on return."""
+        host[...] = self.to_host(src)
+
+    def upload(self, host: np.ndarray, dst: Any) -> Any:
+        """Write ``host`` into ``dst`` (``host`` may be reused on return; device work
+        queued later sees the data); return the array now holding it (JAX arrays are
+        immutable: a new one)."""
+        dst[...] = host
+        return dst
+
+    # -- local computations of the MPI jobs ----------------------------------------------
+    def build_kernel(self, kernel: str, variant: str, size: int, dtype: str,
+                     inputs: dict[str, Any], outputs: dict[str, Any] | None = None,
+                     seed: int = 0) -> Callable[[], Any]:
+        """The callable of this backend's implementation of ``kernel`` (the one the
+        single-device rows time) on these device inputs and outputs.
+
+        The MPI jobs compute with it, so a kernel is written once per framework and a
+        fix to it reaches both. Which implementation: :attr:`local_implementations`,
+        else the first registered for this framework and device that takes the case.
+        ``inputs`` is handed over as is: a caller whose :meth:`upload` returns a new
+        array (JAX) puts it there, and implementations of such frameworks read their
+        inputs from it at call time.
+        """
+        from gpubench.spec import BuildContext, Case, implementations
+
+        case = Case(kernel, variant, int(size), dtype)
+        wanted = self.local_implementations.get(kernel)
+        for impl in implementations(kernel, self.framework, self.device):
+            if wanted and impl.name != wanted:
+                continue
+            if impl.supports(case)[0] and (impl.max_size is None or size <= impl.max_size):
+                return impl.builder(BuildContext(case, self, inputs, dict(outputs or {}),
+                                                 seed))
+        raise LookupError(f"{self.backend_id} has no implementation of {kernel}/{variant} "
+                          f"{dtype}" + (f" named {wanted!r}" if wanted else ""))
+
+    def array_module(self) -> Any:
+        """The NumPy-like module of this backend's arrays (the MPI-only computations
+        below are written once against it)."""
+        return np
+
+    def stencil(self, u: Any, out: Any, alpha: float) -> Any:
+        """One explicit heat-equation step of the interior of a slab with one ghost cell
+        each side (the halo job); returns the new state."""
+        out[1:-1] = u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])
+        return out
+
+    def set_ghosts(self, u: Any, left: np.ndarray, right: np.ndarray) -> Any:
+        """Write the two ghost cells from host buffers; returns the state."""
+        self.upload(left, self.view(u, 0, 1))
+        self.upload(right, self.view(u, u.shape[0] - 1, u.shape[0]))
+        return u
+
+    def edges_to_host(self, u: Any, n: int, last: np.ndarray, first: np.ndarray) -> None:
+        """The last and the first interior cell of a slab of n cells into host buffers."""
+        self.download(self.view(u, n, n + 1), last)
+        self.download(self.view(u, 1, 2), first)
+
+    def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
+        """Gradient of sum((x W^T + b - y)^2) for the flat parameters p = [W (O*F), b (O)],
+        flattened the same way (seed 9.8.2's linear model, the grad_avg job)."""
+        xp = self.array_module()
+        outs, feats = y.shape[1], x.shape[1]
+        w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]
+        r = x @ w.T + b - y
+        return xp.concatenate([(2 * (r.T @ x)).ravel(), 2 * r.sum(axis=0)])
+
+    def axpy(self, p: Any, g: Any, scale: float) -> Any:
+        """p - scale * g (the grad_avg job's update); returns a new array."""
+        return p - scale * g
 
     # -- timing ------------------------------------------------------------------------
     #: whether flush_cache() really evicts the device cache (enables the cold mode)

@@ -23,3 +23,26 @@ extern "C" __global__ void gpubench_spin(long long cycles) {
     while (clock64() - start < cycles) { }
 }
 """
+
+
+def nvml_uuid(physical: str) -> str:
+    """UUID of a GPU named by index or UUID, through NVML; '' if NVML cannot tell."""
+    if physical.startswith(("GPU-", "MIG-")):
+        return physical
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(int(physical)))
+            return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - no NVML: the framework's own answer is used
+        return ""
+
+
+def selection_uuid(selection: object) -> str:
+    """NVML's UUID of an MPI rank's selected GPU ('' without a selection)."""
+    physical = getattr(selection, "physical", None)
+    return nvml_uuid(str(physical)) if physical is not None else ""

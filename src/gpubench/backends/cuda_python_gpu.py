@@ -17,6 +17,7 @@ start() turns every failure (no package, no driver, no device) into
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import math
 import re
@@ -33,6 +34,7 @@ from gpubench.backends.cuda_common import (
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
     no_gpu_reason,
+    selection_uuid,
 )
 
 #: Threads per block of every 1D launch, here and in the CuPy RawKernel rows (the
@@ -125,6 +127,18 @@ def _free_host(ptr: int) -> None:
 
 
 @dataclass
+class _Offset:
+    """Memory ``offset`` bytes into another buffer (kept alive): a view's buffer."""
+
+    base: Any
+    offset: int
+
+    @property
+    def ptr(self) -> int:
+        return int(self.base.ptr) + self.offset
+
+
+@dataclass
 class DeviceArray:
     """A C-contiguous array in device memory: the buffer that owns it, shape and dtype."""
 
@@ -145,9 +159,15 @@ class DeviceArray:
     def nbytes(self) -> int:
         return self.size * self.dtype.itemsize
 
+    def view(self, start: int, stop: int) -> DeviceArray:
+        """Elements ``start:stop`` of the flattened array, the same memory."""
+        return DeviceArray(_Offset(self.buffer, start * self.dtype.itemsize),
+                           (stop - start,), self.dtype)
+
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
-        """So CuPy, Numba and PyTorch can wrap it without a copy (interop rows)."""
+        """So CuPy, Numba, PyTorch and mpi4py can use it without a copy (interop rows,
+        the MPI jobs' direct path)."""
         return {"shape": self.shape, "typestr": self.dtype.str, "data": (self.ptr, False),
                 "strides": None, "version": 3}
 
@@ -191,6 +211,14 @@ def _readable_log(source: str, text: str) -> str:
     return text.replace("\x00", "").replace("default_program", label).strip()
 
 
+@functools.cache
+def _mpi_source() -> str:
+    """CUDA C of the MPI jobs' computations that no kernel of ``kernels/`` has."""
+    from gpubench.mpi import KERNEL_SOURCE
+
+    return KERNEL_SOURCE.read_text()
+
+
 def _timing_event_options(core: Any) -> Any:
     """EventOptions with timing: ``timing_enabled`` (cuda-core 1.x) or ``enable_timing`` (0.x)."""
     for field in ("timing_enabled", "enable_timing"):
@@ -209,8 +237,13 @@ class CudaPythonGPU(Backend):
     timer = "cuda_event"
     caller_timer = "perf_counter+cuCtxSynchronize"
     supports_cold = True
-    #: the device start() selects (the MPI jobs give each rank its own)
-    device_index = 0
+    mpi = True
+    probe_module = "cuda.core"
+    host_memory = False
+    direct_capable = True
+    #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
+    local_implementations = {"reduction": "nvrtc", "matmul": "tiled",
+                             "monte_carlo_pi": "nvrtc"}
 
     def start(self, threads: int) -> dict[str, str]:
         """Import cuda.core/cuda.bindings, select device 0, create the stream and events.
@@ -303,6 +336,12 @@ class CudaPythonGPU(Backend):
     def device_name(self) -> str:
         return str(self._dev.name)
 
+    def uuid(self) -> str:
+        uuid = str(getattr(self._dev, "uuid", "") or "")
+        if uuid and not uuid.startswith("GPU-"):
+            uuid = f"GPU-{uuid}"
+        return uuid or selection_uuid(self.selection)
+
     def free_memory(self) -> int | None:
         free, _total = _check(self._driver.cuMemGetInfo())
         return int(free)
@@ -364,6 +403,50 @@ class CudaPythonGPU(Backend):
         """Queue a device-to-host copy on the stream (pageable targets block until done)."""
         _check(self._driver.cuMemcpyDtoHAsync(dst.ctypes.data, src.ptr, dst.nbytes,
                                               self._stream.handle))
+
+    def view(self, array: DeviceArray, start: int, stop: int) -> DeviceArray:
+        return array.view(start, stop)
+
+    def download(self, src: DeviceArray, host: np.ndarray) -> None:
+        self.copy_to_host(host, src)
+        self._stream.sync()
+
+    def upload(self, host: np.ndarray, dst: DeviceArray) -> DeviceArray:
+        self.copy_to_device(dst, host)
+        self._stream.sync()
+        return dst
+
+    # -- the MPI jobs' own computations (gpubench/mpi/mpi_kernels.cu) ---------------------
+    def _launch_mpi(self, name: str, dtype: Any, items: int, *args: Any) -> None:
+        from gpubench import cuda_sources
+
+        kernel = self.kernel(_mpi_source(),
+                             f"mpi_{name}_{cuda_sources.suffix(np.dtype(dtype).name)}")
+        self.launch(kernel, self.grid_for(kernel, max(1, items)), THREADS, *args)
+
+    def stencil(self, u: DeviceArray, out: DeviceArray, alpha: float) -> DeviceArray:
+        n = u.size - 2
+        self._launch_mpi("stencil", u.dtype, n, u.ptr, out.ptr, np.int64(n),
+                         u.dtype.type(alpha))
+        return out
+
+    def linear_grad(self, p: DeviceArray, x: DeviceArray, y: DeviceArray) -> DeviceArray:
+        rows, feats = x.shape
+        outs = y.shape[1]
+        b_ptr = p.ptr + outs * feats * p.dtype.itemsize
+        r = self.empty((rows, outs), x.dtype.name)
+        g = self.empty((outs * feats + outs,), x.dtype.name)
+        dims = (np.int64(rows), np.int64(feats), np.int64(outs))
+        self._launch_mpi("residual", x.dtype, rows * outs, x.ptr, y.ptr, p.ptr, b_ptr,
+                         r.ptr, *dims)
+        self._launch_mpi("grad", x.dtype, g.size, x.ptr, r.ptr, g.ptr, *dims)
+        return g
+
+    def axpy(self, p: DeviceArray, g: DeviceArray, scale: float) -> DeviceArray:
+        out = self.empty((p.size,), p.dtype.name)
+        self._launch_mpi("axpy", p.dtype, p.size, p.ptr, g.ptr, out.ptr, np.int64(p.size),
+                         p.dtype.type(scale))
+        return out
 
     def zero(self, buffer: DeviceArray) -> None:
         """Set every byte of ``buffer`` to 0 (stream-ordered, not waited for)."""

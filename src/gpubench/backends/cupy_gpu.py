@@ -18,6 +18,7 @@ from gpubench.backends.cuda_common import (
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
     no_gpu_reason,
+    selection_uuid,
 )
 
 
@@ -27,9 +28,17 @@ class CupyGPU(Backend):
     timer = "cuda_event"
     caller_timer = "perf_counter+cudaDeviceSynchronize"
     supports_cold = True
+    mpi = True
+    probe_module = "cupy"
+    host_memory = False
+    direct_capable = True
+    #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
+    local_implementations = {"reduction": "array_op", "matmul": "cublas",
+                             "monte_carlo_pi": "array_ops"}
 
     def start(self, threads: int) -> dict[str, str]:
-        """Import CuPy, check for a device, select device 0, allocate the flush scratch.
+        """Import CuPy, check for a device, select it (:attr:`device_index`, 0 unless an
+        MPI rank was given another), allocate the flush scratch.
 
         ``threads`` does not apply: CuPy runs no host thread pool of its own (seed 5.8).
         """
@@ -45,7 +54,7 @@ class CupyGPU(Backend):
             raise Unavailable(f"cupy {cupy.__version__}: no usable CUDA GPU: "
                               "getDeviceCount() returned 0")
         try:
-            cupy.cuda.Device(0).use()
+            cupy.cuda.Device(self.device_index).use()
             # Evict L2 before cold samples by writing a buffer several times its size.
             self._scratch = cupy.empty(FLUSH_BYTES, dtype=cupy.uint8)
             self._scratch.fill(0)
@@ -67,8 +76,18 @@ class CupyGPU(Backend):
         return versions
 
     def device_name(self) -> str:
-        name = self._cupy.cuda.runtime.getDeviceProperties(0)["name"]
+        name = self._cupy.cuda.runtime.getDeviceProperties(self.device_index)["name"]
         return name.decode() if isinstance(name, bytes) else str(name)
+
+    def uuid(self) -> str:
+        raw = self._cupy.cuda.runtime.getDeviceProperties(self.device_index).get("uuid")
+        if isinstance(raw, bytes | bytearray) and len(raw) == 16:
+            h = raw.hex()
+            return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return selection_uuid(self.selection)
+
+    def array_module(self) -> Any:
+        return self._cupy
 
     def free_memory(self) -> int | None:
         """Free device memory plus what CuPy's pool holds but no array uses (reusable)."""
@@ -104,6 +123,13 @@ class CupyGPU(Backend):
 
     def poison(self, buffer: Any) -> None:
         buffer.fill(np.nan)
+
+    def download(self, src: Any, host: np.ndarray) -> None:
+        src.get(out=host)  # blocking: done on return
+
+    def upload(self, host: np.ndarray, dst: Any) -> Any:
+        dst.set(host)  # on the current stream: later device work sees it
+        return dst
 
     # -- timing ------------------------------------------------------------------------
     def flush_cache(self) -> None:

@@ -156,6 +156,13 @@ class NumbaGPU(Backend):
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
     supports_cold = True
+    mpi = True
+    probe_module = "numba.cuda"
+    host_memory = False
+    direct_capable = True
+    #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
+    local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
+                             "monte_carlo_pi": "xoroshiro"}
 
     def start(self, threads: int) -> dict[str, str]:
         try:
@@ -167,10 +174,10 @@ class NumbaGPU(Backend):
         if not self._sim and not cuda.is_available():
             raise Unavailable(_unavailable_reason(cuda))
         try:
-            cuda.select_device(0)
+            cuda.select_device(self.device_index)
         except Exception as exc:
-            raise Unavailable(f"cuda.select_device(0) failed: {type(exc).__name__}: {exc}"
-                              ) from exc
+            raise Unavailable(f"cuda.select_device({self.device_index}) failed: "
+                              f"{type(exc).__name__}: {exc}") from exc
         from gpubench.backends.cuda_common import FLUSH_BYTES
 
         # Small cases launch few blocks on purpose (grid_1d); Numba warns on every such
@@ -228,6 +235,14 @@ class NumbaGPU(Backend):
             return None
         return int(self._cuda.current_context().get_memory_info()[0])
 
+    def uuid(self) -> str:
+        if self._sim:
+            return ""
+        from gpubench.backends.cuda_common import selection_uuid
+
+        uuid = getattr(self._cuda.get_current_device(), "uuid", "")
+        return str(uuid) or selection_uuid(self.selection)
+
     # -- data movement -----------------------------------------------------------------
     def to_device(self, array: np.ndarray) -> Any:
         dev = self._cuda.to_device(np.ascontiguousarray(array))
@@ -256,6 +271,32 @@ class NumbaGPU(Backend):
         if np.issubdtype(buffer.dtype, np.inexact):
             fill(buffer, math.nan)
         self._cuda.synchronize()
+
+    def download(self, src: Any, host: np.ndarray) -> None:
+        src.copy_to_host(host)  # default stream: synchronous
+
+    def upload(self, host: np.ndarray, dst: Any) -> Any:
+        dst.copy_to_device(host)
+        return dst
+
+    # -- the MPI jobs' own computations (no kernel of kernels/ computes them) -------------
+    def stencil(self, u: Any, out: Any, alpha: float) -> Any:
+        launch(mpi_kernels()["stencil"], u.shape[0] - 2, u, out, alpha)
+        return out
+
+    def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
+        outs, feats = y.shape[1], x.shape[1]
+        w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]
+        r = self._cuda.device_array(y.shape, dtype=y.dtype)
+        g = self._cuda.device_array(outs * feats + outs, dtype=y.dtype)
+        launch(mpi_kernels()["residual"], y.shape[0] * y.shape[1], x, y, w, b, r)
+        launch(mpi_kernels()["grad"], g.shape[0], x, r, g)
+        return g
+
+    def axpy(self, p: Any, g: Any, scale: float) -> Any:
+        out = self._cuda.device_array(p.shape[0], dtype=p.dtype)
+        launch(mpi_kernels()["axpy"], p.shape[0], p, g, scale, out)
+        return out
 
     # -- timing ------------------------------------------------------------------------
     def flush_cache(self) -> None:
@@ -322,3 +363,57 @@ def spin() -> Any:
             cuda.nanosleep(1000)
 
     return _spin
+
+
+def launch(kernel: Any, items: int, *args: Any) -> None:
+    """Launch a grid-stride kernel over ``items`` work items (at least one block)."""
+    blocks, threads = grid_1d(max(1, items))
+    kernel[blocks, threads](*args)
+
+
+@functools.cache
+def mpi_kernels() -> dict[str, Any]:
+    """The MPI jobs' computations that no kernel of ``kernels/`` has: the halo job's
+    stencil, the grad_avg job's residual, gradient and update. Made once per process."""
+    global cuda
+    cuda = import_cuda()
+
+    @cuda.jit
+    def stencil(u, out, alpha):
+        n = u.shape[0] - 2
+        for i in range(cuda.grid(1) + 1, n + 1, cuda.gridsize(1)):
+            out[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+
+    @cuda.jit
+    def residual(x, y, w, b, r):
+        for i in range(cuda.grid(1), r.shape[0] * r.shape[1], cuda.gridsize(1)):
+            row = i // r.shape[1]
+            o = i % r.shape[1]
+            acc = b[o]
+            for f in range(x.shape[1]):
+                acc += x[row, f] * w[o, f]
+            r[row, o] = acc - y[row, o]
+
+    @cuda.jit
+    def grad(x, r, g):
+        nout = r.shape[1]
+        nfeat = x.shape[1]
+        for e in range(cuda.grid(1), nout * nfeat + nout, cuda.gridsize(1)):
+            acc = 0.0
+            if e < nout * nfeat:
+                o = e // nfeat
+                f = e % nfeat
+                for row in range(x.shape[0]):
+                    acc += r[row, o] * x[row, f]
+            else:
+                o = e - nout * nfeat
+                for row in range(x.shape[0]):
+                    acc += r[row, o]
+            g[e] = 2.0 * acc
+
+    @cuda.jit
+    def axpy(a, b, scale, out):
+        for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
+            out[i] = a[i] - scale * b[i]
+
+    return {"stencil": stencil, "residual": residual, "grad": grad, "axpy": axpy}

@@ -8,6 +8,7 @@ from gpubench.backends.base import Backend
 class NumpyCPU(Backend):
     framework = "numpy"
     device = "cpu"
+    mpi = True
 
     def start(self, threads: int) -> dict[str, str]:
         import numpy as np

@@ -4,8 +4,8 @@ The step's parent (:mod:`gpubench.mpi.step`) never imports MPI or a framework: i
 checks that they can run, builds the launcher command (:mod:`gpubench.mpi.launch`),
 runs the ranks (:mod:`gpubench.mpi.worker`) under a time limit and turns whatever came
 back into tidy rows (:mod:`gpubench.mpi.schema`). Each job is written once
-(:mod:`gpubench.mpi.jobs`) against a small per-framework adapter
-(:mod:`gpubench.mpi.arrays`).
+(:mod:`gpubench.mpi.jobs`) against the framework's backend (:mod:`gpubench.backends`),
+the same adapter the single-device rows use.
 """
 
 from __future__ import annotations
@@ -14,11 +14,6 @@ from __future__ import annotations
 JOBS: tuple[str, ...] = ("device_selection", "reduction", "matmul", "monte_carlo_pi",
                          "grad_avg", "halo", "p2p", "allreduce", "multi_gpu")
 
-#: backends with an MPI version: the frameworks the seeds pair with MPI (NumPy on CPU
-#: ranks; JAX also on CPU ranks, which tests the JAX path without a GPU)
-MPI_BACKENDS: tuple[str, ...] = ("numpy-cpu", "jax-cpu", "cupy-gpu", "numba-gpu", "jax-gpu",
-                                 "cuda_python-gpu")
-
 #: jobs that run as one process driving several devices (no launcher)
 SINGLE_PROCESS_JOBS: tuple[str, ...] = ("multi_gpu",)
 
@@ -26,3 +21,26 @@ from pathlib import Path  # noqa: E402
 
 #: CUDA C of the jobs' own kernels (CUDA Python ranks compile it with NVRTC)
 KERNEL_SOURCE = Path(__file__).resolve().parent / "mpi_kernels.cu"
+
+
+def backend_class(backend_id: str) -> type:
+    """The Backend class of a backend id, without importing its framework."""
+    import importlib
+
+    from gpubench.backends import BACKENDS
+
+    if backend_id not in BACKENDS:
+        raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
+    module, _, cls = BACKENDS[backend_id].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def mpi_backends() -> tuple[str, ...]:
+    """Backends with an MPI version: every registered backend whose class says it runs
+    the MPI jobs (``mpi = True``), plugins' included (``GPUBENCH_PLUGINS``), so
+    registering a backend is all it takes. Built in: NumPy on CPU ranks, CuPy, Numba,
+    JAX and CUDA Python on GPUs, and JAX on CPU ranks (the JAX path without a GPU)."""
+    from gpubench.backends import BACKENDS, load_plugins
+
+    load_plugins()
+    return tuple(b for b in BACKENDS if getattr(backend_class(b), "mpi", False))

@@ -134,23 +134,6 @@ def sharing_error(uuids: Sequence[str], oversubscribe: bool) -> str:
             + " (set mpi.oversubscribe: true to allow it)")
 
 
-def nvml_uuid(physical: str) -> str:
-    """UUID of a GPU named by index or UUID, through NVML; '' if NVML cannot tell."""
-    if physical.startswith(("GPU-", "MIG-")):
-        return physical
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        try:
-            uuid = pynvml.nvmlDeviceGetUUID(pynvml.nvmlDeviceGetHandleByIndex(int(physical)))
-            return uuid.decode() if isinstance(uuid, bytes) else str(uuid)
-        finally:
-            pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - no NVML: the framework's own answer is used
-        return ""
-
-
 def nvml_gpu_count(env: Mapping[str, str] | None = None) -> tuple[int, str]:
     """GPUs this process may use (CUDA_VISIBLE_DEVICES applied) and, if none, why."""
     env = os.environ if env is None else env

@@ -1,4 +1,10 @@
-"""The MPI jobs of KERNELS.md, each written once against :class:`~gpubench.mpi.arrays.Adapter`.
+"""The MPI jobs of KERNELS.md, each written once against the framework's
+:class:`~gpubench.backends.base.Backend` (the adapter the single-device rows use too).
+
+The local computations of the reduction, matmul and Monte Carlo jobs are the kernels'
+own implementations (``kernels/<kernel>/with_<framework>.py``, through
+:meth:`~gpubench.backends.base.Backend.build_kernel`); the halo stencil and the
+linear model's gradient, which no kernel computes, are backend methods.
 
 Every job: a guarded set-up (local work; all ranks then agree whether it failed, as
 seed 9.10.4 does), a correctness check against a float64 NumPy reference of the same
@@ -55,7 +61,8 @@ class Settings:
 
 @dataclass
 class Context:
-    """What a job needs: the communicator, this rank's adapter and the item to run."""
+    """What a job needs: the communicator, this rank's backend (``ad``, started on the
+    rank's device) and the item to run."""
 
     comm: Any
     mpi: Any
@@ -188,13 +195,13 @@ class Channel:
                   host_recv: np.ndarray | None = None) -> Any:
         ad, comm, mpi = self.ctx.ad, self.ctx.comm, self.ctx.mpi
         if self.path in ("direct", "host"):
-            ad.sync(send)
+            ad.block(send)
             comm.Allreduce(send, recv, op=mpi.SUM)
             return recv
         assert host_send is not None and host_recv is not None
-        ad.copy_to_host(send, host_send)
+        ad.download(send, host_send)
         comm.Allreduce(host_send, host_recv, op=mpi.SUM)
-        return ad.copy_from_host(host_recv, recv)
+        return ad.upload(host_recv, recv)
 
 
 # -- the jobs ---------------------------------------------------------------------------
@@ -207,16 +214,17 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
 
     def setup() -> tuple[Any, float]:
         host = ctx.rng(1).standard_normal(count).astype(dtype)
-        dev = ctx.ad.asarray(host)
-        ctx.ad.sumsq(dev)  # compile / first call outside the timed loop
-        return dev, float(np.dot(host.astype(np.float64), host.astype(np.float64)))
+        sumsq = ctx.ad.build_kernel("reduction", "sumsq", count, dtype,
+                                    {"a": ctx.ad.to_device(host)})
+        sumsq()  # compile / first call outside the timed loop
+        return sumsq, float(np.dot(host.astype(np.float64), host.astype(np.float64)))
 
-    dev, ref_local = ctx.guarded(setup)
+    sumsq, ref_local = ctx.guarded(setup)
     send = np.zeros(1, np.float64)
     recv = np.zeros(1, np.float64)
 
     def step() -> None:
-        send[0] = ctx.ad.sumsq(dev)  # a host float: the device has finished
+        send[0] = float(ctx.ad.to_host(sumsq()))  # on the host: the device has finished
         ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
 
     step()
@@ -252,34 +260,45 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
         else:
             st["A"], st["C"] = None, None
             st["B"] = np.empty((n, n), dtype)
-        st["a_loc"] = np.empty((mine, n), dtype)
+        st["a_loc"] = np.zeros((mine, n), dtype)
         st["c_loc"] = np.empty((mine, n), dtype)
         if direct:  # the same buffers on the device
-            st["dA"] = ad.asarray(st["A"]) if ctx.rank == 0 else None
+            st["dA"] = ad.to_device(st["A"]) if ctx.rank == 0 else None
             st["dC"] = ad.empty((n, n), dtype) if ctx.rank == 0 else None
-            st["dB"] = ad.asarray(st["B"]) if ctx.rank == 0 else ad.empty((n, n), dtype)
-            st["da_loc"] = ad.empty((max(mine, 1), n), dtype)
-        ad.sync(ad.matmul(ad.asarray(st["a_loc"][:1] if mine else np.ones((1, n), dtype)),
-                          ad.asarray(np.eye(n, dtype=dtype))))  # compile outside timing
+            st["dB"] = ad.to_device(st["B"]) if ctx.rank == 0 else ad.empty((n, n), dtype)
+            st["in"] = {"a": ad.empty((mine, n), dtype), "b": st["dB"]}
+        else:  # device copies the staged step writes into
+            st["in"] = {"a": ad.to_device(st["a_loc"]),
+                        "b": ad.to_device(np.zeros((n, n), dtype))}
+        st["out"] = {"c": ad.empty((mine, n), dtype)}
+        st["mm"] = ad.build_kernel("matmul", "default", n, dtype, st["in"], st["out"])
+        ad.block(st["mm"]())  # compile outside timing
         return st
 
     st = ctx.guarded(setup)
+    ins = st["in"]
+
+    def local_product() -> Any:
+        """C = A B of this rank's rows: the matmul kernel's implementation."""
+        c = st["mm"]()
+        return st["out"]["c"] if c is None else c
 
     def step_staged() -> None:
         comm.Scatterv([st["A"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
                       [st["a_loc"], mpi_type], root=0)
         comm.Bcast([st["B"], mpi_type], root=0)
-        c = ad.matmul(ad.asarray(st["a_loc"]), ad.asarray(st["B"]))
-        ad.copy_to_host(c, st["c_loc"])
+        ins["a"] = ad.upload(st["a_loc"], ins["a"])
+        ins["b"] = ad.upload(st["B"], ins["b"])
+        ad.download(local_product(), st["c_loc"])
         comm.Gatherv([st["c_loc"], mpi_type],
                      [st["C"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
 
     def step_direct() -> None:
         comm.Scatterv([st["dA"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
-                      [st["da_loc"], mine * n, mpi_type], root=0)
+                      [ins["a"], mine * n, mpi_type], root=0)
         comm.Bcast([st["dB"], mpi_type], root=0)
-        c = ad.matmul(st["da_loc"][:mine], st["dB"])
-        ad.sync(c)
+        c = local_product()
+        ad.block(c)
         comm.Gatherv([c, mpi_type],
                      [st["dC"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
 
@@ -296,6 +315,13 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
     return result(samples, rel_err=err, tolerance=tolerance(dtype, n) * 10)
 
 
+def rank_seed(seed: int, rank: int) -> int:
+    """The seed of a rank's generator: hashed from (seed, rank) by SeedSequence, so ranks
+    get unrelated streams (never ``seed + rank * 10**6``, KERNELS.md); 63 bits, which
+    every framework's seed argument takes."""
+    return int(np.random.SeedSequence([seed, rank]).generate_state(1, np.uint64)[0]) >> 1
+
+
 def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     """Seed 9.7.2 done right: independent streams per rank (and per device thread),
     hit counts summed with MPI."""
@@ -303,12 +329,28 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     _, count = split(n, ctx.size, ctx.rank)
     send = np.zeros(1, np.int64)
     recv = np.zeros(1, np.int64)
+    seed = rank_seed(ctx.seed, ctx.rank)
+
+    def setup() -> Callable[[], Any] | None:
+        if not count:
+            return None
+        pi_local = ctx.ad.build_kernel("monte_carlo_pi", "default", count, "float64", {},
+                                       seed=seed)
+        pi_local()  # compile outside timing
+        return pi_local
+
+    pi_local = ctx.guarded(setup)
+
+    def hits() -> int:
+        """This rank's points inside the circle, back from the kernel's 4 hits / count."""
+        if pi_local is None:
+            return 0
+        return round(float(ctx.ad.to_host(pi_local())) * count / 4.0)
 
     def step() -> None:
-        send[0] = ctx.ad.mc_hits(count, ctx.seed, ctx.rank)
+        send[0] = hits()
         ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
 
-    ctx.guarded(lambda: ctx.ad.mc_hits(min(count, 1024), ctx.seed, ctx.rank))
     step()
     estimate = 4.0 * float(recv[0]) / n
     sigma = math.sqrt(math.pi * (4 - math.pi) / n)
@@ -337,15 +379,15 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
         x = rng.standard_normal((rows, f_)).astype(dtype)
         y = rng.standard_normal((rows, o_)).astype(dtype)
         p0 = (0.1 * ctx.common_rng(3).standard_normal(nparams)).astype(dtype)
-        st = {"x": ad.asarray(x), "y": ad.asarray(y), "p0": p0, "hx": x, "hy": y,
-              "recv": ad.asarray(np.zeros(nparams, dtype)),
+        st = {"x": ad.to_device(x), "y": ad.to_device(y), "p0": p0, "hx": x, "hy": y,
+              "recv": ad.to_device(np.zeros(nparams, dtype)),
               "hs": np.zeros(nparams, dtype), "hr": np.zeros(nparams, dtype)}
-        ad.sync(ad.linear_grad(ad.asarray(p0), st["x"], st["y"]))  # compile
+        ad.block(ad.linear_grad(ad.to_device(p0), st["x"], st["y"]))  # compile
         return st
 
     st = ctx.guarded(setup)
     chan = Channel(ctx, path)
-    state = {"p": ad.asarray(st["p0"])}
+    state = {"p": ad.to_device(st["p0"])}
 
     def averaged_grad(p: Any) -> Any:
         g = ad.linear_grad(p, st["x"], st["y"])
@@ -365,7 +407,7 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     def step() -> None:
         g = averaged_grad(state["p"])
         state["p"] = ad.axpy(state["p"], g, lr / n)
-        ad.sync(state["p"])
+        ad.block(state["p"])
 
     samples = ctx.timed(step)
     if ctx.rank:
@@ -381,7 +423,7 @@ def halo_exchange(ctx: Context, u: Any, n: int, path: str, bufs: dict[str, np.nd
     ad, comm = ctx.ad, ctx.comm
     left, right = (ctx.rank - 1) % ctx.size, (ctx.rank + 1) % ctx.size
     if path in ("direct", "host"):
-        ad.sync(u)
+        ad.block(u)
         comm.Sendrecv(ad.view(u, n, n + 1), dest=right, sendtag=1,
                       recvbuf=ad.view(u, 0, 1), source=left, recvtag=1)
         comm.Sendrecv(ad.view(u, 1, 2), dest=left, sendtag=2,
@@ -441,18 +483,18 @@ def job_halo(ctx: Context) -> dict[str, Any] | None:
             raise ValueError(f"{global_n} cells cannot be split over {ctx.size} ranks")
         u0 = np.zeros(n + 2, dtype)
         u0[1:-1] = ctx.rng(4).random(n).astype(dtype)
-        u, out = ad.asarray(u0), ad.asarray(u0)
-        ad.sync(ad.stencil(u, out, HALO_ALPHA))  # compile
+        u, out = ad.to_device(u0), ad.to_device(u0)
+        ad.block(ad.stencil(u, out, HALO_ALPHA))  # compile
         return {"u0": u0, "u": u, "out": out}
 
     st = ctx.guarded(setup)
-    state = {"u": ad.asarray(st["u0"]), "out": ad.asarray(st["u0"])}
+    state = {"u": ad.to_device(st["u0"]), "out": ad.to_device(st["u0"])}
 
     def advance(k: int) -> None:
         for _ in range(k):
             u = halo_exchange(ctx, state["u"], n, path, bufs)
             state["u"], state["out"] = ad.stencil(u, state["out"], HALO_ALPHA), u
-        ad.sync(state["u"])
+        ad.block(state["u"])
 
     check_steps = min(steps, 10)
     advance(check_steps)
@@ -483,7 +525,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         if ctx.rank == 0:
             st["host"][...] = pattern
         if path != "host" and ctx.rank < 2:
-            st["dev"] = ad.asarray(st["host"])
+            st["dev"] = ad.to_device(st["host"])
         if nccl_mode:  # collective: every rank joins the communicator
             st["nccl"] = nccl_communicator(ctx)
         return st
@@ -508,13 +550,13 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
                 else:
                     comm.Recv(st["dev"], source=peer)
             elif sending:
-                ad.copy_to_host(st["dev"], host)
+                ad.download(st["dev"], host)
                 comm.Send(host, dest=peer)
             else:
                 comm.Recv(host, source=peer)
-                st["dev"] = ad.copy_from_host(host, st["dev"])
+                st["dev"] = ad.upload(host, st["dev"])
         if path != "host":
-            ad.sync(st["dev"])
+            ad.block(st["dev"])
 
     ping()
     ok = True
@@ -546,8 +588,8 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     def setup() -> dict[str, Any]:
         st: dict[str, Any] = {"hs": mine.copy(), "hr": np.zeros(count, np.float32)}
         if path != "host":
-            st["send"] = ad.asarray(mine)
-            st["recv"] = ad.asarray(np.zeros(count, np.float32))
+            st["send"] = ad.to_device(mine)
+            st["recv"] = ad.to_device(np.zeros(count, np.float32))
         if mode == "nccl":
             st["nccl"] = nccl_allreduce(ctx, st["send"], st["recv"])
         return st
@@ -563,7 +605,7 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     else:
         def step() -> None:
             st["recv"] = chan.allreduce(st["send"], st["recv"], st["hs"], st["hr"])
-            ad.sync(st["recv"])
+            ad.block(st["recv"])
 
     step()
     out = st["hr"] if path == "host" else ad.to_host(st["recv"])
@@ -634,6 +676,7 @@ def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
 
 def job_device_selection(ctx: Context) -> dict[str, Any] | None:
     """Evaluate one strategy of seed 9.4 on every rank; the GPUs must all differ."""
+    from gpubench.backends.cuda_common import nvml_uuid
     from gpubench.mpi import devices
 
     strategy = ctx.item["mode"]
@@ -645,7 +688,7 @@ def job_device_selection(ctx: Context) -> dict[str, Any] | None:
         env = dict(ctx.extra.get("launch_env") or os.environ)
         sel = devices.select(strategy, ctx.rank, n_gpus if gpu else (os.cpu_count() or 1),
                              env, shared_local_rank=shared)
-        ident = devices.nvml_uuid(sel.physical) if gpu else ""
+        ident = nvml_uuid(sel.physical) if gpu else ""
         ident = ident or (f"gpu{sel.physical}" if gpu else f"cpu-slot{sel.physical}")
         err = ""
     except devices.DeviceSelectionError as exc:

@@ -1,10 +1,11 @@
-// Kernels of the MPI jobs for CUDA Python (NVRTC, launched through cuda.core).
+// Kernels of the MPI jobs for CUDA Python (NVRTC, launched through cuda.core by
+// gpubench.backends.cuda_python_gpu).
 //
-// The reduction and Monte Carlo jobs reuse reduction.cu and monte_carlo_pi.cu; these
-// are the computations those files lack: the halo job's stencil on a slab with ghost
-// cells, the scatter-compute-gather job's rectangular C = A B, and the gradient of
-// the gradient-averaging job. Grid-stride loops with bounds checks, no atomics (the
-// same bits on every call). Compiles with NVRTC alone (no #include).
+// The reduction, matmul and Monte Carlo jobs reuse reduction.cu, matmul.cu and
+// monte_carlo_pi.cu (the kernels' own implementations); these are the computations no
+// kernel has: the halo job's stencil on a slab with ghost cells and the gradient and
+// update of the gradient-averaging job. Grid-stride loops with bounds checks, no
+// atomics (the same bits on every call). Compiles with NVRTC alone (no #include).
 
 // out[i] = u[i] + alpha (u[i-1] - 2 u[i] + u[i+1]) for the interior i = 1..n;
 // u and out hold n + 2 cells (cell 0 and n+1 are the ghosts).
@@ -25,39 +26,6 @@ extern "C" __global__ void mpi_stencil_f32(const float* u, float* out, long long
 extern "C" __global__ void mpi_stencil_f64(const double* u, double* out, long long n,
                                            double alpha) {
     stencil<double>(u, out, n, alpha);
-}
-
-// C (m x n) = A (m x k) B (k x n), row-major; 16 x 16 shared-memory tiles.
-#define MPI_TILE 16
-template <typename T>
-__device__ void matmul(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                       long long m, long long n, long long k) {
-    __shared__ T As[MPI_TILE][MPI_TILE];
-    __shared__ T Bs[MPI_TILE][MPI_TILE];
-    const long long row = (long long)blockIdx.y * MPI_TILE + threadIdx.y;
-    const long long col = (long long)blockIdx.x * MPI_TILE + threadIdx.x;
-    T acc = (T)0;
-    for (long long t = 0; t < k; t += MPI_TILE) {
-        const long long ac = t + threadIdx.x;
-        const long long br = t + threadIdx.y;
-        As[threadIdx.y][threadIdx.x] = (row < m && ac < k) ? A[row * k + ac] : (T)0;
-        Bs[threadIdx.y][threadIdx.x] = (br < k && col < n) ? B[br * n + col] : (T)0;
-        __syncthreads();
-#pragma unroll
-        for (int j = 0; j < MPI_TILE; ++j) acc += As[threadIdx.y][j] * Bs[j][threadIdx.x];
-        __syncthreads();
-    }
-    if (row < m && col < n) C[row * n + col] = acc;
-}
-
-extern "C" __global__ void mpi_matmul_f32(const float* A, const float* B, float* C,
-                                          long long m, long long n, long long k) {
-    matmul<float>(A, B, C, m, n, k);
-}
-
-extern "C" __global__ void mpi_matmul_f64(const double* A, const double* B, double* C,
-                                          long long m, long long n, long long k) {
-    matmul<double>(A, B, C, m, n, k);
 }
 
 // Linear model pred = X W^T + b (X: rows x F, W: O x F, b: O), loss sum (pred - Y)^2.

@@ -26,8 +26,15 @@ from typing import Any
 from gpubench import provenance, results
 from gpubench.backends import split_backend_id
 from gpubench.backends.base import pin_threads_env
-from gpubench.mpi import JOBS, MPI_BACKENDS, SINGLE_PROCESS_JOBS, devices, launch, schema
-from gpubench.mpi.arrays import ADAPTERS, FRAMEWORK_MODULES
+from gpubench.mpi import (
+    JOBS,
+    SINGLE_PROCESS_JOBS,
+    backend_class,
+    devices,
+    launch,
+    mpi_backends,
+    schema,
+)
 from gpubench.procs import preexec
 
 SRC_DIR = Path(__file__).resolve().parents[2]
@@ -76,7 +83,7 @@ def powers_of_two(lo: int, hi: int) -> list[int]:
 
 def paths_for(job: str, backend: str) -> list[str]:
     """Communication paths measured for a job on a backend."""
-    ad = ADAPTERS[backend]
+    ad = backend_class(backend)
     if job in ("device_selection", "multi_gpu"):
         return ["n/a"]
     if ad.host_memory:
@@ -185,8 +192,9 @@ class Step:
                  python: str = sys.executable, log: Any = None) -> None:
         if job not in JOBS:
             raise ValueError(f"unknown MPI job {job!r}; known: {JOBS}")
-        if backend not in MPI_BACKENDS:
-            raise ValueError(f"backend {backend!r} has no MPI version; known: {MPI_BACKENDS}")
+        known = mpi_backends()
+        if backend not in known:
+            raise ValueError(f"backend {backend!r} has no MPI version; known: {known}")
         self.job, self.backend, self.ranks = job, backend, int(ranks)
         self.cfg = dict(config.get("mpi") or {})
         self.seed = int((config.get("harness") or {}).get("seed", 0))
@@ -272,7 +280,7 @@ class Step:
             if found is None:
                 return "unavailable", f"MPI launcher: {why}"
             self.launcher = found
-        probe = probe_python(self.python, FRAMEWORK_MODULES[self.backend], not single, env)
+        probe = probe_python(self.python, backend_class(self.backend).probe_module, not single, env)
         if not single and "mpi" not in probe:
             return "unavailable", (f"mpi4py cannot load an MPI library in {self.python}: "
                                    f"{probe.get('mpi_error', '?')} (pip install mpi4py; "
@@ -524,7 +532,7 @@ def step_main(argv: list[str] | None = None) -> int:
     """Run one MPI step of the workflow (rule mpi_job)."""
     p = argparse.ArgumentParser(description=step_main.__doc__)
     p.add_argument("--job", required=True, choices=JOBS)
-    p.add_argument("--backend", required=True, choices=MPI_BACKENDS)
+    p.add_argument("--backend", required=True, choices=mpi_backends())
     p.add_argument("--ranks", required=True, type=int)
     p.add_argument("--config-json", required=True)
     p.add_argument("--csv", required=True)

@@ -97,11 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     emit = _emit_to(out if rank == 0 else None)
 
+    from gpubench.backends import load_backend, load_plugins
     from gpubench.mpi import devices, launch
-    from gpubench.mpi.arrays import ADAPTERS
     from gpubench.mpi.jobs import JOB_FUNCTIONS, AgreedError, Context, Settings
 
-    adapter = ADAPTERS[backend]()
+    load_plugins()  # out-of-tree backends and implementations (GPUBENCH_PLUGINS)
+    adapter = load_backend(backend)
     gpu = adapter.device == "gpu"
     kind, err, versions, selection = "unavailable", "", {}, None
     try:
@@ -114,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ["CUDA_VISIBLE_DEVICES"] = selection.visible
             kind = "unavailable"
         if job != "device_selection":
-            versions = adapter.start(selection)
+            # the step capped every thread pool at cores / ranks (OMP_NUM_THREADS)
+            threads = int(os.environ.get("OMP_NUM_THREADS", "") or os.cpu_count() or 1)
+            versions = adapter.start_rank(selection, threads)
     except Exception as exc:  # noqa: BLE001 - every rank reports, rank 0 records
         err = f"rank {rank}: {type(exc).__name__}: {exc}"[:500]
     errors = [e for e in comm.allgather(err) if e]

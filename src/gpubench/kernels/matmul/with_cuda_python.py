@@ -22,11 +22,13 @@ GEOMETRY: dict[str, tuple[tuple[int, int], int]] = {
 }
 
 
-def launch_geometry(style: str, n: int) -> tuple[tuple[int, int], tuple[int, int]]:
-    """(grid, block) of ``matmul_<style>_*`` for n x n matrices; x runs along columns."""
+def launch_geometry(style: str, n: int, rows: int | None = None
+                    ) -> tuple[tuple[int, int], tuple[int, int]]:
+    """(grid, block) of ``matmul_<style>_*`` for a C of ``rows`` x n (n x n by default;
+    the MPI matmul job multiplies one rank's rows); x runs along columns."""
     block, edge = GEOMETRY[style]
-    blocks = -(-n // edge)
-    return (blocks, blocks), block
+    rows = n if rows is None else rows
+    return (-(-n // edge), max(1, -(-rows // edge))), block
 
 
 def _build(ctx: BuildContext, style: str) -> Callable[[], None]:
@@ -34,11 +36,11 @@ def _build(ctx: BuildContext, style: str) -> Callable[[], None]:
 
     be = ctx.backend
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
-    n = ctx.case.size
+    n, rows = ctx.case.size, a.shape[0]
     kernel = be.kernel(cuda_sources.source("matmul"),
                        f"matmul_{style}_{cuda_sources.suffix(ctx.case.dtype)}")
-    grid, block = launch_geometry(style, n)
-    args = (a.ptr, b.ptr, c.ptr, np.int64(n))
+    grid, block = launch_geometry(style, n, rows)
+    args = (a.ptr, b.ptr, c.ptr, np.int64(rows), np.int64(n))
 
     def call() -> None:
         be.launch(kernel, grid, block, *args)

@@ -31,10 +31,10 @@ def _build(ctx: BuildContext, style: str) -> Callable[[], None]:
     from gpubench import cuda_sources
 
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
-    n = ctx.case.size
+    n, rows = ctx.case.size, a.shape[0]
     fn = _module().get_function(f"matmul_{style}_{cuda_sources.suffix(ctx.case.dtype)}")
-    grid, block = launch_geometry(style, n)
-    args = (a, b, c, np.int64(n))
+    grid, block = launch_geometry(style, n, rows)
+    args = (a, b, c, np.int64(rows), np.int64(n))
 
     def call() -> None:
         fn(grid, block, args)

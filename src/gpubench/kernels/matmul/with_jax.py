@@ -14,5 +14,7 @@ def jit(ctx: BuildContext) -> Callable[[], Any]:
     # The default precision lets XLA compute float32 GEMMs in TF32/bfloat16 on GPUs;
     # HIGHEST keeps float32 a float32 product, the thing every other row measures.
     mm = jax.jit(lambda x, y: jnp.matmul(x, y, precision=jax.lax.Precision.HIGHEST))
-    a, b = ctx.inputs["a"], ctx.inputs["b"]
-    return lambda: mm(a, b)
+    # Inputs are looked up at call time: JAX arrays are immutable, so the MPI matmul job
+    # puts each step's fresh copies into ctx.inputs instead of writing into these.
+    inputs = ctx.inputs
+    return lambda: mm(inputs["a"], inputs["b"])

@@ -1,7 +1,8 @@
 """matmul in Numba CUDA: a naive kernel (seed 4.9.1) and a shared-memory tiled one.
 
 Both launch 16x16-thread blocks on a 2-D grid of ceil(n/16) x ceil(n/16) blocks, one
-thread per element of C, and accumulate in the array's dtype as a GEMM does (a float64
+thread per element of C (ceil(n/16) x ceil(m/16) when A and C have m < n rows, as in
+the MPI matmul job), and accumulate in the array's dtype as a GEMM does (a float64
 accumulator would make float32 rows run at the FP64 rate).
 
 ``cuda_jit_naive`` is the seed's kernel with the thread mapping turned around:
@@ -92,7 +93,8 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
 def _build(ctx: BuildContext, which: int) -> Callable[[], None]:
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
     n, tpb = ctx.case.size, tile_size()
-    blocks = ((n + tpb - 1) // tpb, (n + tpb - 1) // tpb)
+    rows = a.shape[0]  # n, or fewer: one MPI rank's rows of A
+    blocks = ((n + tpb - 1) // tpb, max(1, (rows + tpb - 1) // tpb))
     launch = _kernels(ctx.case.dtype)[which][blocks, (tpb, tpb)]
 
     def call() -> None:

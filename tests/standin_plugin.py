@@ -1,0 +1,45 @@
+"""A stand-in framework added from outside the package: the dry run of the README's
+"Adding a framework" (``GPUBENCH_PLUGINS=standin_plugin``, tests/test_standin_framework.py).
+
+Everything a framework needs is here, and nothing else was edited: the adapter (a thin
+NumPy-based ``Backend``: the defaults serve it, including every method the MPI jobs
+call), the one registration line, and one kernel implementation. In-tree the same
+three pieces are ``src/gpubench/backends/standin_cpu.py``, a line in ``BACKENDS``, and
+``src/gpubench/kernels/reduction/with_standin.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gpubench.backends import BACKENDS
+from gpubench.backends.base import Backend
+from gpubench.spec import BuildContext, implementation
+
+# -- the registration line -------------------------------------------------------------
+BACKENDS["standin-cpu"] = "standin_plugin:StandinCPU"
+
+
+# -- the adapter --------------------------------------------------------------------------
+class StandinCPU(Backend):
+    """Host NumPy under another name; runs the MPI jobs too (``mpi = True``)."""
+
+    framework = "standin"
+    device = "cpu"
+    mpi = True
+
+    def start(self, threads: int) -> dict[str, str]:
+        self.started_on = self.device_index
+        return {"standin": "0.1", "numpy": np.__version__}
+
+
+# -- the kernel implementation --------------------------------------------------------------
+@implementation("reduction", "standin", "einsum", variants=("sumsq", "dot"))
+def einsum(ctx: BuildContext) -> Callable[[], Any]:
+    """sum(a*a) or sum(a*b) with ``np.einsum``: what the MPI reduction job calls too."""
+    a = ctx.inputs["a"]
+    b = ctx.inputs["b"] if ctx.case.variant == "dot" else a
+    return lambda: np.einsum("i,i->", a, b)
