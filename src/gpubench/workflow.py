@@ -371,11 +371,11 @@ class Plan:
             self._environ[ATTEMPTS_VAR] = str(retries + 1)
         return int(self._environ[ATTEMPTS_VAR])
 
-    def step_guard_args(self, wildcards: Any, resources: Mapping[str, Any]) -> str:
+    def step_guard_args(self, wildcards: Any, resources: Any) -> str:
         """A benchmark step runs watched (gpubench.cli.guard_step): stopped before the
         job's runtime ends, retried while attempts are left, then recorded as error
         rows."""
-        attempt = resources.attempt  # type: ignore[attr-defined]
+        attempt = resources.attempt
         runtime = resources.get("runtime") or 0
         return (f"--attempt {attempt} --attempts {max(self.step_attempts(), attempt)}"
                 f" --time-limit-min {runtime if isinstance(runtime, int) else 0}")

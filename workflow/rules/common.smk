@@ -24,13 +24,14 @@ def _retries():
 
 # A bad config, an unwritable results folder, a profile's site placeholder or unknown
 # partition, or environments.mode against --sdm: refused here, naming the key.
+_resources = workflow.resource_settings
+_sdm = workflow.deployment_settings.deployment_method
 try:
     PLAN = gw.prepare(
         config,
-        default_resources=workflow.resource_settings.default_resources,
-        overwrite_resources=workflow.resource_settings.overwrite_resources,
-        conda_sdm=DeploymentMethod.CONDA
-        in workflow.deployment_settings.deployment_method,
+        default_resources=_resources.default_resources,
+        overwrite_resources=_resources.overwrite_resources,
+        conda_sdm=DeploymentMethod.CONDA in _sdm,
         cores=lambda: workflow.cores,
         retries=_retries,
     )
