@@ -20,8 +20,7 @@ import yaml
 from gpubench.config import validate_config
 from gpubench.mpi import JOBS
 from gpubench.mpi.step import collect_main, run_step
-
-MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
+from gpubench.workflow import MULTI_DEVICE_BACKENDS
 
 
 def main() -> int:

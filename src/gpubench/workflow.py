@@ -1,0 +1,457 @@
+"""What the Snakemake workflow decides, as plain functions of the config and settings.
+
+``workflow/rules/common.smk`` is glue: it passes Snakemake's ``config`` and settings to
+:func:`prepare` and hands the rules the methods of the :class:`Plan` it returns. The
+logic lives here so that it is unit-tested like the rest of the package, without
+Snakemake and without a cluster (SLURM's clients and the GPU count are injectable).
+
+Two kinds of thing live here:
+
+- checks before any job (:func:`prepare`): a bad config, an unwritable results folder, a
+  profile's site placeholder or unknown partition, an environment mode that does not
+  match ``--sdm``. Each raises :class:`SetupError` with a message that names the key.
+- each step's inputs and parameters (:class:`Plan`): file lists, interpreters,
+  environments, MPI steps, the arguments of the step guard.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gpubench import environments as envs
+from gpubench import runlock
+from gpubench.backends import split_backend_id
+from gpubench.config import ConfigError, validate_config
+from gpubench.mpi import JOBS as MPI_JOBS
+from gpubench.mpi import launch as mpi_launch
+
+#: backends that have a single-process several-device version (the multi_gpu job)
+MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
+#: how the scheduling Snakemake tells the jobs it starts how many attempts a step has
+#: (set here, not by the user: no envvars directive)
+ATTEMPTS_VAR = "GPUBENCH_STEP_ATTEMPTS"
+#: a partition or account sbatch can be given through a shell without quoting
+SLURM_NAME = re.compile(r"[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*")
+#: the profile settings checked against the cluster
+SITE_KEYS = ("slurm_partition", "slurm_account")
+
+#: runs a command: ``subprocess.run``'s signature (tests give a fake)
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
+
+
+class SetupError(RuntimeError):
+    """The run cannot start; the message names the setting and what to do about it."""
+
+
+# -- checks before any job -----------------------------------------------------------------
+
+
+def check_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The validated config (a copy), or SetupError naming the first bad key."""
+    try:
+        return validate_config(config)
+    except ConfigError as exc:
+        raise SetupError(f"invalid configuration: {exc}") from None
+
+
+def check_writable(folder: str | os.PathLike[str]) -> None:
+    """Fail before any job starts if results cannot be written."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        probe = Path(folder) / f".write-test-{os.getpid()}"  # one per run: no race
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise SetupError(
+            f"config key results_dir/logs_dir: cannot write to {str(folder)!r}: {exc}"
+        ) from None
+
+
+def site_settings(default_resources: Mapping[str, Any] | None,
+                  overwrite_resources: Mapping[str, Mapping[str, Any]] | None,
+                  ) -> list[tuple[str, str, str]]:
+    """(where, name, value) of each slurm_partition/slurm_account a profile sets, from
+    Snakemake's resource settings (``default-resources``, ``set-resources``); values are
+    Snakemake ``Resource`` objects (their ``raw`` text) or plain strings."""
+    found = []
+    for rule, resources in [("default-resources", default_resources),
+                            *(overwrite_resources or {}).items()]:
+        where = rule if rule == "default-resources" else f"set-resources.{rule}"
+        for name, value in dict(resources or {}).items():
+            raw = getattr(value, "raw", value)
+            if name in SITE_KEYS and isinstance(raw, str):
+                found.append((where, name, raw.strip("'\"")))
+    return found
+
+
+def slurm_names(cmd: Sequence[str], run: Runner = subprocess.run) -> set[str] | None:
+    """Names a SLURM client lists (lower case), or None where it cannot tell: the
+    command is missing, fails, hangs or lists nothing (no SLURM controller here)."""
+    try:
+        out = run(list(cmd), capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = {n.strip().rstrip("*").lower() for n in out.stdout.split()}
+    return names if out.returncode == 0 and names else None
+
+
+def cluster_names(name: str, run: Runner = subprocess.run, user: str | None = None
+                  ) -> set[str] | None:
+    """The cluster's partitions (``sinfo``) or the user's accounts (``sacctmgr``)."""
+    if name == "slurm_partition":
+        return slurm_names(["sinfo", "-h", "-o", "%P"], run)
+    return slurm_names(["sacctmgr", "-n", "-P", "-s", "list", "user",
+                        user or getpass.getuser(), "format=account"], run)
+
+
+def check_site_settings(settings: Iterable[tuple[str, str, str]], *,
+                        which: Callable[[str], str | None] = shutil.which,
+                        run: Runner = subprocess.run, user: str | None = None) -> None:
+    """Fail before any job on a profile's SITE_* placeholder, on a partition or account
+    that is not a plain SLURM name, or (where sinfo/sacctmgr answer) on one this cluster
+    does not have."""
+    settings = list(settings)
+    found = [(w, n, v) for w, n, v in settings if "SITE_" in v]
+    if found:
+        raise SetupError(
+            "the profile still has site placeholders: "
+            + "; ".join(f"{w}.{n}: {v}" for w, n, v in found)
+            + ". Set them to your cluster's values in the profile (profiles/slurm/"
+            "config.yaml; README 'Running on a SLURM cluster')"
+        )
+    # sbatch is started through a shell: a name that is not a plain SLURM name (one a
+    # shell could read as a command, `a; rm -rf ~`) is refused whoever would quote it.
+    for where, name, value in settings:
+        if not SLURM_NAME.fullmatch(value):
+            raise SetupError(
+                f"profile setting {where}.{name}: {value!r} is not a SLURM name "
+                "(letters, digits, '_', '.', '-'; several separated by commas)"
+            )
+    for where, name, value in settings:
+        names = cluster_names(name, run, user) if which("sinfo") else None
+        if names is not None and value.lower() not in names:
+            raise SetupError(
+                f"profile setting {where}.{name}: {value!r} is not "
+                + ("a partition" if name == "slurm_partition" else "an account")
+                + f" of this cluster (it has: {', '.join(sorted(names))})"
+            )
+
+
+def check_env_mode(mode: str, conda_sdm: bool) -> None:
+    """Mode conda and ``--sdm conda`` go together: one without the other is refused."""
+    if mode == "conda" and not conda_sdm:
+        raise SetupError(
+            "config key environments.mode: conda needs --sdm conda (or use mode venv or system)"
+        )
+    if conda_sdm and mode != "conda":
+        raise SetupError(
+            f"--sdm conda is given but config key environments.mode is {mode!r}; "
+            "set environments.mode: conda for conda environments"
+        )
+
+
+def check_specs(backends: Sequence[str], env_cfg: Mapping[str, Any]) -> None:
+    """In mode venv every configured backend needs its pip spec in spec_dir."""
+    if env_cfg["mode"] != "venv":
+        return
+    for i, backend in enumerate(backends):
+        spec = Path(env_cfg["spec_dir"]) / f"{envs.env_name(backend, env_cfg['cuda'])}.txt"
+        if not spec.is_file():
+            raise SetupError(
+                f"config key backends[{i}]: {backend} has no pip spec {spec} "
+                f"(environments.spec_dir); add it or use environments.mode: system"
+            )
+
+
+def claim_results_dir(results: str | os.PathLike[str]) -> None:
+    """A second run writing to the same results_dir from another working directory
+    (Snakemake's own lock covers only its working directory) is refused before its
+    first job: it would delete and rewrite the steps' files under the first run."""
+    try:
+        runlock.claim(results)
+    except runlock.FolderBusy as exc:
+        raise SetupError(str(exc)) from None
+
+
+def prepare(config: Mapping[str, Any], *,
+            default_resources: Mapping[str, Any] | None = None,
+            overwrite_resources: Mapping[str, Mapping[str, Any]] | None = None,
+            conda_sdm: bool = False,
+            which: Callable[[str], str | None] = shutil.which,
+            run: Runner = subprocess.run,
+            **plan_args: Any) -> Plan:
+    """Every check before any job, in the order a user meets them (config, folders,
+    profile, environments); the :class:`Plan` of a run that may start."""
+    config = check_config(config)
+    check_writable(config["results_dir"])
+    check_writable(config["logs_dir"])
+    check_site_settings(site_settings(default_resources, overwrite_resources),
+                        which=which, run=run)
+    plan = Plan(config, **plan_args)
+    check_env_mode(plan.env_mode, conda_sdm)
+    check_specs(config["backends"], plan.env)
+    return plan
+
+
+# -- each step's inputs and parameters -----------------------------------------------------
+
+
+class Plan:
+    """The files and parameters of a run's steps, from its (validated) config.
+
+    Methods taking ``wildcards`` are Snakemake input functions. What Snakemake knows only
+    once the DAG is built (cores, ``--retries``) is read through callables when a rule
+    asks; ``retries`` gives None in a dry run.
+    """
+
+    def __init__(self, config: Mapping[str, Any], *, python: str = sys.executable,
+                 cores: Callable[[], int | None] = lambda: None,
+                 retries: Callable[[], int | None] = lambda: None,
+                 gpus: Callable[[], tuple[int, str]] = envs.visible_gpus,
+                 environ: MutableMapping[str, str] = os.environ) -> None:
+        self.config = config
+        self.results = config["results_dir"]
+        self.logs = config["logs_dir"]
+        self.mpi: Mapping[str, Any] = config.get("mpi") or {}
+        self.env = envs.env_config(config)
+        self.env_mode: str = self.env["mode"]
+        self.venvs = str(Path(self.env["venv_dir"]))
+        self.specs = Path(self.env["spec_dir"])
+        self.python = python
+        self._cores, self._retries, self._gpus = cores, retries, gpus
+        self._environ = environ
+
+    # -- what the run makes
+
+    def final_outputs(self) -> list[str]:
+        return [f"{self.results}/report/index.html", f"{self.results}/report/summary.md",
+                *self.mpi_csv()]
+
+    def raw_timings(self) -> list[str]:
+        return [f"{self.results}/raw/{b}.csv" for b in self.config["backends"]]
+
+    def raw_samples(self) -> list[str]:
+        return [f"{self.results}/raw/{b}.samples.csv" for b in self.config["backends"]]
+
+    def step_locks(self) -> list[str]:
+        """The lock of the environment each step ran in (the report lists their versions)."""
+        return [f"{self.results}/raw/{b}.lock.txt" for b in self.config["backends"]]
+
+    # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
+
+    def mpi_enabled(self) -> bool:
+        return str(self.mpi.get("enabled", "auto")).lower() != "false" and bool(
+            self.mpi.get("backends"))
+
+    def mpi_steps(self) -> list[tuple[str, str, int]]:
+        """(job, backend, ranks) of every MPI step: enabled jobs x backends x ranks.
+
+        Only backends also in the top-level ``backends`` list: restricting a run to some
+        frameworks restricts its MPI steps too (and the environments they need).
+        """
+        if not self.mpi_enabled():
+            return []
+        steps = []
+        jobs = self.mpi.get("jobs") or {}
+        for job in MPI_JOBS:
+            if job not in jobs or not (jobs[job] or {}).get("enabled", True):
+                continue
+            for backend in self.mpi["backends"]:
+                if backend not in self.config["backends"]:
+                    continue
+                if job == "multi_gpu" and backend not in MULTI_DEVICE_BACKENDS:
+                    continue
+                for ranks in self.mpi.get("ranks", [1, 2]):
+                    if job == "p2p" and ranks < 2:
+                        continue
+                    steps.append((job, backend, ranks))
+        return steps
+
+    def mpi_rows(self) -> list[str]:
+        return [f"{self.results}/mpi/raw/{j}.{b}.n{n}.csv" for j, b, n in self.mpi_steps()]
+
+    def mpi_samples(self) -> list[str]:
+        return [f"{self.results}/mpi/raw/{j}.{b}.n{n}.samples.csv"
+                for j, b, n in self.mpi_steps()]
+
+    def mpi_csv(self) -> list[str]:
+        """mpi.csv when any MPI step is configured (the report takes it as input)."""
+        return [f"{self.results}/mpi.csv"] if self.mpi_steps() else []
+
+    def mpi_launcher_kind(self, wildcards: Any) -> str:
+        return mpi_launch.choose_kind(self.mpi.get("launcher", "auto"))
+
+    def mpi_runtime_min(self, wildcards: Any) -> int:
+        """SLURM runtime (minutes): the step's time limit plus start-up, rounded up."""
+        return int(float(self.mpi.get("time_limit_s", 600)) // 60) + 5
+
+    def mpi_backstop_s(self, wildcards: Any) -> int:
+        """The shell's timeout around the whole step: the limit plus a margin to write
+        rows."""
+        return int(float(self.mpi.get("time_limit_s", 600))) + 120
+
+    def mpi_step_config(self, wildcards: Any) -> str:
+        """What an MPI step reads, as JSON (a change re-runs it)."""
+        return json.dumps({"mpi": self.mpi,
+                           "harness": {"seed": self.config["harness"].get("seed", 0)}},
+                          sort_keys=True)
+
+    def mpi_ranks_python(self, wildcards: Any) -> str:
+        """The ranks' interpreter: the framework's venv (mode venv) or the step's own."""
+        if self.env_mode == "venv":
+            return f"{self.venvs}/{self.backend_env(wildcards.backend)}/bin/python"
+        return self.step_python(wildcards)
+
+    def report_mpi_inputs(self, wildcards: Any) -> dict[str, str]:
+        """mpi.csv and mpi_samples.csv when the run includes MPI steps (mpi.enabled not
+        false and at least one step planned); none otherwise: the report says MPI was not
+        run."""
+        if not self.mpi_csv():
+            return {}
+        return {"mpi": f"{self.results}/mpi.csv",
+                "mpi_samples": f"{self.results}/mpi_samples.csv"}
+
+    def report_mpi_args(self, wildcards: Any, input: Any) -> str:
+        """The report's --mpi/--mpi-samples flags, when those inputs are present."""
+        if "mpi" not in input.keys():
+            return ""
+        return f"--mpi {input.mpi} --mpi-samples {input.mpi_samples}"
+
+    # -- benchmark steps
+
+    def step_python(self, wildcards: Any) -> str:
+        """Interpreter that starts a step's script: the one running Snakemake, or the
+        conda env's (mode conda). A framework's step re-executes itself in its venv (mode
+        venv)."""
+        return "python" if self.env_mode == "conda" else self.python
+
+    def step_threads(self, wildcards: Any) -> int | None:
+        """Benchmark steps take every core they are given so that no two overlap."""
+        return self.config.get("step_threads") or self._cores()
+
+    def step_gpus(self, wildcards: Any) -> int:
+        """GPU steps ask for one GPU so a scheduler (or --resources gpu=1) serialises
+        them."""
+        return 1 if split_backend_id(wildcards.backend)[1] == "gpu" else 0
+
+    def probe_gpus(self, wildcards: Any) -> int:
+        """The probe measures the GPU's ceilings when any GPU step is configured."""
+        return int(any(split_backend_id(b)[1] == "gpu" for b in self.config["backends"]))
+
+    def step_group(self, wildcards: Any) -> str | None:
+        """GPU steps form group "gpu" (a profile's group-components puts them in one job
+        on one GPU); CPU steps are not grouped. Groups matter only with a cluster
+        executor."""
+        return "gpu" if self.step_gpus(wildcards) else None
+
+    def probe_group(self, wildcards: Any) -> str | None:
+        """The probe measures the GPU's ceilings: in the GPU steps' group when it uses
+        one."""
+        return "gpu" if self.probe_gpus(wildcards) else None
+
+    def step_attempts(self) -> int:
+        """1 + --retries. Retries are counted by the Snakemake that schedules the jobs
+        (its settings are known once the DAG is built); a job that a cluster executor
+        starts runs with --retries 0 and inherits GPUBENCH_STEP_ATTEMPTS from it."""
+        if ATTEMPTS_VAR not in self._environ:
+            retries = self._retries()
+            if retries is None:  # a dry run
+                return 1
+            self._environ[ATTEMPTS_VAR] = str(retries + 1)
+        return int(self._environ[ATTEMPTS_VAR])
+
+    def step_guard_args(self, wildcards: Any, resources: Any) -> str:
+        """A benchmark step runs watched (gpubench.cli.guard_step): stopped before the
+        job's runtime ends, retried while attempts are left, then recorded as error
+        rows."""
+        attempt = resources.attempt
+        runtime = resources.get("runtime") or 0
+        return (f"--attempt {attempt} --attempts {max(self.step_attempts(), attempt)}"
+                f" --time-limit-min {runtime if isinstance(runtime, int) else 0}")
+
+    def step_config(self, wildcards: Any) -> str:
+        """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
+        keys = ("threads", "gpu_modes", "gpu_cold_max_bytes", "harness", "gpu_harness",
+                "kernels", "energy")
+        return json.dumps({k: self.config[k] for k in keys if k in self.config},
+                          sort_keys=True)
+
+    # -- environments (README "Environments")
+
+    def backend_env(self, backend: str) -> str:
+        """Name of a backend's environment: numpy, jax-cpu, jax-cuda12, ..."""
+        return envs.env_name(backend, self.env["cuda"])
+
+    def env_locks(self) -> list[str]:
+        """Build locks of the environments the configured backends need (mode venv)."""
+        if self.env_mode != "venv":
+            return []
+        names = sorted({self.backend_env(b) for b in self.config["backends"]})
+        return [f"{self.results}/envs/{env}/lock.txt" for env in names]
+
+    def env_spec_inputs(self, wildcards: Any) -> dict[str, Any]:
+        """A pip spec and the files it includes: editing any of them rebuilds the env."""
+        files = [str(p) for p in envs.spec_files(self.specs / f"{wildcards.env}.txt")]
+        return {"spec": files[0], "includes": files[1:]}
+
+    @functools.cached_property
+    def gpus_here(self) -> tuple[int, str]:
+        """(GPUs on this host, why none): asked once, by the first GPU env's build."""
+        return self._gpus()
+
+    def env_build(self, wildcards: Any) -> str:
+        """yes; or, for a GPU env, no-gpu (gpu_envs auto on a host without a GPU) or
+        never."""
+        policy = self.env["gpu_envs"]
+        if not envs.is_gpu_env(wildcards.env) or policy == "always":
+            return "yes"
+        if policy == "never":
+            return "never"
+        return "yes" if self.gpus_here[0] else "no-gpu"
+
+    def env_python(self, wildcards: Any) -> str:
+        return self.env["python"] or self.python
+
+    def env_pip_args(self, wildcards: Any) -> str:
+        return " ".join(shlex.quote(f"--pip-arg={a}") for a in self.env["pip_args"])
+
+    def step_env_inputs(self, wildcards: Any) -> dict[str, str]:
+        """A framework's step depends on its environment's build lock (mode venv)."""
+        if self.env_mode != "venv":
+            return {}
+        return {"env_lock": f"{self.results}/envs/{self.backend_env(wildcards.backend)}"
+                            "/lock.txt"}
+
+    def step_env_args(self, wildcards: Any) -> str:
+        """How run.py finds the step's environment."""
+        env = self.backend_env(wildcards.backend)
+        if self.env_mode == "venv":
+            args = ["--env-mode", "venv", "--env-name", env,
+                    "--env-lock", f"{self.results}/envs/{env}/lock.txt",
+                    "--env-python", f"{self.venvs}/{env}/bin/python"]
+        elif self.env_mode == "conda":
+            args = ["--env-mode", "conda", "--env-name", env]
+        else:
+            args = ["--env-mode", "system", "--env-name", "system"]
+        return shlex.join(args)
+
+    def step_conda_env(self, wildcards: Any) -> str | None:
+        """The framework's conda-forge spec (mode conda, with --sdm conda)."""
+        if self.env_mode != "conda":
+            return None
+        return f"../envs/{self.backend_env(wildcards.backend)}.yaml"
+
+    def driver_conda_env(self, wildcards: Any) -> str | None:
+        """The analysis stack for probe, collect and report (mode conda)."""
+        return "../envs/driver.yaml" if self.env_mode == "conda" else None
