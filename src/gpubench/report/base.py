@@ -168,8 +168,8 @@ class Table:
                 for c, n in zip(row, num, strict=True)
             )
             body.append(tr + cells + "</tr>")
-        return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + (
-            "\n</tbody></table>\n")
+        return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>\n'
+                + "\n".join(body) + "\n</tbody></table>\n")
 
     def markdown(self) -> str:
         lines = ["| " + " | ".join(md_esc(h) for h in self.headers) + " |",
@@ -371,10 +371,9 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
 
 def img(figs: figures.FigureQueue, alt: str, fn: Callable[..., str], *args: Any,
         cls: str = "") -> str:
-    """An ``<img>`` with alt text whose PNG is drawn later by ``figs``."""
-    token = figs.add(fn, *args)
-    klass = f' class="{esc(cls)}"' if cls else ""
-    return f'<img{klass} alt="{esc(alt)}" src="data:image/png;base64,{token}">\n'
+    """A figure with alt text, filled in later by ``figs``: interactive on the page
+    (``fn``'s twin in :mod:`.plots`), ``fn``'s PNG in the static copies."""
+    return figs.add(fn, *args, alt=alt, cls=cls)
 
 
 def _series_order(rows: pd.DataFrame) -> list[str]:
