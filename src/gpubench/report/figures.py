@@ -157,7 +157,9 @@ SORT_JS = r"""
   var SCALE = {ns: 1e-9, "\u00b5s": 1e-6, us: 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600,
                B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, TiB: 1099511627776,
                KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12};
-  var NUM = /^([-+\u2212]?(?:\d[\d,\u202f\u2009]*)?\.?\d+(?:e[-+]?\d+)?)\s*([a-z\u00b5%\u00d7/]*)(?:$|\s)/i;
+  // a number (thousands commas allowed), a unit, then the end or a space
+  var NUM = new RegExp("^([-+\u2212]?(?:\\d[\\d,\u202f\u2009]*)?\\.?\\d+(?:e[-+]?\\d+)?)" +
+                       "\\s*([a-z\u00b5%\u00d7/]*)(?:$|\\s)", "i");
   function key(cell) {
     var t = (cell.getAttribute("data-sort") || cell.textContent).trim();
     var m = NUM.exec(t);

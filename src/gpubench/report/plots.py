@@ -86,8 +86,9 @@ def _log_axis(title: str, values: Any = None, **extra: Any) -> Spec:
     if values is not None:
         v = np.asarray(values, dtype=float)
         v = v[np.isfinite(v) & (v > 0)]
-        if v.size and np.log10(v.max() / v.min()) < 1:
-            axis["dtick"] = "D1"  # under a decade: label 2, 3, ... 9 as well
+        decades = np.log10(v.max() / v.min()) if v.size else 0.0
+        # as the PNGs: minor labels only where the data spans under two decades
+        axis["dtick"] = "D1" if decades < 1 else "D2" if decades < 2 else 1
     axis.update(extra)
     return axis
 
@@ -164,10 +165,12 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
     series in both panels; cold dotted with open markers."""
     series = _series_order(rows)
     colors = palette(len(series))
-    modes = sorted(set(rows["mode"]))
+    # hot first: a series' legend entry shows its first trace's style
+    modes = sorted(set(rows["mode"]), key=lambda m: (m != "hot", m))
     data: list[Spec] = []
     for i, name in enumerate(series):
         color, symbol = colors[i], SYMBOLS[i % len(SYMBOLS)]
+        first = True
         for mode in modes:
             s = rows[(rows["series"] == name) & (rows["mode"] == mode)].sort_values("size_key")
             if s.empty:
@@ -178,37 +181,38 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
             lo = np.clip(np.nan_to_num(med - s["caller_q1"].to_numpy(float)), 0, med * 0.999)
             hi = np.clip(np.nan_to_num(s["caller_q3"].to_numpy(float) - med), 0, None)
             label = name if len(modes) == 1 else f"{name} ({mode})"
-            common = {"type": "scatter", "mode": "lines+markers", "name": label,
-                      "legendgroup": label,
+            # one legend entry per series: a click hides it in both panels and modes
+            common = {"type": "scatter", "mode": "lines+markers", "name": name,
+                      "legendgroup": name,
                       "line": {"color": color, "width": 1.6, "dash": "dot" if cold else
                                "solid"},
                       "marker": {"color": color, "size": 6,
                                  "symbol": symbol + ("-open" if cold else "")}}
-            shown = False
             timed = np.isfinite(med)
             if timed.any():
                 data.append({**common, "x": nums(x[timed]), "y": nums(med[timed]),
-                             "xaxis": "x", "yaxis": "y", "showlegend": True,
+                             "xaxis": "x", "yaxis": "y", "showlegend": first,
                              "error_y": {"type": "data", "symmetric": False,
                                          "array": nums(hi[timed]),
                                          "arrayminus": nums(lo[timed]), "color": color,
                                          "thickness": 1, "width": 0},
                              "hovertemplate": f"{_h(label)}<br>size %{{x:,}}<br>median "
                              "%{y:.3s}s per call<extra></extra>"})
-                shown = True
+                first = False
             thr = s["throughput"].to_numpy(float)
             if np.isfinite(thr).any():
                 data.append({**common, "x": nums(x), "y": nums(thr), "xaxis": "x2",
-                             "yaxis": "y2", "showlegend": not shown,
+                             "yaxis": "y2", "showlegend": first,
                              "hovertemplate": f"{_h(label)}<br>size %{{x:,}}<br>"
                              f"%{{y:.4g}} {_h(unit)}<extra></extra>"})
+                first = False
     sizes = rows["size_key"].to_numpy(float)
     xlabel = (f"problem size ({size_meaning}, log scale)" if size_meaning
               else "problem size (log scale)")
     times = np.concatenate([rows[c].to_numpy(float)
                             for c in ("caller_q1", "caller_q3", "caller_s")])
     thr_all = rows["throughput"].to_numpy(float)
-    layout = _layout(title, 520 + 22 * ((len(series) * len(modes) + 2) // 3),
+    layout = _layout(title, 520 + 22 * ((len(series) + 2) // 3),
                      legend=_bottom_legend(len(series)))
     layout["margin"] = {"l": 70, "r": 20, "t": 80, "b": 40}
     layout["xaxis"] = _size_axis(xlabel, sizes, domain=[0, 0.45], anchor="y")
@@ -217,6 +221,9 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
     annotations = [
         _annotation("caller's clock: GPU pipelined, CPU wall (bars: q1–q3)", 0.225),
         _annotation(f"throughput on the device clock ({unit}, higher is better)", 0.775)]
+    if len(modes) > 1:
+        annotations.append({**_annotation("solid line, filled marker: hot; dotted, open: "
+                                          "cold", 0.5, size=11), "y": 1.08})
     if np.isfinite(thr_all).any():
         layout["yaxis2"] = _log_axis(f"throughput ({unit}, log scale)", thr_all, anchor="x2")
     else:
