@@ -54,26 +54,38 @@ INSPECT = """(async () => {
   };
 })()"""
 
-#: clicks the header of the first table's first numeric column (twice) and reads the
-#: column back: ascending, then descending, by value and not as text
+#: clicks (twice) the header of the first column of plain numbers, and of the first
+#: column of times in mixed units (ns, µs, ms, s), and reads each column back
 SORT = """(() => {
-  const parse = t => parseFloat(t.replace(/,/g, ""));
-  for (const table of document.querySelectorAll("table.sortable")) {
-    const rows = () => [...table.tBodies[0].rows];
-    if (rows().length < 3) continue;
-    const col = [...table.tHead.rows[0].cells].findIndex((_, c) =>
-      rows().every(r => r.cells[c] && r.cells[c].classList.contains("num") &&
-                        /^[\\d,.]+$/.test(r.cells[c].textContent.trim())));
-    if (col < 0) continue;
-    const values = () => rows().map(r => parse(r.cells[col].textContent));
-    const th = table.tHead.rows[0].cells[col];
-    th.click();
-    const up = values();
-    th.click();
-    return {header: th.textContent, up, down: values()};
-  }
-  return null;
+  const find = (test) => {
+    for (const table of document.querySelectorAll("table.sortable")) {
+      const rows = () => [...table.tBodies[0].rows];
+      if (rows().length < 3) continue;
+      const col = [...table.tHead.rows[0].cells].findIndex((_, c) =>
+        rows().every(r => r.cells[c] && test(r.cells[c].textContent.trim())) &&
+        new Set(rows().map(r => r.cells[c].textContent.trim().split(" ")[1])).size > 1 ===
+        (test === isTime));
+      if (col < 0) continue;
+      const texts = () => rows().map(r => r.cells[col].textContent.trim());
+      const th = table.tHead.rows[0].cells[col];
+      th.click();
+      const up = texts();
+      th.click();
+      return {header: th.textContent, up, down: texts()};
+    }
+    return null;
+  };
+  const isNumber = t => /^[\\d,.]+$/.test(t);
+  const isTime = t => /^[\\d.]+ (ns|µs|ms|s)$/.test(t);
+  return {number: find(isNumber), time: find(isTime)};
 })()"""
+UNITS = {"ns": 1e-9, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _value(text: str) -> float:
+    """A cell as the sort should read it: 1,024 -> 1024; 3.2 ms -> 0.0032."""
+    number, _, unit = text.partition(" ")
+    return float(number.replace(",", "")) * UNITS.get(unit, 1.0)
 
 
 def _browser() -> str:
@@ -223,9 +235,12 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert info["figures"] == page.read_text(encoding="utf-8").count('class="plot-spec"')
     assert info["figures"] >= 8 and info["images"] == 0 and info["traces"] >= info["figures"]
     assert info["h2"] >= 10 and info["text"] > 2000
-    s = info["sort"]
-    assert s and len(s["up"]) >= 3, s
-    assert s["up"] == sorted(s["up"]) and s["down"] == sorted(s["up"], reverse=True), s
+    for kind in ("number", "time"):  # by value, not as text
+        s = info["sort"][kind]
+        assert s and len(s["up"]) >= 3, (kind, s)
+        up, down = [_value(x) for x in s["up"]], [_value(x) for x in s["down"]]
+        assert up == sorted(up) and down == sorted(up, reverse=True), s
+        assert s["up"] != sorted(s["up"]) or kind == "number", s  # text order differs
 
 
 def test_comparison_renders_in_headless_chromium(tmp_path: Path) -> None:
