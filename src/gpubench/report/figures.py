@@ -20,6 +20,7 @@ import io
 import math
 import multiprocessing
 import os
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -327,7 +328,7 @@ class FigureQueue:
         return _TOKEN.format(len(self.jobs) - 1)
 
     def _html(self, index: int, pngs: dict[int, str]) -> str:
-        from gpubench.report import plots
+        from gpubench.report import plots  # here: plots imports this module
 
         fn, args = self.jobs[index]
         alt, cls = self.alts[index], self.classes[index]
@@ -392,5 +393,6 @@ class FigureQueue:
 
 
 def _md_alt(text: str) -> str:
-    """Alt text inside ``![...]``: no brackets or newlines that would end it early."""
-    return " ".join(text.replace("[", "(").replace("]", ")").replace("\\", "/").split())
+    """Alt text inside ``![...]``: one line, Markdown's special characters backslashed
+    (a name from the results is text, never markup or the end of the alt)."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", " ".join(text.split()))

@@ -15,6 +15,8 @@ builders keep working when the section code moves between modules.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -500,7 +502,17 @@ BUILDERS: dict[str, Callable[..., Spec]] = {
 
 
 def builder_for(fn: Callable[..., Any]) -> Callable[..., Spec] | None:
-    """The builder of a drawing function: by ``module.name``, then by name; None if none."""
+    """The builder of a drawing function: by ``module.name``, then by name. None when
+    there is none or its parameters are not the function's (a drawing function changed
+    or moved without its twin): the page then shows that figure's PNG."""
     module = getattr(fn, "__module__", "").rsplit(".", 1)[-1]
     name = getattr(fn, "__name__", "")
-    return BUILDERS.get(f"{module}.{name}") or BUILDERS.get(name)
+    builder = BUILDERS.get(f"{module}.{name}") or BUILDERS.get(name)
+    if builder is None or _params(builder) != _params(fn):
+        return None
+    return builder
+
+
+@functools.cache
+def _params(fn: Callable[..., Any]) -> tuple[str, ...]:
+    return tuple(inspect.signature(fn).parameters)
