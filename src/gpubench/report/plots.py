@@ -112,6 +112,8 @@ def _size_axis(title: str, sizes: Any, **extra: Any) -> Spec:
 def _layout(title: str, height: int, **extra: Any) -> Spec:
     out: Spec = {"title": {"text": title, "font": {"size": 15}, "x": 0.5},
                  "height": height, "autosize": True, "hovermode": "closest",
+                 # a legend even for one series: it names it and can hide it
+                 "showlegend": True,
                  "font": {"family": "system-ui, sans-serif", "size": 12},
                  "paper_bgcolor": "white", "plot_bgcolor": "white",
                  "margin": {"l": 70, "r": 20, "t": 70, "b": 60},
@@ -468,6 +470,8 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
     traces = []
     for lab in (stats.SLOWER, stats.FASTER, stats.SAME):
         sel = (data["label"] == lab).to_numpy()
+        if not sel.any():
+            continue
         traces.append({"type": "scatter", "mode": "markers", "name": lab,
                        "x": nums(xs[sel]), "y": nums(data.loc[sel, "ratio"]),
                        "text": [str(b) for b in data.loc[sel, "backend"]],
