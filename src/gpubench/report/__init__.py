@@ -10,7 +10,8 @@ string from the inputs is escaped. Only ``ok`` rows are plotted or ranked.
 Modules: :mod:`.base` (formatting, tables, inputs, per-kernel sections), :mod:`.sections`
 (summary, speedup, ceilings and roofline, crossover, first call, code size),
 :mod:`.mpi`, :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
-(deterministic figures drawn in parallel) and :mod:`.compare` (run-vs-run).
+(deterministic figures: interactive on the page, PNGs drawn in parallel for summary.md),
+:mod:`.plots` (the figures' interactive Plotly twins) and :mod:`.compare` (run-vs-run).
 """
 
 from __future__ import annotations
