@@ -229,7 +229,6 @@ BOOT_JS = r"""
       var f = JSON.parse(s.textContent);
       var div = document.getElementById(s.getAttribute("data-for"));
       s.gpubenchDrawn = Plotly.newPlot(div, f.data, f.layout, f.config).then(function () {
-        div.style.minHeight = "";
         if (++drawn === specs.length) mark("gpubench-all-figures", finish);
       });
     }
@@ -267,6 +266,7 @@ BOOT_JS = r"""
       var lib = document.createElement("script");
       lib.src = URL.createObjectURL(new Blob([code.textContent], {type: "text/javascript"}));
       lib.onload = function () {
+        performance.mark("gpubench-plotly-ready");
         URL.revokeObjectURL(lib.src);
         if (first.length) Promise.all(first.map(draw)).then(function () {
           mark("gpubench-first-screen", firstDone);
