@@ -126,18 +126,26 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
 
 
-def test_images_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:
+def test_figures_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:
     page, _, _ = built
-    imgs = re.findall(r"<img [^>]*>", page)
-    assert len(re.findall(r'<img class="scaling"', page)) == 8  # 4 kernels x 2 dtypes
-    assert len(imgs) > 8  # plus speedup, roofline, first-call figures
-    for tag in imgs:
-        alt = re.search(r'alt="([^"]*)"', tag)
-        assert alt and alt.group(1).strip()
-        assert 'src="data:image/png;base64,' in tag
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page)
-    assert "http://" not in page and "https://" not in page
-    assert "<link" not in page and "<script" not in page
+    divs = re.findall(r'<div class="plot[^"]*"[^>]*>', page)
+    assert len(re.findall(r'<div class="plot scaling"', page)) == 8  # 4 kernels x 2 dtypes
+    assert len(divs) > 8  # plus speedup, roofline, first-call figures
+    specs = re.findall(r'<script type="application/json" class="plot-spec" '
+                       r'data-for="([^"]+)">(.*?)</script>', page)
+    assert len(specs) == len(divs)
+    for tag, (fid, text) in zip(divs, specs, strict=True):
+        alt = re.search(r'aria-label="([^"]*)"', tag)
+        assert alt and alt.group(1).strip() and f'id="{fid}"' in tag
+        assert json.loads(text)["data"]
+    # plotly.js is inlined once, not run where it stands; nothing is fetched
+    assert page.count('<script type="text/plain" id="gpubench-plotlyjs">') == 1
+    assert "<link" not in page and not re.search(r"<script[^>]*\bsrc=", page)
+    # plotly.js's own text names its links; the rest of the page names none
+    ours = re.sub(r'<script type="text/plain" id="gpubench-plotlyjs">.*?</script>', "",
+                  page, flags=re.S)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", ours)
+    assert "http://" not in ours and "https://" not in ours
 
 
 def test_strings_are_escaped(built: tuple[str, str, Path]) -> None:
@@ -160,7 +168,10 @@ def test_wrong_results_are_never_ranked(built: tuple[str, str, Path]) -> None:
 def test_deterministic(built: tuple[str, str, Path]) -> None:
     page, md, tmp = built
     page2, md2 = build(tmp, make_rows(), tag="b")
-    assert page == page2 and md == md2
+    # summary_b.md links its own figures folder, summary_b_figures
+    assert page == page2 and md == md2.replace("summary_b_figures/", "summary_a_figures/")
+    a, b = (sorted((tmp / f"summary_{tag}_figures").glob("*.png")) for tag in "ab")
+    assert a and [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
     assert (tmp / "report_a.html").read_bytes() == (tmp / "report_b.html").read_bytes()
 
 
@@ -171,13 +182,19 @@ def test_summary_md(built: tuple[str, str, Path]) -> None:
     assert "| vector_add | default | float32 |" in md
     assert f"GPU steps skipped: {GPU_REASON}" in md
     assert "data:image" not in md
+    # the figures as PNG files beside it, linked in page order
+    links = re.findall(r"!\[[^\]]+\]\((summary_a_figures/fig-\d{3}\.png)\)", md)
+    assert len(links) > 8 and links == sorted(links)
+    for link in links:
+        assert (tmp / link).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_no_ok_rows(tmp_path: Path) -> None:
     rows = [r for r in make_rows() if r["status"] != "ok"]
     page, md = build(tmp_path, rows)
     assert "No successful measurements" in page and "No successful measurements" in md
-    assert "<img" not in page
+    assert "<img" not in page and 'class="plot' not in page
+    assert "gpubench-plotlyjs" not in page  # no figure: no plotly.js
     assert "Failures and skips" in page and GPU_REASON in page
 
 
@@ -189,7 +206,7 @@ def test_empty_csv(tmp_path: Path) -> None:
 
 def test_single_size(tmp_path: Path) -> None:
     page, _ = build(tmp_path, make_rows(n_sizes=1))
-    assert page.count('<img class="scaling"') == 8
+    assert page.count('<div class="plot scaling"') == 8
 
 
 def test_missing_env(tmp_path: Path) -> None:
@@ -232,4 +249,4 @@ def test_thousands_of_rows_are_quick(tmp_path: Path) -> None:
     t0 = time.perf_counter()
     page, _ = build(tmp_path, rows)
     assert time.perf_counter() - t0 < 30
-    assert page.count('<img class="scaling"') == 8
+    assert page.count('<div class="plot scaling"') == 8

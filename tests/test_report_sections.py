@@ -91,7 +91,7 @@ def test_every_section_is_there(page: tuple[str, str, dict[str, Path]]) -> None:
                    "correctness", "code-size", "mpi", "failures", "environment"):
         assert f'id="{anchor}"' in html
     for cls in ("scaling", "speedup", "roofline", "first-call", "mpi"):
-        assert f'<img class="{cls}"' in html
+        assert f'<div class="plot {cls}"' in html
 
 
 def test_summary_says_how_sure(page: tuple[str, str, dict[str, Path]]) -> None:
@@ -117,7 +117,7 @@ def test_ceilings_and_roofline(page: tuple[str, str, dict[str, Path]]) -> None:
     html, _, _ = page
     part = html[html.index('id="ceilings"'):html.index('id="crossover"')]
     assert "GPU device-to-device copy" in part and "% of ceiling" in part
-    alt = re.search(r'<img class="roofline" alt="([^"]*)"', part)
+    alt = re.search(r'<div class="plot roofline" [^>]*aria-label="([^"]*)"', part)
     assert alt and "bandwidth roof 2,000 GB/s" in alt.group(1)
 
 
@@ -173,6 +173,10 @@ def test_byte_identical_from_shuffled_input_and_any_worker_count(tmp_path: Path)
     html_b, md_b = _build(b, tmp_path / "out_b", workers=2)
     assert html_a.encode() == html_b.encode()
     assert md_a.encode() == md_b.encode()
+    pngs_a = sorted((tmp_path / "out_a" / "summary_figures").glob("*.png"))
+    pngs_b = sorted((tmp_path / "out_b" / "summary_figures").glob("*.png"))
+    assert len(pngs_a) > 8 and [p.name for p in pngs_a] == [p.name for p in pngs_b]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(pngs_a, pngs_b, strict=True))
 
 
 # -- bad input ----------------------------------------------------------------------------
@@ -183,7 +187,7 @@ def test_no_gpu_rows(tmp_path: Path) -> None:
     html, md = _build(paths, tmp_path / "out")
     assert "No GPU rows" in html and "No GPU rows" in md
     assert "No crossover" in html
-    assert "<img" in html  # the CPU rows are still drawn
+    assert '<div class="plot scaling"' in html  # the CPU rows are still drawn
 
 
 def test_older_schema_is_shown_with_a_note(tmp_path: Path) -> None:
@@ -193,7 +197,7 @@ def test_older_schema_is_shown_with_a_note(tmp_path: Path) -> None:
         paths["timings"], index=False)
     html, md = _build(paths, tmp_path / "out")
     assert "older schema" in html and "pct_of_ceiling" in html and "older schema" in md
-    assert '<img class="scaling"' in html
+    assert '<div class="plot scaling"' in html
 
 
 @pytest.mark.parametrize("content", ["", "not,a\ngpubench,file\n", "\x00\x01garbage"])
@@ -244,7 +248,7 @@ def test_compare_labels_from_samples(tmp_path: Path) -> None:
     assert (cmp["method"].isin(["mann-whitney", ""])).all()
     assert "NOT COMPARABLE" in set(cmp["label"])  # the numba error row
     html = out.read_text(encoding="utf-8")
-    assert "Other GPU" in html and "Mann–Whitney" in html and '<img class="compare"' in html
+    assert "Other GPU" in html and "Mann–Whitney" in html and '<div class="plot compare"' in html
     assert EVIL not in html
     assert "| SLOWER |" in (tmp_path / "cmp.md").read_text(encoding="utf-8")
     # byte-identical when repeated

@@ -68,7 +68,7 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
     assert len(samples) == int(ok["samples"].sum()) + int(
         frame.loc[frame["status"] != "ok", "samples"].fillna(0).sum())
     html = (res / "report" / "index.html").read_text()
-    assert "vector_add" in html and "<img" in html
+    assert "vector_add" in html and '<div class="plot scaling"' in html
     if not HAS_GPU:
         assert "unavailable" in html and "cupy-gpu" in html
     assert (res / "report" / "summary.md").read_text().strip()

@@ -18,6 +18,14 @@ rule report:
             category="gpubench report",
             labels={"file": "summary.md", "what": "summary"},
         ),
+        figures=report(
+            directory(f"{RESULTS}/report/summary_figures"),
+            patterns=["{name}.png"],
+            caption="../report/figures.rst",
+            category="gpubench report",
+            subcategory="figures",
+            labels={"file": "{name}.png", "what": "figure"},
+        ),
     log:
         f"{LOGS}/report.log",
     conda:
@@ -31,4 +39,5 @@ rule report:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --env {input.env} --locks {input.locks}"
         " {params.mpi} --jobs {threads}"
-        " --html {output.html} --md {output.md} > {log} 2>&1"
+        " --html {output.html} --md {output.md} --figures {output.figures}"
+        " > {log} 2>&1"

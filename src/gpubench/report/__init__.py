@@ -10,7 +10,8 @@ string from the inputs is escaped. Only ``ok`` rows are plotted or ranked.
 Modules: :mod:`.base` (formatting, tables, inputs, per-kernel sections), :mod:`.sections`
 (summary, speedup, ceilings and roofline, crossover, first call, code size),
 :mod:`.mpi`, :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
-(deterministic figures drawn in parallel) and :mod:`.compare` (run-vs-run).
+(deterministic figures: interactive on the page, PNGs drawn in parallel for summary.md),
+:mod:`.plots` (the figures' interactive Plotly twins) and :mod:`.compare` (run-vs-run).
 """
 
 from __future__ import annotations
@@ -329,22 +330,28 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                  out_md: str | Path, samples_csv: str | Path | None = None,
                  locks: Sequence[str | Path] = (), mpi_csv: str | Path | None = None,
                  mpi_samples_csv: str | Path | None = None,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None,
+                 figures_dir: str | Path | None = None) -> None:
     """Write the HTML report and summary.md; an unusable timings CSV raises SchemaError
     (and nothing is written).
 
     ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``); ``workers``
-    caps the processes that draw figures (default: the usable cores, at most 8)."""
+    caps the processes that draw figures (default: the usable cores, at most 8). The
+    page's figures are interactive; their PNGs go to ``figures_dir`` (default:
+    ``<md stem>_figures`` beside summary.md), linked from summary.md."""
     inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv, mpi_samples_csv)
     figs = figures.FigureQueue()
     page = figs.render(render_html(inputs, figs), workers)
     results.atomic_write_text(out_html, page)
-    results.atomic_write_text(out_md, render_markdown(inputs))
+    md_dir = Path(out_md).parent
+    pngs = figs.write_pngs(figures_dir or md_dir / f"{Path(out_md).stem}_figures", workers)
+    results.atomic_write_text(out_md, render_markdown(inputs) + figs.markdown(pngs, md_dir))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``python -m gpubench report --timings T --env E --html H --md M [--samples S]
-    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]``."""
+    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
+    [--figures DIR]``."""
     parser = argparse.ArgumentParser(prog="python -m gpubench report",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--timings", required=True, help="timings CSV (collected)")
@@ -359,10 +366,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mpi-samples", help="mpi_samples.csv (optional)")
     parser.add_argument("--jobs", type=int, default=None,
                         help="processes that draw figures (default: usable cores, max 8)")
+    parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
+                        "Markdown (default: <md stem>_figures beside it)")
     args = parser.parse_args(argv)
     try:
         build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
-                     args.mpi, args.mpi_samples, args.jobs)
+                     args.mpi, args.mpi_samples, args.jobs, args.figures)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
     return 0

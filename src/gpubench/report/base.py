@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import to_hex
 
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
@@ -50,8 +49,6 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 .banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
 .alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
 .note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
-.legend{display:flex;flex-wrap:wrap;gap:.2em 1.4em;font-size:.82em;margin:0 0 1em 4em}
-.legend .mk{font-size:1.1em}
 """
 
 
@@ -168,8 +165,8 @@ class Table:
                 for c, n in zip(row, num, strict=True)
             )
             body.append(tr + cells + "</tr>")
-        return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + (
-            "\n</tbody></table>\n")
+        return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>\n'
+                + "\n".join(body) + "\n</tbody></table>\n")
 
     def markdown(self) -> str:
         lines = ["| " + " | ".join(md_esc(h) for h in self.headers) + " |",
@@ -308,8 +305,8 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
     cmap = figures.colors(len(series))
     modes = sorted(set(rows["mode"]))
     # Fixed margins in inches, not constrained layout: that costs a second full draw, and
-    # drawing dominates the report's run time. The legend is HTML next to the image
-    # (scaling_legend_html): drawn by matplotlib it cost a third of each figure.
+    # drawing dominates the report's run time. No legend: drawn by matplotlib it cost a
+    # third of each figure; the page's interactive twin (plots.scaling_figure) has one.
     top, axes_h, below = 0.55, 3.0, 0.62
     height = top + axes_h + below
     fig = figures.new_figure(height)
@@ -371,10 +368,9 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
 
 def img(figs: figures.FigureQueue, alt: str, fn: Callable[..., str], *args: Any,
         cls: str = "") -> str:
-    """An ``<img>`` with alt text whose PNG is drawn later by ``figs``."""
-    token = figs.add(fn, *args)
-    klass = f' class="{esc(cls)}"' if cls else ""
-    return f'<img{klass} alt="{esc(alt)}" src="data:image/png;base64,{token}">\n'
+    """A figure with alt text, filled in later by ``figs``: interactive on the page
+    (``fn``'s twin in :mod:`.plots`), ``fn``'s PNG in the static copies."""
+    return figs.add(fn, *args, alt=alt, cls=cls)
 
 
 def _series_order(rows: pd.DataFrame) -> list[str]:
@@ -527,7 +523,6 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
                 parts.append(img(figs, _alt_text(ok, title, size_meaning, unit),
                                  scaling_figure, _plot_frame(ok), title, size_meaning, unit,
                                  cls="scaling"))
-                parts.append(scaling_legend_html(ok))
             modes = sorted(set(g["mode"]))
             for mode in modes:
                 shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
@@ -537,26 +532,6 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
                     parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
                 parts.append(kernel_table(shown, unit).html())
     return "".join(parts)
-
-
-#: the HTML look-alikes of figures.MARKERS (o s ^ D v < > p h *)
-MARKER_GLYPHS = "●■▲◆▼◀▶⬟⬢★"
-
-
-def scaling_legend_html(rows: pd.DataFrame) -> str:
-    """The legend of :func:`scaling_figure` as HTML: same colours and marker shapes."""
-    series = _series_order(rows)
-    cmap = figures.colors(len(series))
-    items = []
-    for i, name in enumerate(series):
-        color = to_hex(cmap(i % cmap.N))
-        glyph = MARKER_GLYPHS[i % len(MARKER_GLYPHS)]
-        items.append(f'<span><span class="mk" style="color:{color}">{glyph}</span> '
-                     f"{esc(name)}</span>")
-    modes = sorted(set(rows["mode"]))
-    if len(modes) > 1:
-        items.append("<span>solid line, filled marker: hot; dotted, open: cold</span>")
-    return '<div class="legend">' + "".join(items) + "</div>\n"
 
 
 def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:

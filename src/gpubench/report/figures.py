@@ -1,21 +1,28 @@
-"""Deterministic figures, drawn in parallel.
+"""Deterministic figures: interactive on the page, PNG where a static image is needed.
 
-Sections do not draw while the page is assembled: they queue a figure (a plain function
-and its arguments) and put a placeholder in the HTML; :meth:`FigureQueue.render` draws
-every queued figure, in worker processes when there are several cores, and substitutes
-the images. Drawing dominates the report's run time, and figures are independent, so
-this is where parallelism pays. Each figure is a base64 PNG made with a fixed style,
-fixed DPI and no software or date tag, so the same data gives the same bytes.
+Sections do not draw while the page is assembled: they queue a figure (a plain drawing
+function and its arguments) with :func:`~gpubench.report.base.img` and put a placeholder
+in the HTML. :meth:`FigureQueue.render` replaces each placeholder with an interactive
+Plotly figure built by the drawing function's twin in :mod:`.plots` (its JSON with
+sorted keys and rounded floats, so the same data gives the same bytes) and inlines
+plotly.js and the table-sorting script once in the page head: the page stays one
+offline file. :meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
+for summary.md and ``snakemake --report``, in worker processes when there are several
+cores (drawing dominates the report's run time, and figures are independent). PNGs use a
+fixed style, fixed DPI and no software or date tag.
 """
 
 from __future__ import annotations
 
 import base64
+import html
 import io
 import math
 import multiprocessing
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -128,35 +135,264 @@ def default_workers() -> int:
     return max(1, min(8, cores))
 
 
+def draw_all(jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
+             workers: int | None = None) -> list[str]:
+    """Every job's base64 PNG, in ``workers`` processes where there are several."""
+    workers = default_workers() if workers is None else max(1, workers)
+    workers = min(workers, len(jobs))
+    if workers <= 1 or len(jobs) < 4:
+        return [_draw(job) for job in jobs]
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - no fork on this platform
+        return [_draw(job) for job in jobs]
+    with ctx.Pool(workers) as pool:
+        return pool.map(_draw, list(jobs), chunksize=1)
+
+
+#: sorts any ``table.sortable`` by the clicked header: numbers (with their units: ns to s,
+#: B to TiB, ×, %) numerically, text alphabetically, blanks and dashes last; a second
+#: click reverses. Rows keep their order among equals (Array.sort is stable).
+SORT_JS = r"""
+(function () {
+  var SCALE = {ns: 1e-9, "\u00b5s": 1e-6, us: 1e-6, ms: 1e-3, s: 1, min: 60, h: 3600,
+               B: 1, KiB: 1024, MiB: 1048576, GiB: 1073741824, TiB: 1099511627776,
+               KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12};
+  // a number (thousands commas allowed), a unit, then the end or a space
+  var NUM = new RegExp("^([-+\u2212]?(?:\\d[\\d,\u202f\u2009]*)?\\.?\\d+(?:e[-+]?\\d+)?)" +
+                       "\\s*([a-z\u00b5%\u00d7/]*)(?:$|\\s)", "i");
+  function key(cell) {
+    var t = (cell.getAttribute("data-sort") || cell.textContent).trim();
+    var m = NUM.exec(t);
+    if (m && (m[2] === "" || m[2] in SCALE || /^[%\u00d7x]$|\//.test(m[2]))) {
+      var v = parseFloat(m[1].replace(/[,\u202f\u2009]/g, "").replace("\u2212", "-"));
+      if (!isNaN(v)) return [0, v * (SCALE[m[2]] || 1), t];
+    }
+    if (t === "" || t === "\u2014" || t === "-" || t === "n/a" || t === "unknown")
+      return [2, 0, t];
+    return [1, 0, t.toLowerCase()];
+  }
+  function cmp(a, b) {
+    if (a[0] !== b[0]) return a[0] - b[0];
+    if (a[0] === 0 && a[1] !== b[1]) return a[1] - b[1];
+    return a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0;
+  }
+  function sortBy(table, th) {
+    var col = th.cellIndex, body = table.tBodies[0];
+    if (!body) return;
+    var up = th.getAttribute("aria-sort") !== "ascending";
+    [].forEach.call(table.querySelectorAll("th[aria-sort]"), function (h) {
+      h.removeAttribute("aria-sort");
+    });
+    th.setAttribute("aria-sort", up ? "ascending" : "descending");
+    var rows = [].slice.call(body.rows).map(function (r) {
+      return [key(r.cells[col] || r), r];
+    });
+    rows.sort(function (a, b) {
+      var c = cmp(a[0], b[0]);
+      return (a[0][0] === 2 || b[0][0] === 2) ? c : up ? c : -c;
+    });
+    rows.forEach(function (r) { body.appendChild(r[1]); });
+  }
+  document.addEventListener("click", function (e) {
+    var th = e.target.closest && e.target.closest("table.sortable thead th");
+    if (th) sortBy(th.closest("table"), th);
+  });
+  document.addEventListener("keydown", function (e) {
+    var th = e.target.closest && e.target.closest("table.sortable thead th");
+    if (th && (e.key === "Enter" || e.key === " ")) { e.preventDefault();
+      sortBy(th.closest("table"), th); }
+  });
+  document.addEventListener("DOMContentLoaded", function () {
+    [].forEach.call(document.querySelectorAll("table.sortable thead th"), function (th) {
+      th.tabIndex = 0; th.title = "sort by this column";
+    });
+  });
+})();
+"""
+
+#: draws the figures from their JSON. plotly.js (4.8 MB) is compiled only after the page's
+#: load event, from a Blob URL (off the main thread where the browser can), so text and
+#: tables show and scroll at once; then the figures on the first screen are drawn, then
+#: those the reader scrolls towards, then the rest one at a time, so the page answers
+#: between figures. ``window.gpubenchFirstScreen`` resolves when the first screen's
+#: figures are drawn (at once when it has none), ``window.gpubenchPlots`` when all are;
+#: each leaves a ``performance.mark`` (the browser test reads both).
+BOOT_JS = r"""
+(function () {
+  var specs = [], byId = {}, first = [], near = [], drawn = 0, i = 0, finish, firstDone;
+  window.gpubenchPlots = new Promise(function (r) { finish = r; });
+  window.gpubenchFirstScreen = new Promise(function (r) { firstDone = r; });
+  function mark(name, done) { performance.mark(name); done(); }
+  function draw(s) {
+    if (!s.gpubenchDrawn) {
+      var f = JSON.parse(s.textContent);
+      var div = document.getElementById(s.getAttribute("data-for"));
+      s.gpubenchDrawn = Plotly.newPlot(div, f.data, f.layout, f.config).then(function () {
+        if (++drawn === specs.length) mark("gpubench-all-figures", finish);
+      });
+    }
+    return s.gpubenchDrawn;
+  }
+  function next() {
+    var s = near.shift();
+    while (!s && i < specs.length) { s = specs[i++]; if (s.gpubenchDrawn) s = null; }
+    if (s) draw(s).then(function () { setTimeout(next, 0); });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    specs = [].slice.call(document.querySelectorAll("script.plot-spec"));
+    specs.forEach(function (s) { byId[s.getAttribute("data-for")] = s; });
+    first = specs.filter(function (s) {
+      var r = document.getElementById(s.getAttribute("data-for")).getBoundingClientRect();
+      return r.bottom > 0 && r.top < window.innerHeight;
+    });
+    if (!first.length) mark("gpubench-first-screen", firstDone);
+    if (!specs.length) mark("gpubench-all-figures", finish);
+    if ("IntersectionObserver" in window) {
+      var io = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) {
+          if (e.isIntersecting) { near.push(byId[e.target.id]); io.unobserve(e.target); }
+        });
+      }, {rootMargin: "600px 0px"});
+      specs.forEach(function (s) {
+        io.observe(document.getElementById(s.getAttribute("data-for")));
+      });
+    }
+  });
+  window.addEventListener("load", function () {
+    var code = document.getElementById("gpubench-plotlyjs");
+    if (!specs.length || !code) return;
+    setTimeout(function () {
+      var lib = document.createElement("script");
+      lib.src = URL.createObjectURL(new Blob([code.textContent], {type: "text/javascript"}));
+      lib.onload = function () {
+        performance.mark("gpubench-plotly-ready");
+        URL.revokeObjectURL(lib.src);
+        if (first.length) Promise.all(first.map(draw)).then(function () {
+          mark("gpubench-first-screen", firstDone);
+        });
+        next();
+      };
+      document.head.appendChild(lib);
+    }, 0);
+  });
+})();
+"""
+
+#: sorting cues, the figures' box, and tables laid out only near the viewport
+#: (``content-visibility``): laying out the full suite's 90 tables up front took most of
+#: the time the page needed to open
+PAGE_CSS = ("table.sortable th{cursor:pointer}table.sortable th[aria-sort=ascending]::after"
+            "{content:' \\25B2'}table.sortable th[aria-sort=descending]::after"
+            "{content:' \\25BC'}.plot{width:100%;margin:.4em 0 1em}"
+            "table{content-visibility:auto;contain-intrinsic-size:auto 20em}")
+
+
+def plotly_js() -> str:
+    """plotly.js from the installed package: inlined, the page works offline."""
+    from plotly.offline import get_plotlyjs
+    return get_plotlyjs().replace("</script", "<\\/script")
+
+
+def page_head(with_plots: bool) -> str:
+    """The scripts a page carries once: table sorting, and plotly.js with the boot
+    script where the page has interactive figures."""
+    out = [f"<style>{PAGE_CSS}</style>\n<script>{SORT_JS}</script>\n"]
+    if with_plots:
+        # not run where it stands: BOOT_JS runs it after the load event
+        out.append(f'<script type="text/plain" id="gpubench-plotlyjs">{plotly_js()}'
+                   f"</script>\n<script>{BOOT_JS}</script>\n")
+    return "".join(out)
+
+
+def _attr(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
 class FigureQueue:
-    """Figures to draw: :meth:`add` returns a placeholder, :meth:`render` fills them in."""
+    """Figures of a page: :meth:`add` returns a placeholder; :meth:`render` fills them in
+    with interactive Plotly figures; :meth:`write_pngs` draws the same figures as PNG
+    files (the static fallback for Markdown and ``snakemake --report``)."""
 
     def __init__(self) -> None:
         self.jobs: list[tuple[Callable[..., str], tuple[Any, ...]]] = []
+        self.alts: list[str] = []
+        self.classes: list[str] = []
 
-    def add(self, fn: Callable[..., str], *args: Any) -> str:
-        """Queue ``fn(*args)`` (a module-level function returning base64 PNG)."""
+    def add(self, fn: Callable[..., str], *args: Any, alt: str = "", cls: str = "") -> str:
+        """Queue ``fn(*args)`` (a module-level function returning base64 PNG; its
+        interactive twin is found in :data:`plots.BUILDERS`)."""
         self.jobs.append((fn, args))
+        self.alts.append(alt)
+        self.classes.append(cls)
         return _TOKEN.format(len(self.jobs) - 1)
 
+    def _html(self, index: int, pngs: dict[int, str]) -> str:
+        from gpubench.report import plots  # here: plots imports this module
+
+        fn, args = self.jobs[index]
+        alt, cls = self.alts[index], self.classes[index]
+        builder = plots.builder_for(fn)
+        if builder is None:  # no interactive twin: the PNG, as before
+            klass = f' class="{_attr(cls)}"' if cls else ""
+            return (f'<img{klass} alt="{_attr(alt)}" '
+                    f'src="data:image/png;base64,{pngs[index]}">\n')
+        fid = f"gpubench-fig-{index:03d}"
+        klass = f"plot {cls}".strip()
+        figure = builder(*args)
+        # the drawn height reserved up front: the page does not jump as figures appear
+        height = int(figure["layout"].get("height", 450))
+        return (f'<div class="{_attr(klass)}" id="{fid}" role="img" '
+                f'aria-label="{_attr(alt)}" style="min-height:{height}px"></div>\n'
+                f'<script type="application/json" class="plot-spec" data-for="{fid}">'
+                f"{plots.dumps(figure)}</script>\n")
+
     def render(self, text: str, workers: int | None = None) -> str:
-        """Draw every queued figure (in ``workers`` processes) and substitute them."""
-        workers = default_workers() if workers is None else max(1, workers)
-        workers = min(workers, len(self.jobs))
-        if workers <= 1 or len(self.jobs) < 4:
-            images = [_draw(job) for job in self.jobs]
-        else:
-            try:
-                ctx = multiprocessing.get_context("fork")
-            except ValueError:  # pragma: no cover - no fork on this platform
-                images = [_draw(job) for job in self.jobs]
-            else:
-                with ctx.Pool(workers) as pool:
-                    images = pool.map(_draw, self.jobs, chunksize=1)
+        """The page with every figure as an interactive Plotly ``<div>`` (plotly.js and
+        the table-sorting script inlined once in the head); a figure with no interactive
+        builder is drawn as a PNG ``<img>``."""
+        from gpubench.report import plots
+
+        flat = [i for i, (fn, _) in enumerate(self.jobs) if plots.builder_for(fn) is None]
+        pngs = dict(zip(flat, draw_all([self.jobs[i] for i in flat], workers), strict=True))
         parts = text.split("@@GPUBENCH-FIGURE-")
         out = [parts[0]]
         for part in parts[1:]:
             index, rest = part[:5], part[7:]
-            out.append(images[int(index)] + rest)
-        self.jobs = []
-        return "".join(out)
+            out.append(self._html(int(index), pngs) + rest)
+        page = "".join(out)
+        head = page_head(len(flat) < len(self.jobs))
+        return page.replace("</head>", head + "</head>", 1) if "</head>" in page else (
+            head + page)
+
+    def write_pngs(self, directory: str | Path, workers: int | None = None) -> list[Path]:
+        """Draw every figure as ``directory/fig-NNN.png`` (earlier ``fig-*.png`` there are
+        removed, so the folder holds this page's figures only); the paths in page order."""
+        folder = Path(directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob("fig-*.png"):
+            old.unlink()
+        paths = []
+        for i, image in enumerate(draw_all(self.jobs, workers)):
+            path = folder / f"fig-{i + 1:03d}.png"
+            path.write_bytes(base64.b64decode(image))
+            paths.append(path)
+        return paths
+
+    def markdown(self, paths: Sequence[Path], relative_to: str | Path) -> str:
+        """A Markdown section linking the PNGs, with the figures' alt text."""
+        if not paths:
+            return ""
+        base = Path(relative_to)
+        out = ["## Figures\n", "The report's figures as static images (the HTML page has "
+               "them interactive).\n"]
+        for alt, path in zip(self.alts, paths, strict=True):
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            out.append(f"![{_md_alt(alt)}]({rel})\n")
+        return "\n".join(out)
+
+
+def _md_alt(text: str) -> str:
+    """Alt text inside ``![...]``: one line, Markdown's special characters backslashed
+    (a name from the results is text, never markup or the end of the alt)."""
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", " ".join(text.split()))

@@ -1,0 +1,112 @@
+"""The interactive figures: every queued drawing function has a Plotly twin with the same
+arguments, and the twins' specs of the fixture data are valid Plotly figures (checked
+with plotly's own validator, which the report itself skips for speed)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from report_data import write_set
+
+from gpubench.report import base, compare, figures, load_inputs, mpi, plots, render_html, sections
+
+
+@pytest.fixture(scope="module")
+def queued(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, tuple[Any, ...]]]:
+    """Every figure the fixture's report and comparison page queue, with its arguments."""
+    tmp = tmp_path_factory.mktemp("plots")
+    paths = write_set(tmp / "in")
+    figs = figures.FigureQueue()
+    render_html(load_inputs(paths["timings"], paths["env"], paths["samples"],
+                            mpi_csv=paths["mpi"]), figs)
+    base_set, new_set = compare.resolve(tmp / "in"), compare.resolve(paths["timings"], "new")
+    cmp = compare.compare_sets(base_set, new_set, 0.05, 0.05)
+    compare.render_html(base_set, new_set, cmp, 0.05, 0.05, figs)
+    return figs.jobs
+
+
+def test_every_drawing_function_has_a_twin_with_its_arguments() -> None:
+    drawers = [base.scaling_figure, sections.speedup_figure, sections.roofline_figure,
+               sections.first_call_figure, mpi.scaling_figure, mpi.message_figure,
+               compare.ratio_figure]
+    twins = {plots.builder_for(fn) for fn in drawers}
+    assert None not in twins and len(twins) == len(drawers)  # two scaling_figures, apart
+    assert twins == set(plots.BUILDERS.values())
+    for fn in drawers:
+        twin = plots.builder_for(fn)
+        assert list(inspect.signature(twin).parameters) == list(
+            inspect.signature(fn).parameters), fn.__qualname__
+
+
+def test_fixture_specs_are_valid_plotly(queued: list[tuple[Any, tuple[Any, ...]]]) -> None:
+    names = {fn.__module__.rsplit(".", 1)[-1] + "." + fn.__name__ for fn, _ in queued}
+    assert names == {"base.scaling_figure", "sections.speedup_figure",
+                     "sections.roofline_figure", "sections.first_call_figure",
+                     "mpi.scaling_figure", "mpi.message_figure", "compare.ratio_figure"}
+    for fn, args in queued:
+        spec = plots.builder_for(fn)(*args)
+        text = plots.dumps(spec)
+        again = json.loads(text)
+        assert plots.dumps(plots.builder_for(fn)(*args)) == text  # deterministic
+        go.Figure(data=again["data"], layout=again["layout"])  # raises if not valid
+        traces = again["data"]
+        assert traces and all(t.get("name") for t in traces), fn.__name__
+        # every data trace tells its values on hover (roofs and guides may say less)
+        assert sum("hovertemplate" in t for t in traces) >= len(traces) - 2
+        assert again["layout"]["title"]["text"] or fn.__name__ == "first_call_figure"
+
+
+def test_scaling_twin_matches_the_png(queued: list[tuple[Any, tuple[Any, ...]]]) -> None:
+    """Log axes, one legend entry per series (hiding it in both panels), q1-q3 bars,
+    values rounded to six significant digits."""
+    args = next(a for f, a in queued if f is base.scaling_figure)
+    rows, title = args[0], args[1]
+    spec = plots.scaling_figure(*args)
+    layout = spec["layout"]
+    assert layout["title"]["text"] == title
+    assert all(layout[a]["type"] == "log" for a in ("xaxis", "yaxis", "xaxis2", "yaxis2"))
+    legend = [t["name"] for t in spec["data"] if t["showlegend"]]
+    assert sorted(legend) == sorted(set(rows["series"]))
+    for t in spec["data"]:
+        assert t["legendgroup"] == t["name"]
+        for v in t["y"]:
+            assert v is None or float(f"{v:.6g}") == v
+    timed = [t for t in spec["data"] if t["yaxis"] == "y"]
+    assert timed and all(len(t["error_y"]["array"]) == len(t["x"]) for t in timed)
+    hot = rows[(rows["mode"] == "hot") & rows["caller_s"].notna()]
+    first = hot.sort_values("size_key").iloc[0]
+    trace = next(t for t in timed if t["name"] == first["series"]
+                 and t["line"]["dash"] == "solid")
+    assert math.isclose(trace["y"][0], float(f"{first['caller_s']:.6g}"))
+
+
+def test_names_from_results_are_text_not_markup() -> None:
+    rows = pd.DataFrame({"group": ["<b>x</b>", "<b>x</b>"], "size_key": [10, 100],
+                         "speedup": [0.5, 2.0]})
+    spec = plots.speedup_figure(rows, "t", "elements", False)
+    text = plots.dumps(spec)
+    assert spec["data"][0]["name"] == "&lt;b&gt;x&lt;/b&gt;"
+    assert "<" not in text and "</script" not in text
+    assert "%{x" in spec["data"][0]["hovertemplate"]
+
+
+def test_png_fallback_for_a_figure_without_twin(tmp_path: Path) -> None:
+    figs = figures.FigureQueue()
+    page = figs.render("<html><head></head><body>"
+                       + figs.add(_lonely_figure, alt="a lonely figure")
+                       + "</body></html>", workers=1)
+    assert '<img alt="a lonely figure" src="data:image/png;base64,' in page
+    assert "gpubench-plotlyjs" not in page and "table.sortable" in page
+
+
+def _lonely_figure() -> str:
+    fig = figures.new_figure(1.0, 1.0)
+    fig.subplots().plot([1, 2], [1, 2])
+    return figures.png(fig)
