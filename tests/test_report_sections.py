@@ -37,7 +37,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict[str, 
 
 def test_mann_whitney_matches_the_textbook_value() -> None:
     # n1 = n2 = 3, complete separation: U = 0, z = (4.5 - 0.5) / sqrt(5.25), p = 0.0809
-    # (scipy.stats.mannwhitneyu([1,2,3], [4,5,6], method="asymptotic") gives the same)
+    # (the value of scipy.stats.mannwhitneyu(..., method="asymptotic"), which the test uses)
     u, p = stats.mann_whitney(np.array([1.0, 2, 3]), np.array([4.0, 5, 6]))
     assert u == 0.0
     assert p == pytest.approx(0.0809, abs=1e-4)
