@@ -71,25 +71,47 @@ def _x(v: float) -> str:
     return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
+#: results computed once per prepared frame (which is never changed after it is
+#: prepared): the matrix asks for the same rows for every backend and aspect
+_MEMO: dict[tuple[int, Any], tuple[pd.DataFrame, Any]] = {}
+
+
+def _memo(df: pd.DataFrame, key: Any, make: Any) -> Any:
+    slot = (id(df), key)
+    hit = _MEMO.get(slot)
+    if hit is not None and hit[0] is df:
+        return hit[1]
+    if len(_MEMO) > 32:
+        _MEMO.clear()
+    value = make()
+    _MEMO[slot] = (df, value)  # the frame is kept, so its id cannot be reused meanwhile
+    return value
+
+
 def _ok_hot(df: pd.DataFrame) -> pd.DataFrame:
-    return df[(df["status"] == "ok") & (df["mode"] == "hot")
-              & ~df["implementation"].astype(str).str.endswith("+transfers")]
+    return _memo(df, "ok_hot", lambda: df[
+        (df["status"] == "ok") & (df["mode"] == "hot")
+        & ~df["implementation"].astype(str).str.endswith("+transfers")])
+
+
+def _best_rows_all(df: pd.DataFrame, smallest: bool) -> pd.DataFrame:
+    """:func:`best_rows` for every backend and kernel at once, in (kernel, variant,
+    dtype) order."""
+    rows = _ok_hot(df)
+    rows = rows[rows["speedup"] > 0]
+    keys = ["backend", "kernel", "variant", "dtype"]
+    size = rows.groupby(keys)["size_key"].transform("min" if smallest else "max")
+    at = rows[rows["size_key"] == size].sort_values(["caller_s", "implementation"],
+                                                     kind="mergesort")
+    return at.drop_duplicates(keys, keep="first").sort_values(keys[1:], kind="mergesort")
 
 
 def best_rows(df: pd.DataFrame, backend: str, kernels: Sequence[str],
               smallest: bool = False) -> pd.DataFrame:
     """Per (kernel, variant, dtype) of ``kernels``: the backend's fastest row on the
     caller's clock at the largest (or smallest) size that NumPy measured too."""
-    rows = _ok_hot(df)
-    rows = rows[(rows["backend"] == backend) & rows["kernel"].isin(kernels)
-                & (rows["speedup"] > 0)]
-    out = []
-    for _, g in rows.groupby(["kernel", "variant", "dtype"], sort=True):
-        size = g["size_key"].min() if smallest else g["size_key"].max()
-        at = g[g["size_key"] == size].sort_values(["caller_s", "implementation"],
-                                                  kind="mergesort")
-        out.append(at.iloc[0])
-    return pd.DataFrame(out) if out else rows.iloc[0:0]
+    best = _memo(df, ("best", smallest), lambda: _best_rows_all(df, smallest))
+    return best[(best["backend"] == backend) & best["kernel"].isin(kernels)]
 
 
 def _range_cell(values: pd.Series, rows: pd.Index, fmt: Any, unit: str = "") -> Cell:

@@ -193,15 +193,28 @@ def _attach(frame: pd.DataFrame, rows: pd.DataFrame, name: str) -> Samples:
 
 
 def _key_text(frame: pd.DataFrame, keys: list[str]) -> np.ndarray:
-    """One string per row for the key columns; numbers as integers where they are."""
+    """One string per row for the key columns; numbers as integers where they are.
+
+    Only distinct keys are formatted (the rows' codes combine each column's factorized
+    codes): the samples file repeats each key hundreds of times, and formatting every
+    row took a second of the report's build."""
     parts = []
+    combined = np.zeros(len(frame), dtype=np.int64)
     for col in keys:
-        values = frame[col]
+        codes, uniques = pd.factorize(frame[col], use_na_sentinel=False)
+        values = pd.Series(uniques, dtype=object)
         if col in ("size", "threads"):
             num = pd.to_numeric(values, errors="coerce")
             values = num.map(lambda v: "" if pd.isna(v) else str(int(v)))
-        parts.append(values.astype(str).to_numpy(dtype=object))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + "\x1f" + p
-    return np.asarray(out, dtype=object)
+        parts.append((values.astype(str).to_numpy(dtype=object), codes))
+        # renumbered after each column, so the combined code never overflows
+        combined = pd.factorize(combined * max(len(uniques), 1) + codes)[0].astype(np.int64)
+    if not parts:
+        return np.empty(len(frame), dtype=object)
+    n = int(combined.max()) + 1 if len(combined) else 0
+    first = np.full(n, len(combined), dtype=np.int64)
+    np.minimum.at(first, combined, np.arange(len(combined)))
+    out = parts[0][0][parts[0][1][first]]
+    for text, codes in parts[1:]:
+        out = out + "\x1f" + text[codes[first]]
+    return np.asarray(out, dtype=object)[combined]
