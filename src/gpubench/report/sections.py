@@ -31,6 +31,7 @@ from gpubench.report.base import (
     _finite,
     _kernel_spec,
     _ordered,
+    consolidate,
     esc,
     fmt_int,
     fmt_sig,
@@ -96,11 +97,9 @@ ANALYSIS_COLUMNS = ("framework", "device", "backend", "implementation", "kernel"
 def narrow(df: pd.DataFrame) -> pd.DataFrame:
     """Only :data:`ANALYSIS_COLUMNS` (same index): every filter of the thousand the
     analyses make then copies 19 columns, not 75. Text columns become one object block
-    (pandas keeps each string column a block of its own): a filter then copies three
-    blocks, not nineteen."""
-    out = df[[c for c in ANALYSIS_COLUMNS if c in df.columns]]
-    text = {c: object for c in out.columns if isinstance(out[c].dtype, pd.StringDtype)}
-    return out.astype(text).copy() if text else out
+    (:func:`~gpubench.report.base.consolidate`): a filter then copies three blocks, not
+    nineteen."""
+    return consolidate(df[[c for c in ANALYSIS_COLUMNS if c in df.columns]])
 
 
 def canonical_order(df: pd.DataFrame) -> pd.DataFrame:
