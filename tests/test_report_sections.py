@@ -329,7 +329,7 @@ def _target_rows() -> pd.DataFrame:
 def test_targets_table_shows_each_gpu_backends_weakest_case() -> None:
     """The weakest (variant, dtype) of a backend's best implementations at the largest
     size is what meets or misses the target; hand-written matmuls and CPUs do not count."""
-    md = sections.targets_table(_target_rows(), "hot").markdown()
+    md = sections.targets_table(_target_rows(), "hot").report.markdown()
     assert "| elementwise | numba-gpu | sigmoid / float32 | 77.0 % |" in md
     assert "MISSED" in md.split("numba-gpu")[1].splitlines()[0]
     assert "| elementwise | cupy-gpu | sigmoid / float32 | 95.0 % |" in md
@@ -346,7 +346,7 @@ def test_halo_target_is_the_weak_efficiency_at_the_most_ranks() -> None:
          "ranks": r, "efficiency": e}
         for b, r, e in [("numba-gpu", 1, 1.0), ("numba-gpu", 2, 0.95), ("numba-gpu", 4, 0.75),
                         ("cupy-gpu", 1, 1.0), ("cupy-gpu", 4, 0.99)]])
-    md = mpi_report.halo_target_table(ok).markdown()
+    md = mpi_report.halo_target_table(ok).report.markdown()
     assert "| numba-gpu | staged | 64 | 4 | 0.75 | MISSED |" in md
     assert "| cupy-gpu | staged | 64 | 4 | 0.99 | met |" in md
     assert "| 2 |" not in md

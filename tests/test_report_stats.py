@@ -116,16 +116,17 @@ def test_verdicts_equal_the_committed_summary(h100) -> None:
     # wins per backend: "4 sure, 2 within noise" per size class
     wins = sections.wins_table(picks)
     assert wins is not None
-    assert [[md_esc(c) for c in r] for r in wins.rows] == _md_table(md, "| backend | small wins |")
+    assert ([[md_esc(c) for c in r] for r in wins.itertuples(index=False)]
+            == _md_table(md, "| backend | small wins |"))
     # each case and size class: who wins, and sure / within noise
     committed = _md_table(md, "| kernel | variant | dtype | small | medium | large |")
     rebuilt = sections.best_table(picks)
-    assert rebuilt is not None and len(committed) == len(rebuilt.rows)
-    verdicts = [[_verdict(c) for c in row[3:]] for row in rebuilt.rows]
+    assert rebuilt is not None and len(committed) == len(rebuilt)
+    verdicts = [[_verdict(c) for c in row[3:]] for row in rebuilt.itertuples(index=False)]
     assert verdicts == [[_verdict(c) for c in row[3:]] for row in committed]
     assert sum(v == "sure" for row in verdicts for v in row) > 50
     assert sum(v == "noise" for row in verdicts for v in row) > 20
-    assert [[md_esc(c) for c in r] for r in rebuilt.rows] == committed
+    assert [[md_esc(c) for c in r] for r in rebuilt.itertuples(index=False)] == committed
     # "Which framework?": the sentences count sure wins, ties and losses between backends
     _, sentences, _ = inputs.choice
     assert sentences and all(f"- {md_esc(s)}" in md for s in sentences)

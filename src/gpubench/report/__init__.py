@@ -29,7 +29,6 @@ from gpubench.report.base import (
     CSS,
     KERNELS,
     Environment,
-    Table,
     _ordered,
     _slug,
     backend_table,
@@ -47,12 +46,11 @@ from gpubench.report.base import (
     load_env,
     load_locks,
     lock_table,
-    md_esc,
     prepare,
 )
+from gpubench.report.render import md_esc
 
 __all__ = [
-    "Table",
     "build_report",
     "esc",
     "main",
@@ -128,9 +126,9 @@ class Inputs:
     picks: dict[str, sections.Picks] = field(default_factory=dict)
     device_picks: sections.Picks = field(default_factory=list)
     crossings: list[sections.Crossing] = field(default_factory=list)
-    code_tables: tuple[Table | None, Table | None] = (None, None)
+    code_tables: tuple[pd.DataFrame | None, pd.DataFrame | None] = (None, None)
     #: "Which framework?": the measured matrix, its sentences and the seeds' claims
-    choice: tuple[matrix.Matrix, list[str], Table | None] | None = None
+    choice: tuple[matrix.Matrix, list[str], pd.DataFrame | None] | None = None
 
     def analyse(self) -> Inputs:
         df = self.df
@@ -255,55 +253,55 @@ def render_markdown(inputs: Inputs) -> str:
         out.append("**No successful measurements.**\n")
     else:
         wins = sections.wins_table(inputs.picks.get(mode, []))
-        if wins:
-            out.append(wins.markdown())
-        out.append(table.markdown())
+        if wins is not None:
+            out.append(wins.report.markdown())
+        out.append(table.report.markdown())
     n_wrong = int((df["status"] == "wrong_result").sum())
     if n_wrong:
         out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
     targets = sections.targets_table(df, mode)
-    if targets:
+    if targets is not None:
         out.append("## Targets (largest size, device clock)\n")
-        out.append(targets.markdown())
+        out.append(targets.report.markdown())
     speed = sections.speedup_table(df, mode)
-    if speed:
+    if speed is not None:
         out.append("## Speedup over NumPy (largest size, caller's clock)\n")
-        out.append(speed.markdown())
+        out.append(speed.report.markdown())
     found = inputs.crossings
     out.append("## CPU/GPU crossover (caller's clock)\n")
     if found:
         out.extend(f"- {md_esc(line)}" for line in sections.crossover_headline(found))
         cross = sections.crossover_table(found)
-        if cross:
-            out.append("\n" + cross.markdown())
+        if cross is not None:
+            out.append("\n" + cross.report.markdown())
     else:
         out.append("No crossover: no GPU and CPU rows to compare.\n")
     floor = sections.launch_floor_table(df)
     out.append("## The launch floor\n")
-    out.append(floor.markdown() if floor else "Not measured: no ok launch_overhead rows with "
-               "a caller's clock.\n")
+    out.append(floor.report.markdown() if floor is not None else "Not measured: no ok "
+               "launch_overhead rows with a caller's clock.\n")
     first = sections.first_call_backend_table(df)
-    if first:
+    if first is not None:
         out.append("## First-call cost\n")
-        out.append(first.markdown())
+        out.append(first.report.markdown())
     fw_code, _ = inputs.code_tables
-    if fw_code:
+    if fw_code is not None:
         out.append("## Code size (lines per implementation)\n")
-        out.append(fw_code.markdown())
+        out.append(fw_code.report.markdown())
     out.append("## MPI\n")
     out.append(mpi.mpi_markdown(inputs.mpi))
     out.append("## Failures and skips\n")
     groups = failure_groups(df)
-    out.append(groups.markdown() if groups else "Every row has status ok.\n")
+    out.append(groups.report.markdown() if groups is not None else "Every row has status ok.\n")
     out.append("## Environment\n")
-    out.append(environment_table(env).markdown())
+    out.append(environment_table(env).report.markdown())
     backends = backend_table(df)
-    if backends:
-        out.append("\n" + backends.markdown())
+    if backends is not None:
+        out.append("\n" + backends.report.markdown())
     locks = lock_table(env)
-    if locks:
-        out.append("\n### Framework environments\n\n" + locks.markdown())
-    out.append("\n" + data_table(df, inputs.timings_name, inputs.samples.note).markdown())
+    if locks is not None:
+        out.append("\n### Framework environments\n\n" + locks.report.markdown())
+    out.append("\n" + data_table(df, inputs.timings_name, inputs.samples.note).report.markdown())
     return "\n".join(out)
 
 

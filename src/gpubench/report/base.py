@@ -10,7 +10,6 @@ ranked. Figures are queued on a :class:`~gpubench.report.figures.FigureQueue` wi
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import markupsafe
 import numpy as np
 import pandas as pd
 from matplotlib.colors import to_hex
@@ -26,6 +26,7 @@ from matplotlib.colors import to_hex
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
+from gpubench.report.render import text_table
 from gpubench.spec import KERNELS, KernelSpec, get_kernel
 
 #: kernels whose throughput is counted in floating-point operations, not bytes
@@ -59,18 +60,8 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 
 
 def esc(value: Any) -> str:
-    """HTML-escape anything that came from the inputs."""
-    return html.escape(str(value), quote=True)
-
-
-# Underscores only at word edges: inside words (vector_add) they never mean emphasis.
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|&])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-
-
-def md_esc(value: Any) -> str:
-    """Markdown-escape a cell: pipes cannot split the table and ``<tag>`` stays text."""
-    text = " ".join(str(value).split())
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    """HTML-escape anything that came from the inputs (as the templates' autoescape does)."""
+    return str(markupsafe.escape(str(value)))
 
 
 def _finite(x: Any) -> bool:
@@ -145,38 +136,6 @@ def _kernel_spec(name: str) -> KernelSpec | None:
 
 def _slug(text: str, index: int) -> str:
     return f"k{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:40]
-
-
-@dataclass
-class Table:
-    """A table of already formatted strings, rendered to escaped HTML or Markdown."""
-
-    headers: list[str]
-    rows: list[list[str]]
-    numeric: frozenset[str] = frozenset()
-    row_classes: list[str] = field(default_factory=list)
-
-    def html(self) -> str:
-        num = [h in self.numeric for h in self.headers]
-        head = "".join(f"<th>{esc(h)}</th>" for h in self.headers)
-        body = []
-        for i, row in enumerate(self.rows):
-            cls = self.row_classes[i] if i < len(self.row_classes) else ""
-            tr = f'<tr class="{esc(cls)}">' if cls else "<tr>"
-            cells = "".join(
-                f'<td class="num">{esc(c)}</td>' if n else f"<td>{esc(c)}</td>"
-                for c, n in zip(row, num, strict=True)
-            )
-            body.append(tr + cells + "</tr>")
-        return f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body) + (
-            "\n</tbody></table>\n")
-
-    def markdown(self) -> str:
-        lines = ["| " + " | ".join(md_esc(h) for h in self.headers) + " |",
-                 "| " + " | ".join("---:" if h in self.numeric else "---"
-                                   for h in self.headers) + " |"]
-        lines += ["| " + " | ".join(md_esc(c) for c in row) + " |" for row in self.rows]
-        return "\n".join(lines) + "\n"
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -473,7 +432,7 @@ def banners_html(df: pd.DataFrame, env: Environment) -> str:
     return "\n".join(out) + "\n"
 
 
-def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
+def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
     """Every row of a kernel; each time column names its clock."""
     headers = ["framework", "implementation", "device", "threads", "size",
                "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
@@ -494,7 +453,7 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
             f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
             fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
         classes.append("" if ok else "bad")
-    return Table(headers, out, frozenset({"threads", "size", "caller: pipelined",
+    return text_table(headers, out, frozenset({"threads", "size", "caller: pipelined",
                                           "caller: sync", "own timer: median", "spread",
                                           "samples", "first call", f"{unit} (own timer)",
                                           "% of ceiling", "speedup vs NumPy (caller)",
@@ -545,7 +504,7 @@ def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
                     continue
                 if len(modes) > 1:
                     parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
-                parts.append(kernel_table(shown, unit).html())
+                parts.append(kernel_table(shown, unit).report.html())
     return "".join(parts)
 
 
@@ -596,18 +555,18 @@ def correctness_html(df: pd.DataFrame) -> str:
         rows.append([*key, worst, fmt_relerr(g["tolerance"].max()), str(len(g)),
                      f"FAIL ({n_wrong} wrong)" if n_wrong else "pass"])
         classes.append("bad" if n_wrong else "")
-    parts.append(Table([*keys, "max rel_err", "tolerance", "checks", "verdict"], rows,
-                       frozenset({"max rel_err", "tolerance", "checks"}), classes).html())
+    parts.append(text_table([*keys, "max rel_err", "tolerance", "checks", "verdict"], rows,
+                       frozenset({"max rel_err", "tolerance", "checks"}), classes).report.html())
     wrong = checked[checked["status"] == "wrong_result"]
     if wrong.empty:
         parts.append("<p>No wrong results.</p>\n")
     else:
         parts.append(f'<h3>Wrong results ({len(wrong)})</h3>\n')
-        parts.append(_row_list(wrong, ["rel_err", "tolerance"]).html())
+        parts.append(_row_list(wrong, ["rel_err", "tolerance"]).report.html())
     return "".join(parts)
 
 
-def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> Table:
+def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Every row by key, with its status and reason: nothing is summarised away."""
     order = {k: i for i, k in enumerate(KERNELS)}
     rows = rows.assign(_k=rows["kernel"].map(lambda k: order.get(k, len(order))))
@@ -620,11 +579,11 @@ def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> Table:
         out.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]), r["backend"],
                     r["implementation"], fmt_threads(r["threads_key"])]
                    + [fmt_relerr(r[c]) for c in extra] + [r["status"], r["reason"]])
-    return Table(headers, out, frozenset({"size", "threads", *extra}),
+    return text_table(headers, out, frozenset({"size", "threads", *extra}),
                  ["bad" if s == "wrong_result" else "warn" for s in rows["status"]])
 
 
-def failure_groups(df: pd.DataFrame) -> Table | None:
+def failure_groups(df: pd.DataFrame) -> pd.DataFrame | None:
     """Non-ok rows grouped by status, backend and reason, with counts and kernels."""
     bad = df[df["status"] != "ok"]
     if bad.empty:
@@ -635,7 +594,7 @@ def failure_groups(df: pd.DataFrame) -> Table | None:
         rows.append((rank.get(status, len(rank)), [
             status, backend, str(len(g)), ", ".join(_ordered(g["kernel"], KERNELS)), reason]))
     rows.sort(key=lambda r: (r[0], r[1]))
-    return Table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
+    return text_table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
                  frozenset({"rows"}))
 
 
@@ -647,10 +606,10 @@ def failures_html(df: pd.DataFrame) -> str:
     table = failure_groups(df)
     if table is None:
         return "".join(parts) + "<p>Every row has status ok.</p>\n"
-    parts.append(table.html())
+    parts.append(table.report.html())
     bad = df[df["status"] != "ok"]
     parts.append(f"<details><summary>All {len(bad)} rows that are not ok</summary>\n"
-                 + _row_list(bad).html() + "</details>\n")
+                 + _row_list(bad).report.html() + "</details>\n")
     return "".join(parts)
 
 
@@ -669,7 +628,7 @@ def _timer_overhead(value: Any) -> str:
     return UNKNOWN
 
 
-def environment_table(env: Environment) -> Table:
+def environment_table(env: Environment) -> pd.DataFrame:
     gpus = env.data.get("gpus")
     if isinstance(gpus, list) and gpus:
         gpu_text = "; ".join(
@@ -694,10 +653,10 @@ def environment_table(env: Environment) -> Table:
         ["timer overhead", overhead],
         ["GPUs", gpu_text],
     ]
-    return Table(["field", "value"], rows)
+    return text_table(["field", "value"], rows)
 
 
-def backend_table(df: pd.DataFrame) -> Table | None:
+def backend_table(df: pd.DataFrame) -> pd.DataFrame | None:
     """Per backend, the framework versions and device names its rows recorded."""
     if df.empty:
         return None
@@ -709,7 +668,7 @@ def backend_table(df: pd.DataFrame) -> Table | None:
         rows.append([backend or UNKNOWN, values("framework_version"), values("device_name"),
                      values("host"), values("env_lock"), str(int((g["status"] == "ok").sum())),
                      str(len(g))])
-    return Table(["backend", "framework version", "device", "host", "env lock", "ok rows",
+    return text_table(["backend", "framework version", "device", "host", "env lock", "ok rows",
                   "rows"], rows, frozenset({"ok rows", "rows"}))
 
 
@@ -717,7 +676,7 @@ def _lock_backend(name: str, lock: Lock) -> str:
     return lock.header.get("backend") or name.removesuffix(".lock.txt")
 
 
-def lock_table(env: Environment) -> Table | None:
+def lock_table(env: Environment) -> pd.DataFrame | None:
     """Per step, the environment it ran in: its lock hash and the exact versions of the
     packages behind its numbers (or why the environment could not be built)."""
     if not env.locks:
@@ -734,7 +693,7 @@ def lock_table(env: Environment) -> Table | None:
                      lock.status, lock.hash or "—", lock.header.get("python", "—"),
                      lock.header.get("platform", "—"), detail])
         classes.append("" if lock.ok else "warn")
-    return Table(["backend", "environment", "mode", "status", "env lock", "Python", "platform",
+    return text_table(["backend", "environment", "mode", "status", "env lock", "Python", "platform",
                   "versions (or why it did not build)"], rows, row_classes=classes)
 
 
@@ -752,7 +711,7 @@ def lock_details_html(env: Environment) -> str:
     return "".join(parts)
 
 
-def gpu_table(env: Environment) -> Table | None:
+def gpu_table(env: Environment) -> pd.DataFrame | None:
     gpus = [g for g in env.data.get("gpus") or [] if isinstance(g, Mapping)]
     if not gpus:
         return None
@@ -760,15 +719,15 @@ def gpu_table(env: Environment) -> Table | None:
                                                    "driver_version", "uuid"))
     rows = [[fmt_bytes(g.get(k)) if k == "memory_bytes" else
              (UNKNOWN if g.get(k) in (None, "") else str(g.get(k))) for k in keys] for g in gpus]
-    return Table(keys, rows)
+    return text_table(keys, rows)
 
 
-def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> Table:
+def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> pd.DataFrame:
     counts = ", ".join(f"{s} {int((df['status'] == s).sum())}" for s in results.STATUSES
                        if (df["status"] == s).any()) or "no rows"
     stamps = sorted(t for t in df["timestamp"] if t)
     commits = sorted({c for c in df["git_commit"] if c}) or [UNKNOWN]
-    return Table(["field", "value"], [
+    return text_table(["field", "value"], [
         ["timings file", f"{timings_name} ({len(df)} rows: {counts})"],
         ["samples file", samples_note],
         ["measured", f"{stamps[0]} to {stamps[-1]}" if stamps else UNKNOWN],
@@ -782,23 +741,23 @@ def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
     parts = ['<h2 id="environment">Environment</h2>\n']
     if env.problem:
         parts.append(f'<p class="banner">{esc(env.problem)}.</p>\n')
-    parts.append(environment_table(env).html())
+    parts.append(environment_table(env).report.html())
     gpus = gpu_table(env)
-    if gpus:
-        parts.append("<h3>GPUs</h3>\n" + gpus.html())
+    if gpus is not None:
+        parts.append("<h3>GPUs</h3>\n" + gpus.report.html())
     backends = backend_table(df)
-    if backends:
-        parts.append("<h3>Backends</h3>\n" + backends.html())
+    if backends is not None:
+        parts.append("<h3>Backends</h3>\n" + backends.report.html())
     locks = lock_table(env)
-    if locks:
+    if locks is not None:
         parts.append('<h3 id="environments">Framework environments</h3>\n<p class="note">'
                      "Each step ran in the environment below; every row it wrote carries the "
                      "env lock (sha256 of the Python, platform and package versions).</p>\n"
-                     + locks.html() + lock_details_html(env))
+                     + locks.report.html() + lock_details_html(env))
     packages = env.data.get("packages")
     if isinstance(packages, Mapping) and packages:
-        parts.append("<h3>Packages of the driver (probe, collect, report)</h3>\n" + Table(
+        parts.append("<h3>Packages of the driver (probe, collect, report)</h3>\n" + text_table(
             ["package", "version"], [[str(k), str(packages[k])] for k in sorted(packages)]
-        ).html())
-    parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).html())
+        ).report.html())
+    parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).report.html())
     return "".join(parts)

@@ -32,16 +32,15 @@ from gpubench.report.base import (
     KERNELS,
     UNKNOWN,
     Environment,
-    Table,
     esc,
     fmt_int,
     fmt_threads,
     fmt_time,
     img,
     load_env,
-    md_esc,
     prepare,
 )
+from gpubench.report.render import md_esc, text_table
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -145,12 +144,12 @@ def _fmt_p(x: float) -> str:
     return "—" if not math.isfinite(x) else ("< 1e-6" if x < 1e-6 else f"{x:.2g}")
 
 
-def counts_table(cmp: pd.DataFrame) -> Table:
+def counts_table(cmp: pd.DataFrame) -> pd.DataFrame:
     rows = [[lab, str(int((cmp["label"] == lab).sum()))] for lab in LABEL_ORDER]
-    return Table(["label", "measurements"], rows, frozenset({"measurements"}))
+    return text_table(["label", "measurements"], rows, frozenset({"measurements"}))
 
 
-def group_table(cmp: pd.DataFrame, by: str) -> Table | None:
+def group_table(cmp: pd.DataFrame, by: str) -> pd.DataFrame | None:
     """Per backend (or kernel): labels and the geometric mean of the ratios."""
     ok = cmp[cmp["label"] != "NOT COMPARABLE"]
     if ok.empty:
@@ -164,11 +163,11 @@ def group_table(cmp: pd.DataFrame, by: str) -> Table | None:
         rows.append([key, str(len(g)), str(int((g["label"] == stats.FASTER).sum())),
                      str(int((g["label"] == stats.SLOWER).sum())),
                      str(int((g["label"] == stats.SAME).sum())), _fmt_ratio(gm)])
-    return Table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
+    return text_table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
                  frozenset({"shared", "FASTER", "SLOWER", "SAME", "geomean new/base"}))
 
 
-def detail_table(cmp: pd.DataFrame) -> Table:
+def detail_table(cmp: pd.DataFrame) -> pd.DataFrame:
     rows, classes = [], []
     for _, r in cmp.iterrows():
         rows.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]),
@@ -178,7 +177,7 @@ def detail_table(cmp: pd.DataFrame) -> Table:
                      r["label"] if r["label"] != "NOT COMPARABLE" else
                      f"NOT COMPARABLE ({r['status_base']} → {r['status_new']})"])
         classes.append({stats.SLOWER: "bad", stats.FASTER: "good"}.get(r["label"], ""))
-    return Table(["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
+    return text_table(["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
                   "mode", "base median", "new median", "new/base", "p", "test", "label"],
                  rows, frozenset({"size", "threads", "base median", "new median", "new/base",
                                   "p"}), classes)
@@ -217,7 +216,7 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     return figures.png(fig)
 
 
-def env_diff(base: ResultSet, new: ResultSet) -> Table:
+def env_diff(base: ResultSet, new: ResultSet) -> pd.DataFrame:
     """The environment fields and package versions side by side; differences marked."""
     def gpu(env: Environment) -> str:
         g = env.data.get("gpus")
@@ -243,7 +242,7 @@ def env_diff(base: ResultSet, new: ResultSet) -> Table:
         for pkg in sorted(set(pb) | set(pn)):
             rows.append([f"package {pkg}", str(pb.get(pkg, "—")), str(pn.get(pkg, "—"))])
     classes = ["warn" if r[1] != r[2] else "" for r in rows]
-    return Table(["field", base.label, new.label], rows, row_classes=classes)
+    return text_table(["field", base.label, new.label], rows, row_classes=classes)
 
 
 def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
@@ -263,7 +262,7 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
               f"{len(shared) * alpha:.1f} could pass the test by chance; the effect "
               "threshold keeps those from being labelled. A GPU row's thread count is not "
               "part of the match.")
-    inputs = Table(["", "base", "new"], [
+    inputs = text_table(["", "base", "new"], [
         ["label", base.label, new.label],
         ["timings", f"{base.timings} ({len(base.df)} rows)", f"{new.timings} ({len(new.df)} rows)"],
         ["samples", base.samples.note, new.samples.note],
@@ -279,16 +278,16 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
             parts.append(f'<div class="banner">{esc(s.label)}: {esc(note)}.</div>\n')
         if s.env.problem:
             parts.append(f'<div class="banner">{esc(s.label)}: {esc(s.env.problem)}.</div>\n')
-    parts.append("<h2>Inputs</h2>\n" + inputs.html())
+    parts.append("<h2>Inputs</h2>\n" + inputs.report.html())
     choice = matrix_side_by_side(base, new)
-    if choice:
+    if choice is not None:
         parts.append('<h2 id="which">Which framework? The two machines side by side</h2>\n'
                      '<p class="note">The matrix of each report, aspect by aspect. The '
                      "speedup classes are labelled from the caller's-clock samples of each "
                      "case (FASTER: the new machine's call is surely faster); single "
                      "readings are shown with their ratio and not labelled.</p>\n"
-                     + choice.html())
-    parts.append('<h2 id="counts">Result</h2>\n' + counts_table(cmp).html())
+                     + choice.report.html())
+    parts.append('<h2 id="counts">Result</h2>\n' + counts_table(cmp).report.html())
     if shared.empty:
         parts.append('<p class="alert">No measurement is ok in both sets: nothing to '
                      "compare.</p>\n")
@@ -303,26 +302,26 @@ def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float
                          cls="compare"))
         for by in ("backend", "kernel"):
             t = group_table(cmp, by)
-            if t:
-                parts.append(f"<h3>Per {by}</h3>\n" + t.html())
+            if t is not None:
+                parts.append(f"<h3>Per {by}</h3>\n" + t.report.html())
     parts.append(f"<h2>FASTER and SLOWER ({len(differs)})</h2>\n")
-    parts.append(detail_table(differs).html() if not differs.empty else
+    parts.append(detail_table(differs).report.html() if not differs.empty else
                  "<p>Every shared measurement is SAME.</p>\n")
     nc = cmp[cmp["label"] == "NOT COMPARABLE"]
     if not nc.empty:
         parts.append(f"<h2>Not comparable ({len(nc)}): not ok in one of the sets</h2>\n"
-                     + detail_table(nc).html())
+                     + detail_table(nc).report.html())
     parts.append(f"<details><summary>All {len(cmp)} shared measurements</summary>\n"
-                 + detail_table(cmp).html() + "</details>\n")
+                 + detail_table(cmp).report.html() + "</details>\n")
     for one, other, name in ((base, new, "base"), (new, base, "new")):
         rest = only_in(one, other)
         parts.append(f"<h2>Only in {name} ({len(rest)})</h2>\n")
         if not rest.empty:
             g = rest.groupby(["backend", "kernel", "status"], sort=True).size()
-            parts.append(Table(["backend", "kernel", "status", "rows"],
+            parts.append(text_table(["backend", "kernel", "status", "rows"],
                                [[b, k, s, str(int(n))] for (b, k, s), n in g.items()],
-                               frozenset({"rows"})).html())
-    parts.append("<h2>Environments</h2>\n" + env_diff(base, new).html())
+                               frozenset({"rows"})).report.html())
+    parts.append("<h2>Environments</h2>\n" + env_diff(base, new).report.html())
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             "<title>gpubench comparison</title>\n<style>" + CSS
@@ -340,21 +339,22 @@ def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: f
            "Each row on its own timer (GPU: device clock; CPU: wall). "
            f"FASTER/SLOWER: two-sided Mann–Whitney U on the samples, p < {alpha:g}, and the "
            f"ratio of medians beyond 1 ± {min_effect:.0%}; else SAME (without samples: "
-           "non-overlapping IQRs).\n", counts_table(cmp).markdown()]
+           "non-overlapping IQRs).\n", counts_table(cmp).report.markdown()]
     choice = matrix_side_by_side(base, new)
-    if choice:
-        out.append("## Which framework? The two machines side by side\n\n" + choice.markdown())
+    if choice is not None:
+        out.append("## Which framework? The two machines side by side\n\n"
+                   + choice.report.markdown())
     for by in ("backend", "kernel"):
         t = group_table(cmp, by)
-        if t:
-            out.append(f"## Per {by}\n\n" + t.markdown())
+        if t is not None:
+            out.append(f"## Per {by}\n\n" + t.report.markdown())
     out.append(f"## FASTER and SLOWER ({len(differs)})\n")
-    out.append(detail_table(differs).markdown() if not differs.empty else
+    out.append(detail_table(differs).report.markdown() if not differs.empty else
                "Every shared measurement is SAME.\n")
     return "\n".join(out)
 
 
-def matrix_side_by_side(base: ResultSet, new: ResultSet) -> Table | None:
+def matrix_side_by_side(base: ResultSet, new: ResultSet) -> pd.DataFrame | None:
     """Each set's "Which framework?" matrix, side by side (:mod:`.matrix`)."""
     from gpubench.report import matrix, sections
 

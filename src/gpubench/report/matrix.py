@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from gpubench.report import stats
-from gpubench.report.base import BASELINE_FRAMEWORK, Table, esc, fmt_time, md_esc
+from gpubench.report.base import BASELINE_FRAMEWORK, esc, fmt_time
+from gpubench.report.render import md_esc, text_table
 
 NOT_MEASURED = "not measured"
 
@@ -269,13 +270,13 @@ class Matrix:
     backends: list[str]
     cells: dict[tuple[str, str], Cell]
 
-    def table(self) -> Table | None:
+    def table(self) -> pd.DataFrame | None:
         if not self.backends:
             return None
         rows = [[b] + [self.cells[(b, a)].text for a in ASPECTS] for b in self.backends]
-        return Table(["framework-device", *ASPECTS], rows)
+        return text_table(["framework-device", *ASPECTS], rows)
 
-    def sources(self, df: pd.DataFrame) -> Table | None:
+    def sources(self, df: pd.DataFrame) -> pd.DataFrame | None:
         """Every cell's rows of timings.csv, by key: where each number comes from."""
         out = []
         for b in self.backends:
@@ -288,7 +289,7 @@ class Matrix:
                                          f"{r.implementation} {r.mode}"
                                          for r in keys.itertuples()}))
                 out.append([b, a, str(len(cell.rows)), text])
-        return Table(["framework-device", "aspect", "rows", "rows of timings.csv"], out) \
+        return text_table(["framework-device", "aspect", "rows", "rows of timings.csv"], out) \
             if out else None
 
 
@@ -386,7 +387,7 @@ def _verdict(flags: Sequence[bool]) -> str:
     return "holds" if all(flags) else "does not hold" if not any(flags) else "partly"
 
 
-def claims(matrix: Matrix) -> Table | None:
+def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The seeds' assertions beside this run's answer: holds, does not hold or partly."""
     gpus = [b for b in matrix.backends if b.endswith("-gpu")]
     rows = []
@@ -439,10 +440,11 @@ def claims(matrix: Matrix) -> Table | None:
         typical, worst = c.value >= 0.01, c.hi >= 0.01
         rows.append([claim, c.text, "holds" if typical == worst == big else
                      "partly" if big in (typical, worst) else "does not hold"])
-    return Table(["seed claim", "measured here", "verdict"], rows)
+    return text_table(["seed claim", "measured here", "verdict"], rows)
 
 
-def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.DataFrame) -> str:
+def render_html(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+                df: pd.DataFrame) -> str:
     table = matrix.table()
     if table is None:
         return ""
@@ -458,32 +460,32 @@ def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.Dat
              "</p>\n"]
     if lines:
         parts.append("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in lines) + "</ul>\n")
-    parts.append(table.html())
-    if seed:
-        parts.append("<h3>The seeds' claims, checked</h3>\n" + seed.html())
+    parts.append(table.report.html())
+    if seed is not None:
+        parts.append("<h3>The seeds' claims, checked</h3>\n" + seed.report.html())
     src = matrix.sources(df)
-    if src:
+    if src is not None:
         parts.append("<details><summary>Where each number comes from</summary>\n"
-                     + src.html() + "</details>\n")
+                     + src.report.html() + "</details>\n")
     return "".join(parts)
 
 
-def render_markdown(matrix: Matrix, lines: list[str], seed: Table | None) -> str:
+def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None) -> str:
     table = matrix.table()
     if table is None:
         return ""
     out = ["## Which framework?\n", "Measured in this run (caller's clock; the rows behind "
            "each cell are listed in the HTML report). *not measured* means no data.\n"]
     out += [f"- {md_esc(s)}" for s in lines]
-    out.append("\n" + table.markdown())
-    if seed:
+    out.append("\n" + table.report.markdown())
+    if seed is not None:
         out.append("### The seeds' claims, checked\n")
-        out.append(seed.markdown())
+        out.append(seed.report.markdown())
     return "\n".join(out)
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
-               mpi: pd.DataFrame) -> tuple[Matrix, list[str], Table | None]:
+               mpi: pd.DataFrame) -> tuple[Matrix, list[str], pd.DataFrame | None]:
     from gpubench.report.sections import code_size
 
     matrix = build(df, crossings, code_size(df), mpi)
@@ -521,7 +523,7 @@ def _speedup_change(base_df: pd.DataFrame, base_samples: stats.Samples, new_df: 
 
 
 def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
-                 new: tuple[Matrix, pd.DataFrame, stats.Samples]) -> Table | None:
+                 new: tuple[Matrix, pd.DataFrame, stats.Samples]) -> pd.DataFrame | None:
     """Both machines' matrices, aspect by aspect, with a noise-aware label where the
     samples allow one (the speedup classes, on the caller's clock: each row's time, not
     the ratio to each machine's NumPy, so a faster host CPU does not pass for a slower
@@ -545,4 +547,4 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
             rows.append([b, a, cb.text, cn.text, label])
     if not rows:
         return None
-    return Table(["framework-device", "aspect", "base", "new", "difference"], rows)
+    return text_table(["framework-device", "aspect", "base", "new", "difference"], rows)

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from gpubench.report import figures
-from gpubench.report.base import Table, esc, fmt_int, fmt_sig, fmt_time, img
+from gpubench.report.base import esc, fmt_int, fmt_sig, fmt_time, img
+from gpubench.report.render import text_table
 
 MPI_COLUMNS: tuple[str, ...] = (
     "job", "framework", "device", "backend", "ranks", "size", "size_meaning", "dtype",
@@ -222,7 +223,7 @@ def message_frame(ok: pd.DataFrame) -> pd.DataFrame:
         ["label", "size"], kind="mergesort").reset_index(drop=True)
 
 
-def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
+def staged_vs_direct(ok: pd.DataFrame) -> pd.DataFrame | None:
     """At each job's largest message, direct (GPU-aware) against staged bandwidth."""
     rows = ok[ok["path"].isin(["staged", "direct"])]
     if rows.empty:
@@ -249,7 +250,7 @@ def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
         out.append([job, backend, mode or "—", fmt_int(size), fmt_int(at["ranks"].max()),
                     fmt_time(st), fmt_time(di), fmt_sig(bw("staged")), fmt_sig(bw("direct")),
                     f"{ratio:.2f}×" if math.isfinite(ratio) else "—"])
-    return Table(["job", "backend", "mode", "size", "ranks", "staged time", "direct time",
+    return text_table(["job", "backend", "mode", "size", "ranks", "staged time", "direct time",
                   "staged GB/s", "direct GB/s", "direct speedup"], out,
                  frozenset({"size", "ranks", "staged time", "direct time", "staged GB/s",
                             "direct GB/s", "direct speedup"}))
@@ -260,7 +261,7 @@ def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
 HALO_WEAK_TARGET = 0.8
 
 
-def halo_target_table(ok: pd.DataFrame) -> Table | None:
+def halo_target_table(ok: pd.DataFrame) -> pd.DataFrame | None:
     """Halo weak-scaling efficiency per backend, path and size at the most ranks run,
     against :data:`HALO_WEAK_TARGET`."""
     h = ok[(ok["job"] == "halo") & (ok["mode"] == "weak") & (ok["ranks"] > 1)
@@ -273,19 +274,19 @@ def halo_target_table(ok: pd.DataFrame) -> Table | None:
              f"{float(r['efficiency']):.2f}",
              "met" if float(r["efficiency"]) >= HALO_WEAK_TARGET else "MISSED"]
             for _, r in h.iterrows()]
-    return Table(["backend", "path", "cells per rank", "ranks", "weak efficiency",
+    return text_table(["backend", "path", "cells per rank", "ranks", "weak efficiency",
                   f"target ≥ {HALO_WEAK_TARGET:.2f}"], rows,
                  frozenset({"ranks", "weak efficiency"}))
 
 
-def environment_table(frame: pd.DataFrame) -> Table | None:
+def environment_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     cols = ["backend", "mpi_library", "mpi_version", "cuda_aware", "launcher",
             "device_selection", "device_name", "framework_version", "host"]
     env = frame[cols].drop_duplicates().sort_values(cols, kind="mergesort")
     if env.empty:
         return None
     rows = [[v if v else "unknown" for v in r] for r in env.astype(str).to_numpy().tolist()]
-    return Table(cols, rows)
+    return text_table(cols, rows)
 
 
 def device_check(frame: pd.DataFrame) -> list[str]:
@@ -301,7 +302,7 @@ def device_check(frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def failures_table(frame: pd.DataFrame) -> Table | None:
+def failures_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     bad = frame[frame["status"] != "ok"]
     if bad.empty:
         return None
@@ -310,7 +311,7 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
                                                           "reason"], sort=True):
         ranks = ", ".join(str(int(r)) for r in sorted(set(g["ranks"].dropna())))
         rows.append([status, job, backend, ranks or "—", str(len(g)), reason or "—"])
-    return Table(["status", "job", "backend", "ranks", "rows", "reason"], rows,
+    return text_table(["status", "job", "backend", "ranks", "rows", "reason"], rows,
                  frozenset({"rows"}))
 
 
@@ -341,14 +342,14 @@ def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
                f"{worst['label']} at {int(worst['ranks'])} ranks, {worst['efficiency']:.2f}.")
         parts.append("<h3>Scaling and efficiency</h3>\n"
                      + img(figs, alt, scaling_figure, sc, cls="mpi"))
-        tab = Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
+        tab = text_table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
                     [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
                       f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
                     frozenset({"ranks", "speedup", "efficiency"}))
-        parts.append(tab.html())
+        parts.append(tab.report.html())
         target = halo_target_table(ok)
-        if target:
-            parts.append("<h3>Target: halo weak scaling</h3>\n" + target.html())
+        if target is not None:
+            parts.append("<h3>Target: halo weak scaling</h3>\n" + target.report.html())
     else:
         parts.append("<p>No scaling job has ok rows.</p>\n")
     msg = message_frame(ok)
@@ -363,17 +364,18 @@ def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
         parts.append("<p>No point-to-point or allreduce rows are ok.</p>\n")
     svd = staged_vs_direct(ok)
     parts.append("<h3>Staged vs direct (GPU-aware) transfers</h3>\n")
-    parts.append(svd.html() if svd else "<p>No rows compare staged and direct paths.</p>\n")
+    parts.append(svd.report.html() if svd is not None else
+                 "<p>No rows compare staged and direct paths.</p>\n")
     clash = device_check(frame)
     parts.append("<h3>Device selection</h3>\n" + (
         "<ul>" + "".join(f'<li class="alert">{esc(c)}</li>' for c in clash) + "</ul>\n"
         if clash else "<p>Every GPU job's ranks recorded distinct GPUs (or none were "
         "recorded).</p>\n"))
     env = environment_table(frame)
-    if env:
-        parts.append("<h3>MPI environment</h3>\n" + env.html())
+    if env is not None:
+        parts.append("<h3>MPI environment</h3>\n" + env.report.html())
     fails = failures_table(frame)
-    parts.append("<h3>MPI failures</h3>\n" + (fails.html() if fails else
+    parts.append("<h3>MPI failures</h3>\n" + (fails.report.html() if fails is not None else
                                                "<p>Every MPI row has status ok.</p>\n"))
     return "".join(parts)
 
@@ -385,14 +387,14 @@ def mpi_markdown(data: MpiData) -> str:
     out = [f"{len(frame)} MPI measurement(s).\n"]
     sc = scaling_frame(frame[frame["status"] == "ok"])
     if not sc.empty:
-        out.append(Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
+        out.append(text_table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
                          [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
                            f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
-                         frozenset({"ranks", "speedup", "efficiency"})).markdown())
+                         frozenset({"ranks", "speedup", "efficiency"})).report.markdown())
         target = halo_target_table(frame[frame["status"] == "ok"])
-        if target:
-            out.append("\nTarget: halo weak scaling\n\n" + target.markdown())
+        if target is not None:
+            out.append("\nTarget: halo weak scaling\n\n" + target.report.markdown())
     fails = failures_table(frame)
-    if fails:
-        out.append("\n" + fails.markdown())
+    if fails is not None:
+        out.append("\n" + fails.report.markdown())
     return "\n".join(out)

@@ -27,7 +27,6 @@ from gpubench.report import figures, stats
 from gpubench.report.base import (
     BASELINE_FRAMEWORK,
     KERNELS,
-    Table,
     _finite,
     _kernel_spec,
     _ordered,
@@ -39,6 +38,7 @@ from gpubench.report.base import (
     fmt_time,
     img,
 )
+from gpubench.report.render import text_table
 
 #: the seeds' rule of thumb: "the GPU loses below about 10,000 elements"
 SEED_CROSSOVER = 10_000
@@ -250,7 +250,7 @@ def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str,
     return out
 
 
-def best_table(picks: Picks) -> Table | None:
+def best_table(picks: Picks) -> pd.DataFrame | None:
     """Per kernel, variant and dtype: the winner at the small, medium and large size."""
     rows = []
     for kernel, variant, dtype, found in picks:
@@ -259,10 +259,10 @@ def best_table(picks: Picks) -> Table | None:
         rows.append([kernel, variant, dtype, *cells])
     if not rows:
         return None
-    return Table(["kernel", "variant", "dtype", "small", "medium", "large"], rows)
+    return text_table(["kernel", "variant", "dtype", "small", "medium", "large"], rows)
 
 
-def wins_table(picks: Picks) -> Table | None:
+def wins_table(picks: Picks) -> pd.DataFrame | None:
     """How often each backend wins a (case, size class), sure or within noise (no
     verdict between different clocks counts as within noise)."""
     tally: dict[str, list[int]] = {}
@@ -275,7 +275,7 @@ def wins_table(picks: Picks) -> Table | None:
         return None
     rows = [[b] + [f"{t[2 * i]} sure, {t[2 * i + 1]} within noise" for i in range(3)]
             for b, t in sorted(tally.items(), key=lambda kv: (-sum(kv[1]), kv[0]))]
-    return Table(["backend", "small wins", "medium wins", "large wins"], rows)
+    return text_table(["backend", "small wins", "medium wins", "large wins"], rows)
 
 
 def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
@@ -301,13 +301,13 @@ def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
     if table is None:
         return "".join(parts) + '<p class="alert">No successful measurements.</p>\n'
     wins = wins_table(picks.get(mode, []))
-    if wins:
+    if wins is not None:
         parts.append(f"<h3>Wins per backend ({esc(CLOCK_LABELS['caller'])})</h3>\n"
-                     + wins.html())
+                     + wins.report.html())
     parts.append(f"<h3>Best per kernel and size class ({esc(CLOCK_LABELS['caller'])})</h3>\n"
-                 + table.html())
+                 + table.report.html())
     device = best_table(device_picks or [])
-    if device:
+    if device is not None:
         parts.append("<details><summary>GPU backends on the device clock: what the hardware "
                      "did</summary>\n<p class=\"note\">The same choice among GPU rows only, "
                      "on each row's own timer (CUDA events; CUPTI kernel durations for JAX). "
@@ -315,11 +315,11 @@ def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
                      f"{CLOCK_MARGIN_S * 1e6:.0f} µs apart get <em>no verdict</em>: the "
                      "timers' floors differ by a few µs (on an H100 the same small kernel "
                      "reads about 3.4 µs between CUDA events, 1.1 µs as a CUPTI kernel "
-                     "duration).</p>\n" + device.html() + "</details>\n")
+                     "duration).</p>\n" + device.report.html() + "</details>\n")
     for other in sorted(m for m in picks if m != mode):
         t = best_table(picks[other])
-        if t:
-            parts.append(f"<details><summary>Mode {esc(other)}</summary>\n{t.html()}"
+        if t is not None:
+            parts.append(f"<details><summary>Mode {esc(other)}</summary>\n{t.report.html()}"
                          "</details>\n")
     return "".join(parts)
 
@@ -327,7 +327,7 @@ def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
 # -- speedup over NumPy -------------------------------------------------------------------
 
 
-def speedup_table(df: pd.DataFrame, mode: str) -> Table | None:
+def speedup_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
     """Speedup of each backend's best implementation at the largest size with a baseline,
     on the caller's clock (NumPy's wall time over the backend's pipelined caller time)."""
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
@@ -341,7 +341,7 @@ def speedup_table(df: pd.DataFrame, mode: str) -> Table | None:
         best = best_per(at, ["_g"], by="caller_s").set_index("_g")
         rows.append([kernel, variant, dtype, fmt_int(size)] + [
             fmt_speedup(best.loc[c, "speedup"]) if c in best.index else "—" for c in groups])
-    return Table(["kernel", "variant", "dtype", "size", *groups], rows,
+    return text_table(["kernel", "variant", "dtype", "size", *groups], rows,
                  frozenset({"size", *groups}))
 
 
@@ -389,7 +389,7 @@ def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
         return "".join(parts) + ("<p>No speedup can be computed: no ok NumPy rows to "
                                  "compare with.</p>\n")
     parts.append("<h3>At the largest size with a NumPy baseline (caller's clock)</h3>\n"
-                 + table.html())
+                 + table.report.html())
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     drawn: set[str] = set()
     for kernel, variant, dtype, g in _cases(ok):
@@ -442,7 +442,7 @@ def ceilings_of(env_data: Mapping[str, Any]) -> dict[str, float]:
             and float(v) > 0}
 
 
-def ceiling_table(env_data: Mapping[str, Any]) -> Table | None:
+def ceiling_table(env_data: Mapping[str, Any]) -> pd.DataFrame | None:
     c = ceilings_of(env_data)
     if not c:
         return None
@@ -452,10 +452,10 @@ def ceiling_table(env_data: Mapping[str, Any]) -> Table | None:
     note = f"measured with {raw.get('measured_with')}" if raw.get("measured_with") else ""
     if note:
         rows.append(["(GPU ceilings)", "", "", note])
-    return Table(["ceiling", "value", "unit", "key"], rows, frozenset({"value"}))
+    return text_table(["ceiling", "value", "unit", "key"], rows, frozenset({"value"}))
 
 
-def pct_table(df: pd.DataFrame, mode: str) -> Table | None:
+def pct_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
     """Per kernel and implementation, the best % of its ceiling at the largest size (where
     the arrays are several times the caches, so % of memory bandwidth is honest)."""
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["pct_of_ceiling"].notna()]
@@ -473,7 +473,7 @@ def pct_table(df: pd.DataFrame, mode: str) -> Table | None:
     rows = [[r["kernel"], r["backend"], r["implementation"], f"{r['variant']} / {r['dtype']}",
              fmt_int(r["size_key"]), f"{float(r['pct_of_ceiling']):.1f} %", r["ceiling"]]
             for _, r in best.iterrows()]
-    return Table(["kernel", "backend", "implementation", "best variant / dtype", "size",
+    return text_table(["kernel", "backend", "implementation", "best variant / dtype", "size",
                   "% of ceiling", "ceiling"], rows, frozenset({"size", "% of ceiling"}))
 
 
@@ -486,7 +486,7 @@ TARGETS: tuple[tuple[str, str, float], ...] = (
 )
 
 
-def targets_table(df: pd.DataFrame, mode: str) -> Table | None:
+def targets_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
     """Per GPU backend and target kernel: the weakest case of its best implementations.
 
     For each (kernel, variant, dtype) at its largest size the backend's best
@@ -514,7 +514,7 @@ def targets_table(df: pd.DataFrame, mode: str) -> Table | None:
                          "met" if pct >= target else "MISSED"])
     if not rows:
         return None
-    return Table(["kernel", "backend", "weakest case (variant / dtype)",
+    return text_table(["kernel", "backend", "weakest case (variant / dtype)",
                   "its best implementation", "target", "verdict"], rows,
                  frozenset({"its best implementation"}))
 
@@ -606,21 +606,21 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
              "ranked.</p>\n"]
     c = ceilings_of(env_data)
     table = ceiling_table(env_data)
-    parts.append(table.html() if table else '<p class="banner">No ceilings in the '
-                 "environment record: the probe did not measure them, so no % of ceiling and "
-                 "no roofs are drawn.</p>\n")
+    parts.append(table.report.html() if table is not None else '<p class="banner">No '
+                 "ceilings in the environment record: the probe did not measure them, so no "
+                 "% of ceiling and no roofs are drawn.</p>\n")
     targets = targets_table(df, mode)
-    if targets:
+    if targets is not None:
         parts.append(f"<h3>Targets (mode {esc(mode)}, largest size, device clock)</h3>\n"
                      "<p class=\"note\">"
                      "For each GPU backend, the weakest (variant, dtype) of its best "
                      "implementations, against the share of the ceiling the project "
-                     "expects of a good implementation.</p>\n" + targets.html())
+                     "expects of a good implementation.</p>\n" + targets.report.html())
     pct = pct_table(df, mode)
-    if pct:
+    if pct is not None:
         parts.append(f"<h3>% of ceiling at the largest size (mode {esc(mode)}, device "
                      "clock)</h3>\n"
-                     + pct.html())
+                     + pct.report.html())
     for device, bw_key, s_key, d_key in (("gpu", "d2d_copy_gbps", "sgemm_gflops",
                                           "dgemm_gflops"),
                                          ("cpu", "cpu_copy_gbps", "cpu_sgemm_gflops",
@@ -771,7 +771,7 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
     return out
 
 
-def crossover_table(found: list[Crossing]) -> Table | None:
+def crossover_table(found: list[Crossing]) -> pd.DataFrame | None:
     if not found:
         return None
 
@@ -781,7 +781,7 @@ def crossover_table(found: list[Crossing]) -> Table | None:
     rows = [[c.kernel, c.variant, c.dtype, c.backend, cell(c.device_resident),
              cell(c.device_resident_sync), cell(c.measured_transfers),
              cell(c.estimated_transfers), cell(c.device_clock)] for c in found]
-    return Table(["kernel", "variant", "dtype", "GPU backend",
+    return text_table(["kernel", "variant", "dtype", "GPU backend",
                   "data on the device (caller, pipelined)", "data on the device (caller, sync)",
                   "with transfers, measured +transfers (caller, pipelined)",
                   "with transfers, estimated (caller, pipelined)",
@@ -853,8 +853,8 @@ def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
     if head:
         parts.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in head) + "</ul>\n")
     table = crossover_table(found)
-    if table:
-        parts.append(table.html())
+    if table is not None:
+        parts.append(table.report.html())
     return "".join(parts)
 
 
@@ -865,7 +865,7 @@ def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
 FLOOR_KERNEL, FLOOR_WORK_KERNEL = "launch_overhead", "vector_add"
 
 
-def launch_floor_table(df: pd.DataFrame) -> Table | None:
+def launch_floor_table(df: pd.DataFrame) -> pd.DataFrame | None:
     """Per backend, the fixed cost of one call (``launch_overhead`` at its smallest size,
     best implementation by the pipelined caller's clock) and how many ``vector_add``
     elements, data on the device, it takes before the device time of the work exceeds
@@ -896,7 +896,7 @@ def launch_floor_table(df: pd.DataFrame) -> Table | None:
             cells.append(_floor_text(w["size_key"].to_numpy(float), float(r["caller_s"]),
                                      w["median_s"].to_numpy(float)))
         rows.append(cells)
-    return Table(["backend", "implementation", "size", "per call, pipelined (caller)",
+    return text_table(["backend", "implementation", "size", "per call, pipelined (caller)",
                   "per call, sync (caller)", "device clock",
                   *(f"{FLOOR_WORK_KERNEL} {d}: elements before the device time exceeds "
                     "the pipelined call" for d in dtypes)], rows,
@@ -929,13 +929,13 @@ def launch_floor_html(df: pd.DataFrame) -> str:
     if table is None:
         return "".join(parts) + (f"<p>Not measured: no ok <code>{FLOOR_KERNEL}</code> rows "
                                  "with a caller's clock.</p>\n")
-    return "".join(parts) + table.html()
+    return "".join(parts) + table.report.html()
 
 
 # -- first-call and compilation cost ------------------------------------------------------
 
 
-def first_call_table(df: pd.DataFrame) -> Table | None:
+def first_call_table(df: pd.DataFrame) -> pd.DataFrame | None:
     """Per backend and implementation: what the first call costs beyond a timed call."""
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     if ok.empty:
@@ -949,7 +949,7 @@ def first_call_table(df: pd.DataFrame) -> Table | None:
                      fmt_time(g["first_call_s"].max()), fmt_time(g["excess"].median()),
                      fmt_speedup((g["first_call_s"] / g["warm"]).median()),
                      fmt_time(g["setup_s"].median())])
-    return Table(["backend", "implementation", "cases", "first call (median)",
+    return text_table(["backend", "implementation", "cases", "first call (median)",
                   "first call (max)", "first call − warm sync call", "first call / warm",
                   "setup (median)"], rows,
                  frozenset({"cases", "first call (median)", "first call (max)",
@@ -957,7 +957,7 @@ def first_call_table(df: pd.DataFrame) -> Table | None:
                             "setup (median)"}))
 
 
-def first_call_backend_table(df: pd.DataFrame) -> Table | None:
+def first_call_backend_table(df: pd.DataFrame) -> pd.DataFrame | None:
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     if ok.empty:
         return None
@@ -966,7 +966,7 @@ def first_call_backend_table(df: pd.DataFrame) -> Table | None:
         rows.append([backend, str(len(g)), fmt_time(g["first_call_s"].median()),
                      fmt_time(g["first_call_s"].max()), fmt_time(g["first_call_s"].sum()),
                      fmt_time(g["setup_s"].sum())])
-    return Table(["backend", "cases", "first call (median)", "first call (max)",
+    return text_table(["backend", "cases", "first call (median)", "first call (max)",
                   "first calls (total)", "setup (total)"], rows,
                  frozenset({"cases", "first call (median)", "first call (max)",
                             "first calls (total)", "setup (total)"}))
@@ -1018,11 +1018,11 @@ def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
            f"time and timed-call median, log scale. Longest first call: {worst['backend']} "
            f"{worst['implementation']} on {worst['kernel']} at "
            f"{fmt_time(worst['first_call_s'])}.")
-    parts.append(per_backend.html())
+    parts.append(per_backend.report.html())
     parts.append(img(figs, alt, first_call_figure, data, cls="first-call"))
     table = first_call_table(df)
-    if table:
-        parts.append("<details><summary>Per implementation</summary>\n" + table.html()
+    if table is not None:
+        parts.append("<details><summary>Per implementation</summary>\n" + table.report.html()
                      + "</details>\n")
     return "".join(parts)
 
@@ -1127,7 +1127,7 @@ def code_size(df: pd.DataFrame) -> pd.DataFrame:
     return frame.drop_duplicates(["kernel", "framework", "implementation"])
 
 
-def code_size_tables(df: pd.DataFrame) -> tuple[Table | None, Table | None]:
+def code_size_tables(df: pd.DataFrame) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     sizes = code_size(df)
     if sizes.empty:
         return None, None
@@ -1136,20 +1136,20 @@ def code_size_tables(df: pd.DataFrame) -> tuple[Table | None, Table | None]:
     for fw, g in sizes.assign(total=total).groupby("framework", sort=True):
         per_fw.append([fw, str(len(g)), f"{g['total'].median():.0f}", str(int(g["total"].min())),
                        str(int(g["total"].max())), str(int((g["cuda_c"] > 0).sum()))])
-    fw_table = Table(["framework", "implementations", "lines (median)", "fewest", "most",
+    fw_table = text_table(["framework", "implementations", "lines (median)", "fewest", "most",
                       "with CUDA C"], per_fw,
                      frozenset({"implementations", "lines (median)", "fewest", "most",
                                 "with CUDA C"}))
     rows = [[r["kernel"], r["framework"], r["implementation"], str(r["python"]),
              str(r["cuda_c"]) if r["cuda_c"] else "—", r["module"]]
             for _, r in sizes.iterrows()]
-    impl_table = Table(["kernel", "framework", "implementation", "Python lines",
+    impl_table = text_table(["kernel", "framework", "implementation", "Python lines",
                         "CUDA C lines", "file"], rows, frozenset({"Python lines",
                                                                   "CUDA C lines"}))
     return fw_table, impl_table
 
 
-def code_size_html(tables: tuple[Table | None, Table | None]) -> str:
+def code_size_html(tables: tuple[pd.DataFrame | None, pd.DataFrame | None]) -> str:
     """``tables``: :func:`code_size_tables` of the frame."""
     parts = ['<h2 id="code-size">Code size</h2>\n<p class="note">The seeds\' "verbosity", '
              "measured: lines of code of each implementation's builder and the module-level "
@@ -1161,6 +1161,6 @@ def code_size_html(tables: tuple[Table | None, Table | None]) -> str:
     fw_table, impl_table = tables
     if fw_table is None or impl_table is None:
         return "".join(parts) + "<p>No implementation in the data is known to this code.</p>\n"
-    return "".join(parts) + fw_table.html() + (
-        "<details><summary>Per implementation</summary>\n" + impl_table.html()
+    return "".join(parts) + fw_table.report.html() + (
+        "<details><summary>Per implementation</summary>\n" + impl_table.report.html()
         + "</details>\n")
