@@ -11,15 +11,18 @@ through the ``md`` filter instead, which keeps pipes from splitting a table.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-__all__ = ["Markup", "html_env", "md_env", "md_esc", "render_html", "render_md", "table_html",
-           "table_md", "text_table"]
+from gpubench.report.stats import ALPHA, MIN_EFFECT
+
+__all__ = ["Figure", "Markup", "html_env", "md_env", "md_esc", "render_html", "render_md",
+           "table_html", "table_md", "text_table"]
 
 # Underscores only at word edges: inside words (vector_add) they never mean emphasis.
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>|&])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
@@ -31,11 +34,25 @@ def md_esc(value: Any) -> str:
     return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
+@dataclass(frozen=True)
+class Figure:
+    """A figure a section shows: drawn when the page is rendered, as
+    ``base.img(figs, alt, fn, *args, cls=cls)`` (``fn`` a module-level drawing function)."""
+
+    alt: str
+    fn: Callable[..., str]
+    args: tuple[Any, ...]
+    cls: str = ""
+
+
 def _env(autoescape: bool) -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("gpubench.report", "templates"),
                              autoescape=autoescape, keep_trailing_newline=True,
+                             trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["md"] = md_esc
+    env.globals["table"] = table_html if autoescape else table_md
+    env.globals["ALPHA"], env.globals["MIN_EFFECT"] = ALPHA, MIN_EFFECT
     return env
 
 

@@ -13,11 +13,10 @@ import pandas as pd
 from gpubench.report import stats
 from gpubench.report.base import (
     _finite,
-    esc,
     fmt_speedup,
     fmt_time,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import render_html, text_table
 from gpubench.report.sections.common import (
     CLASS_NAMES,
     _cases,
@@ -167,47 +166,32 @@ def wins_table(picks: Picks) -> pd.DataFrame | None:
     return text_table(["backend", "small wins", "medium wins", "large wins"], rows)
 
 
-def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
-                 device_picks: Picks | None = None) -> str:
+@dataclass
+class Summary:
+    """The summary section: per-case winners of the primary mode on the caller's clock,
+    wins per backend, the GPU rows on the device clock, and the other modes."""
+
+    mode: str
+    best: pd.DataFrame | None
+    wins: pd.DataFrame | None
+    device: pd.DataFrame | None
+    other_modes: list[tuple[str, pd.DataFrame]]
+    clock_label: str = CLOCK_LABELS["caller"]
+    margin_s: float = CLOCK_MARGIN_S
+
+
+def build(df: pd.DataFrame, picks: Mapping[str, Picks],
+          device_picks: Picks | None = None) -> Summary:
     """``picks``: :func:`picks_for` per mode on the caller's clock; ``device_picks``: the
     primary mode's GPU rows on the device clock (what the hardware did)."""
     mode = primary_mode(df)
-    parts = ['<h2 id="summary">Summary</h2>\n<p class="note">Per kernel, variant and dtype, '
-             "the fastest backend (its best implementation) at the smallest, middle and "
-             "largest size that two or more backends measured (else any size), in mode "
-             f"<strong>{esc(mode)}</strong>, against the fastest other backend, ranked on "
-             "the <strong>caller's clock</strong>: what a Python loop waits for per call, "
-             "dispatch, launch and a device-wide wait included. GPU rows rank their "
-             "<em>pipelined</em> time (k calls back to back, one wait, divided by k), with "
-             "<em>sync</em> (one call, then wait) and the <em>device</em> time (what the "
-             "GPU itself took, the basis of % of ceiling) beside it; CPU rows their wall "
-             "time. <em>Sure</em> means a two-sided Mann–Whitney U test on the recorded "
-             f"samples gives p &lt; {stats.ALPHA} <em>and</em> the medians differ by more "
-             f"than {stats.MIN_EFFECT:.0%}; otherwise the two are <em>within noise</em>. "
-             "Rows without samples use non-overlapping interquartile ranges instead. Only "
-             "ok rows compete: wrong and implausible ones never do.</p>\n"]
-    table = best_table(picks.get(mode, []))
-    if table is None:
-        return "".join(parts) + '<p class="alert">No successful measurements.</p>\n'
-    wins = wins_table(picks.get(mode, []))
-    if wins is not None:
-        parts.append(f"<h3>Wins per backend ({esc(CLOCK_LABELS['caller'])})</h3>\n"
-                     + wins.report.html())
-    parts.append(f"<h3>Best per kernel and size class ({esc(CLOCK_LABELS['caller'])})</h3>\n"
-                 + table.report.html())
-    device = best_table(device_picks or [])
-    if device is not None:
-        parts.append("<details><summary>GPU backends on the device clock: what the hardware "
-                     "did</summary>\n<p class=\"note\">The same choice among GPU rows only, "
-                     "on each row's own timer (CUDA events; CUPTI kernel durations for JAX). "
-                     "Two rows timed by different timers less than "
-                     f"{CLOCK_MARGIN_S * 1e6:.0f} µs apart get <em>no verdict</em>: the "
-                     "timers' floors differ by a few µs (on an H100 the same small kernel "
-                     "reads about 3.4 µs between CUDA events, 1.1 µs as a CUPTI kernel "
-                     "duration).</p>\n" + device.report.html() + "</details>\n")
-    for other in sorted(m for m in picks if m != mode):
-        t = best_table(picks[other])
-        if t is not None:
-            parts.append(f"<details><summary>Mode {esc(other)}</summary>\n{t.report.html()}"
-                         "</details>\n")
-    return "".join(parts)
+    others = [(m, best_table(picks[m])) for m in sorted(m for m in picks if m != mode)]
+    return Summary(mode, best_table(picks.get(mode, [])), wins_table(picks.get(mode, [])),
+                   best_table(device_picks or []),
+                   [(m, t) for m, t in others if t is not None])
+
+
+def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
+                 device_picks: Picks | None = None) -> str:
+    """The section as HTML (``summary.html.j2``)."""
+    return render_html("summary.html.j2", s=build(df, picks, device_picks))
