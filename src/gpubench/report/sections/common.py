@@ -5,17 +5,20 @@ times per report).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from gpubench.report import figures
 from gpubench.report.base import (
     KERNELS,
     _kernel_spec,
     _ordered,
     consolidate,
+    img,
 )
+from gpubench.report.render import Figure, Markup
 
 #: the seeds' rule of thumb: "the GPU loses below about 10,000 elements"
 SEED_CROSSOVER = 10_000
@@ -115,3 +118,13 @@ def size_classes(sizes: Sequence[int]) -> list[tuple[str, int]]:
     return [("small", s[0]), ("medium", s[(len(s) - 1) // 2]), ("large", s[-1])]
 
 
+
+
+def figure_drawer(figs: figures.FigureQueue) -> Callable[[Figure], Markup]:
+    """The templates' ``figure(f)``: queue ``f`` on ``figs`` through :func:`base.img`
+    (the one place every figure goes through) and return its ``<img>``."""
+
+    def figure(f: Figure) -> Markup:
+        return Markup(img(figs, f.alt, f.fn, *f.args, cls=f.cls))
+
+    return figure

@@ -4,6 +4,8 @@ and one figure per kernel.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -12,18 +14,17 @@ from gpubench.report.base import (
     BASELINE_FRAMEWORK,
     _kernel_spec,
     _ordered,
-    esc,
     fmt_int,
     fmt_speedup,
-    img,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import Figure, render_html, text_table
 from gpubench.report.sections.common import (
     SEED_CROSSOVER,
     TRANSFERS_SUFFIX,
     _cases,
     _group,
     best_per,
+    figure_drawer,
     primary_mode,
 )
 
@@ -76,25 +77,22 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line:
     return figures.png(fig)
 
 
-def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
+@dataclass
+class Speedup:
+    """The speedup section: every case at its largest size, one figure per kernel."""
+
+    mode: str
+    table: pd.DataFrame | None
+    figures: list[Figure]
+
+
+def build(df: pd.DataFrame) -> Speedup:
     mode = primary_mode(df)
-    parts = ['<h2 id="speedup">Speedup over NumPy</h2>\n<p class="note">On the '
-             "<strong>caller's clock</strong>: the median wall time of the fastest NumPy "
-             "implementation divided by each backend's fastest median time per call as a "
-             "caller waits for it (GPU: pipelined, dispatch and a device-wide wait "
-             "included; CPU: wall), same kernel, variant, size and dtype, mode "
-             f"{esc(mode)}. Above 1× the backend is faster than NumPy; the size where a GPU "
-             "line crosses 1× is its crossover (next section). Dashed: end-to-end "
-             "implementations that copy inputs from and results to the host. One figure "
-             "per kernel (its first variant and dtype); the table has every case.</p>\n"]
     table = speedup_table(df, mode)
     if table is None:
-        return "".join(parts) + ("<p>No speedup can be computed: no ok NumPy rows to "
-                                 "compare with.</p>\n")
-    parts.append("<h3>At the largest size with a NumPy baseline (caller's clock)</h3>\n"
-                 + table.report.html())
+        return Speedup(mode, None, [])
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
-    drawn: set[str] = set()
+    drawn: dict[str, Figure] = {}
     for kernel, variant, dtype, g in _cases(ok):
         # one figure per kernel (its first variant and dtype with a curve): the table
         # above has every case, and drawing dominates the report's run time
@@ -105,7 +103,6 @@ def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
         best = best[best["framework"] != BASELINE_FRAMEWORK]
         if best.empty or best["size_key"].nunique() < 2:
             continue
-        drawn.add(kernel)
         spec = _kernel_spec(kernel)
         meaning = spec.size_meaning if spec else ""
         title = f"{kernel} · {variant} · {dtype}: speedup over NumPy (caller's clock)"
@@ -117,6 +114,13 @@ def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
                f"{', '.join(sorted(set(frame['group'])))}. At the largest size "
                f"{int(top['size_key']):,} the fastest is {top['group']} at "
                f"{fmt_speedup(top['speedup'])}.")
-        parts.append(img(figs, alt, speedup_figure, frame, title, meaning,
-                         meaning.startswith("elements"), cls="speedup"))
-    return "".join(parts)
+        drawn[kernel] = Figure(alt, speedup_figure, (frame, title, meaning,
+                                                     meaning.startswith("elements")), "speedup")
+    return Speedup(mode, table, list(drawn.values()))
+
+
+def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue,
+                 section: Speedup | None = None) -> str:
+    """The section as HTML (``speedup.html.j2``); figures are queued on ``figs``."""
+    return render_html("speedup.html.j2", s=section or build(df),
+                       figure=figure_drawer(figs))
