@@ -5,6 +5,7 @@ number on the device clock (what the hardware did).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -15,13 +16,12 @@ from gpubench.report import figures
 from gpubench.report.base import (
     KERNELS,
     _finite,
-    esc,
     fmt_int,
     fmt_sig,
-    img,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import Figure, render_html, text_table
 from gpubench.report.sections.common import (
+    figure_drawer,
     primary_mode,
 )
 
@@ -195,38 +195,22 @@ def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
     return figures.png(fig)
 
 
-def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
-                  figs: figures.FigureQueue) -> str:
+@dataclass
+class Ceilings:
+    """The ceilings section: the probe's ceilings, the targets, % of ceiling and one
+    roofline per device (``rooflines``: (device name, figure))."""
+
+    mode: str
+    ceilings: pd.DataFrame | None
+    targets: pd.DataFrame | None
+    pct: pd.DataFrame | None
+    rooflines: list[tuple[str, Figure]]
+
+
+def build(df: pd.DataFrame, env_data: Mapping[str, Any]) -> Ceilings:
     mode = primary_mode(df)
-    parts = ['<h2 id="ceilings">Measured ceilings and roofline</h2>\n<p class="note">The '
-             "probe measures, on the same machine and day, what memory and the vendor "
-             "libraries reach (device copy, SGEMM/DGEMM with TF32 off, host-device copies); "
-             "each row's <em>% of ceiling</em> relates its throughput to the one that bounds "
-             "its kernel (memory-bound kernels to the copy bandwidth, matmul to GEMM, "
-             "transfers to the host link). Every number here is on the <strong>device "
-             "clock</strong> (each row's own timer: CUDA events or CUPTI on GPUs, wall time "
-             "on CPUs): it is what the hardware did, not what a caller waits for. A little "
-             "over 100 % is possible (the probe's copy is one library call, not the "
-             "hardware's limit); more than 10 % over, on data past twice the L2 cache, is "
-             "not, and such rows are <em>implausible</em>, listed under Failures and never "
-             "ranked.</p>\n"]
     c = ceilings_of(env_data)
-    table = ceiling_table(env_data)
-    parts.append(table.report.html() if table is not None else '<p class="banner">No '
-                 "ceilings in the environment record: the probe did not measure them, so no "
-                 "% of ceiling and no roofs are drawn.</p>\n")
-    targets = targets_table(df, mode)
-    if targets is not None:
-        parts.append(f"<h3>Targets (mode {esc(mode)}, largest size, device clock)</h3>\n"
-                     "<p class=\"note\">"
-                     "For each GPU backend, the weakest (variant, dtype) of its best "
-                     "implementations, against the share of the ceiling the project "
-                     "expects of a good implementation.</p>\n" + targets.report.html())
-    pct = pct_table(df, mode)
-    if pct is not None:
-        parts.append(f"<h3>% of ceiling at the largest size (mode {esc(mode)}, device "
-                     "clock)</h3>\n"
-                     + pct.report.html())
+    rooflines = []
     for device, bw_key, s_key, d_key in (("gpu", "d2d_copy_gbps", "sgemm_gflops",
                                           "dgemm_gflops"),
                                          ("cpu", "cpu_copy_gbps", "cpu_sgemm_gflops",
@@ -247,7 +231,14 @@ def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
                f"intensity (flops per byte, log-log) for {len(pts)} implementation(s) of "
                f"{', '.join(sorted(set(pts['kernel'])))}; {roofs}. Highest: {best['label']} "
                f"({best['kernel']}, {best['dtype']}) at {best['gflops']:,.0f} GFLOP/s.")
-        parts.append(f"<h3>Roofline: {device.upper()}</h3>\n"
-                     + img(figs, alt, roofline_figure, pts, title, bw, compute,
-                           cls="roofline"))
-    return "".join(parts)
+        rooflines.append((device.upper(), Figure(alt, roofline_figure,
+                                                 (pts, title, bw, compute), "roofline")))
+    return Ceilings(mode, ceiling_table(env_data), targets_table(df, mode),
+                    pct_table(df, mode), rooflines)
+
+
+def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
+                  figs: figures.FigureQueue, section: Ceilings | None = None) -> str:
+    """The section as HTML (``ceilings.html.j2``); figures are queued on ``figs``."""
+    return render_html("ceilings.html.j2", s=section or build(df, env_data),
+                       figure=figure_drawer(figs))
