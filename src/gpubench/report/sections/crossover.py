@@ -14,9 +14,8 @@ import pandas as pd
 
 from gpubench.report.base import (
     _kernel_spec,
-    esc,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import render_html, text_table
 from gpubench.report.sections.ceilings import (
     ceilings_of,
 )
@@ -205,36 +204,32 @@ def _sig2(x: float) -> str:
     return f"{float(f'{x:.2g}'):,.0f}"
 
 
-def crossover_html(df: pd.DataFrame, found: list[Crossing]) -> str:
+@dataclass
+class Crossover:
+    """The crossover section: one sentence per GPU backend, the table of every case, and
+    why there is none when there is none."""
+
+    mode: str
+    found: list[Crossing]
+    headline: list[str]
+    table: pd.DataFrame | None
+    why_none: str = ""
+    seed: int = SEED_CROSSOVER
+
+
+def build(df: pd.DataFrame, found: list[Crossing]) -> Crossover:
     """``found``: :func:`crossings` of the frame."""
     mode = primary_mode(df)
-    parts = ['<h2 id="crossover">CPU/GPU crossover</h2>\n<p class="note">On the '
-             "<strong>caller's clock</strong>: for each GPU backend (its fastest "
-             "implementation at each size, by what a caller waits for per call) against the "
-             f"fastest CPU row of any framework by wall time (mode {esc(mode)}), the "
-             "smallest size from which the GPU is faster at every larger compared size, "
-             "interpolated log-log between the two sizes around it. Both curves are compared "
-             "at every size either measured, inside the range both cover, each interpolated "
-             "log-log between its own sizes (never extrapolated). <em>Pipelined</em> is the "
-             "headline (calls back to back, one device-wide wait); <em>sync</em> waits after "
-             "every call. <em>Measured with transfers</em> uses the end-to-end "
-             "implementations (host arrays in, host result out); <em>estimated with "
-             "transfers</em> adds the kernel's counted bytes at the probe's pageable "
-             "host-to-device rate to the pipelined time, for backends without an end-to-end "
-             "implementation. The last column puts the GPU's device time against the CPU's "
-             "wall time: what the hardware did, which no caller sees. The seeds say the GPU "
-             f"loses below about {SEED_CROSSOVER:,} elements; here is where it crosses on "
-             "this machine.</p>\n"]
     if not found:
         have_gpu = bool((df["device"] == "gpu").any() and (
             (df["device"] == "gpu") & (df["status"] == "ok")).any())
         why = ("no CPU rows to compare with" if have_gpu else
                "no successful GPU measurements in this result set")
-        return "".join(parts) + f'<p class="banner">No crossover: {esc(why)}.</p>\n'
-    head = crossover_headline(found)
-    if head:
-        parts.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in head) + "</ul>\n")
-    table = crossover_table(found)
-    if table is not None:
-        parts.append(table.report.html())
-    return "".join(parts)
+        return Crossover(mode, [], [], None, why)
+    return Crossover(mode, found, crossover_headline(found), crossover_table(found))
+
+
+def crossover_html(df: pd.DataFrame, found: list[Crossing],
+                   section: Crossover | None = None) -> str:
+    """The section as HTML (``crossover.html.j2``)."""
+    return render_html("crossover.html.j2", s=section or build(df, found))

@@ -5,6 +5,7 @@ device time of ``vector_add``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -15,7 +16,7 @@ from gpubench.report.base import (
     fmt_int,
     fmt_time,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import render_html, text_table
 from gpubench.report.sections.common import (
     TRANSFERS_SUFFIX,
     best_per,
@@ -82,18 +83,19 @@ def _floor_text(sizes: np.ndarray, overhead: float, device: np.ndarray) -> str:
     return found[0]
 
 
-def launch_floor_html(df: pd.DataFrame) -> str:
-    parts = ['<h2 id="launch-floor">The launch floor</h2>\n<p class="note">What one call '
-             f"costs a caller before any work: the <code>{FLOOR_KERNEL}</code> kernel "
-             "(out = a + 1 on one element) on the caller's clock, pipelined (a loop that "
-             "does not wait for each result) and sync (a wait after every call), beside its "
-             "device time. The last columns set that cost against the device time of "
-             f"<code>{FLOOR_WORK_KERNEL}</code> with data on the device: from that many "
-             "elements on, the device's work takes longer than the call that starts it. "
-             "Below it, a faster kernel changes nothing a caller sees; the framework's "
-             "dispatch is the floor.</p>\n"]
-    table = launch_floor_table(df)
-    if table is None:
-        return "".join(parts) + (f"<p>Not measured: no ok <code>{FLOOR_KERNEL}</code> rows "
-                                 "with a caller's clock.</p>\n")
-    return "".join(parts) + table.report.html()
+@dataclass
+class LaunchFloor:
+    """The launch-floor section: its table (None: not measured)."""
+
+    table: pd.DataFrame | None
+    kernel: str = FLOOR_KERNEL
+    work_kernel: str = FLOOR_WORK_KERNEL
+
+
+def build(df: pd.DataFrame) -> LaunchFloor:
+    return LaunchFloor(launch_floor_table(df))
+
+
+def launch_floor_html(df: pd.DataFrame, section: LaunchFloor | None = None) -> str:
+    """The section as HTML (``launch_floor.html.j2``)."""
+    return render_html("launch_floor.html.j2", s=section or build(df))
