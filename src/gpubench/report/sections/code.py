@@ -8,6 +8,7 @@ import ast
 import inspect
 import re
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -16,7 +17,7 @@ from gpubench.report.base import (
     KERNELS,
     _ordered,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import render_html, text_table
 
 # -- code size ----------------------------------------------------------------------------
 
@@ -118,8 +119,11 @@ def code_size(df: pd.DataFrame) -> pd.DataFrame:
     return frame.drop_duplicates(["kernel", "framework", "implementation"])
 
 
-def code_size_tables(df: pd.DataFrame) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    sizes = code_size(df)
+def code_size_tables(df: pd.DataFrame, sizes: pd.DataFrame | None = None
+                     ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """Per framework and per implementation; ``sizes``: :func:`code_size` of the frame
+    (measured here when not given)."""
+    sizes = code_size(df) if sizes is None else sizes
     if sizes.empty:
         return None, None
     total = sizes["python"] + sizes["cuda_c"]
@@ -140,18 +144,22 @@ def code_size_tables(df: pd.DataFrame) -> tuple[pd.DataFrame | None, pd.DataFram
     return fw_table, impl_table
 
 
+@dataclass
+class CodeSize:
+    """The code-size section: lines per implementation (``sizes``, numbers, which the
+    matrix reads too), per framework and per implementation (tables)."""
+
+    sizes: pd.DataFrame
+    per_framework: pd.DataFrame | None
+    per_implementation: pd.DataFrame | None
+
+
+def build(df: pd.DataFrame) -> CodeSize:
+    sizes = code_size(df)
+    return CodeSize(sizes, *code_size_tables(df, sizes))
+
+
 def code_size_html(tables: tuple[pd.DataFrame | None, pd.DataFrame | None]) -> str:
-    """``tables``: :func:`code_size_tables` of the frame."""
-    parts = ['<h2 id="code-size">Code size</h2>\n<p class="note">The seeds\' "verbosity", '
-             "measured: lines of code of each implementation's builder and the module-level "
-             "helpers it calls, without blank lines, comments and docstrings, from the "
-             "source of this checkout of gpubench (commit of the report, which may differ "
-             "from the commit that measured). CUDA C lines count the whole "
-             "<code>kernels/&lt;kernel&gt;/&lt;kernel&gt;.cu</code> file the implementation "
-             "compiles (every variant and dtype in it).</p>\n"]
-    fw_table, impl_table = tables
-    if fw_table is None or impl_table is None:
-        return "".join(parts) + "<p>No implementation in the data is known to this code.</p>\n"
-    return "".join(parts) + fw_table.report.html() + (
-        "<details><summary>Per implementation</summary>\n" + impl_table.report.html()
-        + "</details>\n")
+    """``tables``: :func:`code_size_tables` of the frame (``code_size.html.j2``)."""
+    return render_html("code_size.html.j2", per_framework=tables[0],
+                       per_implementation=tables[1])

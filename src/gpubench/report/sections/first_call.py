@@ -5,6 +5,7 @@ beyond a warm call.
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -13,9 +14,9 @@ from gpubench.report import figures
 from gpubench.report.base import (
     fmt_speedup,
     fmt_time,
-    img,
 )
-from gpubench.report.render import text_table
+from gpubench.report.render import Figure, render_html, text_table
+from gpubench.report.sections.common import figure_drawer
 
 # -- first-call and compilation cost ------------------------------------------------------
 
@@ -84,17 +85,19 @@ def first_call_figure(data: pd.DataFrame) -> str:
     return figures.png(fig)
 
 
-def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
-    parts = ['<h2 id="first-call">First-call and compilation cost</h2>\n<p class="note">The '
-             "first call of each measurement is timed alone: it includes JIT compilation "
-             "(Numba, JAX, CuPy kernels, NVRTC, torch.compile), lazy initialisation and "
-             "cache misses, on the host clock and a wait. <em>first call − warm sync "
-             "call</em> is what a user pays once per shape and dtype beyond a warm call on "
-             "the same clock (the sync caller's clock; CPU: wall); <em>setup</em> is "
-             "building the implementation (tracing, allocation) before that.</p>\n"]
+@dataclass
+class FirstCall:
+    """The first-call section: per backend, its figure, and per implementation."""
+
+    per_backend: pd.DataFrame | None
+    figure: Figure | None
+    per_implementation: pd.DataFrame | None
+
+
+def build(df: pd.DataFrame) -> FirstCall:
     per_backend = first_call_backend_table(df)
     if per_backend is None:
-        return "".join(parts) + "<p>No first calls were recorded.</p>\n"
+        return FirstCall(None, None, None)
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     data = ok[["backend", "first_call_s", "median_s"]].sort_values(
         ["backend", "first_call_s", "median_s"], kind="mergesort").reset_index(drop=True)
@@ -103,10 +106,12 @@ def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue) -> str:
            f"time and timed-call median, log scale. Longest first call: {worst['backend']} "
            f"{worst['implementation']} on {worst['kernel']} at "
            f"{fmt_time(worst['first_call_s'])}.")
-    parts.append(per_backend.report.html())
-    parts.append(img(figs, alt, first_call_figure, data, cls="first-call"))
-    table = first_call_table(df)
-    if table is not None:
-        parts.append("<details><summary>Per implementation</summary>\n" + table.report.html()
-                     + "</details>\n")
-    return "".join(parts)
+    return FirstCall(per_backend, Figure(alt, first_call_figure, (data,), "first-call"),
+                     first_call_table(df))
+
+
+def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue,
+                    section: FirstCall | None = None) -> str:
+    """The section as HTML (``first_call.html.j2``); the figure is queued on ``figs``."""
+    return render_html("first_call.html.j2", s=section or build(df),
+                       figure=figure_drawer(figs))
