@@ -485,10 +485,13 @@ def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None)
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
-               mpi: pd.DataFrame) -> tuple[Matrix, list[str], pd.DataFrame | None]:
+               mpi: pd.DataFrame, code: pd.DataFrame | None = None
+               ) -> tuple[Matrix, list[str], pd.DataFrame | None]:
+    """The matrix, its sentences and the seeds' claims; ``code``: the code-size section's
+    sizes when already measured."""
     from gpubench.report.sections import code_size
 
-    matrix = build(df, crossings, code_size(df), mpi)
+    matrix = build(df, crossings, code_size(df) if code is None else code, mpi)
     return matrix, sentences(matrix, df, samples), claims(matrix)
 
 
