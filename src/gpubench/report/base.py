@@ -21,7 +21,6 @@ from typing import Any
 import markupsafe
 import numpy as np
 import pandas as pd
-from matplotlib.colors import to_hex
 
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
@@ -352,19 +351,6 @@ def _series_order(rows: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(keys.sort_values(list(keys.columns), kind="mergesort")["series"]))
 
 
-def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
-    series = _series_order(rows)
-    largest = rows["size_key"].max()
-    best = _sort_rows(rows[rows["size_key"] == largest]).iloc[0]
-    modes = sorted(set(rows["mode"]))
-    mode_txt = f" Modes: {', '.join(modes)} (cold dotted)." if len(modes) > 1 else ""
-    return (f"Log-log plots for {title}: median time per call in seconds and throughput in "
-            f"{unit} versus problem size{f' in {size_meaning}' if size_meaning else ''}, "
-            f"{len(series)} line(s): "
-            f"{'; '.join(series)}. Fastest at the largest size {largest:,}: "
-            f"{best['series']} ({best['mode']}) at {fmt_time(best['median_s'])}.{mode_txt}")
-
-
 # -- sections -----------------------------------------------------------------------------
 
 
@@ -430,109 +416,6 @@ def banners_html(df: pd.DataFrame, env: Environment) -> str:
         out.append(f'<div class="alert">{n_wrong} measurement(s) gave a <strong>wrong '
                    'result</strong>; see <a href="#correctness">Correctness</a>.</div>')
     return "\n".join(out) + "\n"
-
-
-def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
-    """Every row of a kernel; each time column names its clock."""
-    headers = ["framework", "implementation", "device", "threads", "size",
-               "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
-               "samples", "first call", f"{unit} (own timer)", "% of ceiling",
-               "speedup vs NumPy (caller)", "rel_err", "status"]
-    out, classes = [], []
-    for r in _sort_rows(rows).to_dict("records"):
-        ok = r["status"] == "ok"
-        gpu = r["device"] == "gpu"
-        out.append([
-            r["framework"], r["implementation"], r["device"], fmt_threads(r["threads_key"]),
-            fmt_int(r["size_key"]), fmt_time(r["caller_s"]),
-            fmt_time(r["sync_s"]) if gpu else "= wall", fmt_time(r["median_s"]),
-            str(r["timer"]) or "—",
-            f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
-            fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
-            fmt_sig(r["throughput"]) if ok else "—",
-            f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
-            fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
-        classes.append("" if ok else "bad")
-    return text_table(headers, out, frozenset({"threads", "size", "caller: pipelined",
-                                          "caller: sync", "own timer: median", "spread",
-                                          "samples", "first call", f"{unit} (own timer)",
-                                          "% of ceiling", "speedup vs NumPy (caller)",
-                                          "rel_err"}),
-                 classes)
-
-
-def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
-                        figs: figures.FigureQueue) -> str:
-    """One kernel: per variant and dtype a figure of the ok rows (every mode), and a table
-    per mode."""
-    spec = _kernel_spec(kernel)
-    k = df[df["kernel"] == kernel]
-    unit = str(k["unit"].iloc[0])
-    size_meaning = spec.size_meaning if spec else ""
-    parts = [f'<h2 id="{esc(anchor)}">Kernel: {esc(kernel)}</h2>\n']
-    if spec and spec.description:
-        parts.append(f"<p>{esc(spec.description.rstrip('.'))}. Size is in "
-                     f"{esc(size_meaning)}.</p>\n")
-    elif not spec:
-        parts.append('<p class="note">Not a kernel this version of gpubench knows; '
-                     "shown as recorded.</p>\n")
-    measured = k[k["status"].isin(["ok", "wrong_result"])]
-    n_other = len(k) - len(measured)
-    if n_other:
-        parts.append(f'<p class="note">{n_other} row(s) of this kernel did not run '
-                     '(unavailable, error or skipped); see <a href="#failures">Failures '
-                     "and skips</a>.</p>\n")
-    for variant in _ordered(k["variant"], spec.variants if spec else ()):
-        kv = k[k["variant"] == variant]
-        for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
-            g = kv[kv["dtype"] == dtype]
-            title = f"{kernel} · {variant} · {dtype}"
-            parts.append(f"<h3>{esc(title)}</h3>\n")
-            ok = g[g["status"] == "ok"]
-            if ok.empty:
-                parts.append('<p class="alert">No successful measurements for this '
-                             "variant and dtype.</p>\n")
-            else:
-                parts.append(img(figs, _alt_text(ok, title, size_meaning, unit),
-                                 scaling_figure, _plot_frame(ok), title, size_meaning, unit,
-                                 cls="scaling"))
-                parts.append(scaling_legend_html(ok))
-            modes = sorted(set(g["mode"]))
-            for mode in modes:
-                shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
-                if shown.empty:
-                    continue
-                if len(modes) > 1:
-                    parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
-                parts.append(kernel_table(shown, unit).report.html())
-    return "".join(parts)
-
-
-#: the HTML look-alikes of figures.MARKERS (o s ^ D v < > p h *)
-MARKER_GLYPHS = "●■▲◆▼◀▶⬟⬢★"
-
-
-def scaling_legend_html(rows: pd.DataFrame) -> str:
-    """The legend of :func:`scaling_figure` as HTML: same colours and marker shapes."""
-    series = _series_order(rows)
-    cmap = figures.colors(len(series))
-    items = []
-    for i, name in enumerate(series):
-        color = to_hex(cmap(i % cmap.N))
-        glyph = MARKER_GLYPHS[i % len(MARKER_GLYPHS)]
-        items.append(f'<span><span class="mk" style="color:{color}">{glyph}</span> '
-                     f"{esc(name)}</span>")
-    modes = sorted(set(rows["mode"]))
-    if len(modes) > 1:
-        items.append("<span>solid line, filled marker: hot; dotted, open: cold</span>")
-    return '<div class="legend">' + "".join(items) + "</div>\n"
-
-
-def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Only the columns a figure reads: less to copy into the drawing processes."""
-    cols = ["series", "backend", "implementation", "threads_key", "mode", "size_key",
-            "caller_s", "caller_q1", "caller_q3", "throughput", "device"]
-    return rows[cols].reset_index(drop=True)
 
 
 def correctness_html(df: pd.DataFrame) -> str:
