@@ -29,20 +29,16 @@ from gpubench.report import figures, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
     KERNELS,
+    UNKNOWN,
     Environment,
     _ordered,
     _slug,
     backend_table,
-    banners_html,
-    correctness_html,
     data_table,
-    environment_html,
     environment_table,
     esc,
     failure_groups,
-    failures_html,
     gpu_skip_reasons,
-    how_to_read_html,
     load_env,
     load_locks,
     lock_table,
@@ -153,6 +149,10 @@ class Inputs:
             "launch_floor": sections.launch_floor.build(df),
             "first_call": sections.first_call.build(df),
             "code": code,
+            "correctness": sections.correctness.build(df),
+            "failures": sections.failures.build(df),
+            "environment": sections.environment.build(df, self.env, self.timings_name,
+                                                      self.samples.note),
         }
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
                                         code.sizes)
@@ -203,17 +203,15 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     return str(render.render_html(
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
-        how_to_read=Markup(how_to_read_html()), notes=inputs.notes,
-        alerts=caller_clock_notes(df),
+        notes=inputs.notes, alerts=caller_clock_notes(df),
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
-        banners=Markup(banners_html(df, env)),
+        env_problem=env.problem, unknown=UNKNOWN, gpu_skipped=gpu_skip_reasons(df),
+        n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
+        n_wrong=int((df["status"] == "wrong_result").sum()),
         matrix=Markup(matrix.render_html(*inputs.choice, df) if inputs.choice else ""),
         kernels=[sections.kernels.build(df, k, anchors[k]) for k in kernels],
         sections=inputs.sections, figure=sections.figure_drawer(figs),
-        correctness=Markup(correctness_html(df)), mpi=Markup(mpi.mpi_html(inputs.mpi, figs)),
-        failures=Markup(failures_html(df)),
-        environment=Markup(environment_html(df, env, inputs.timings_name,
-                                            inputs.samples.note))))
+        mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
 
 
 def render_markdown(inputs: Inputs) -> str:

@@ -354,37 +354,6 @@ def _series_order(rows: pd.DataFrame) -> list[str]:
 # -- sections -----------------------------------------------------------------------------
 
 
-def how_to_read_html() -> str:
-    return (
-        "<p><strong>Two clocks.</strong> Every GPU measurement is timed twice. The "
-        "<em>caller's clock</em> is what a Python loop waits for per call: the host's "
-        "<code>perf_counter</code> around calls followed by the framework's device-wide "
-        "wait (<code>caller_timer</code>), as <em>pipelined</em> (k calls back to back, one "
-        "wait, divided by k: a loop that does not look at each result) and <em>sync</em> "
-        "(one call, then wait). It includes Python dispatch, the launch and the wait, and "
-        "the verdicts, wins, speedups and crossovers rank it (pipelined first, sync "
-        "beside). The <em>device clock</em> (<code>timer</code>) is what the GPU itself "
-        "took: CUDA events around the work on the caller's stream "
-        "(<code>cuda_event</code>), or for JAX the summed device durations of the kernels "
-        "each call launched, read through CUPTI (<code>cupti_kernels</code>), or a host "
-        "clock and a wait (<code>perf_counter+sync</code>) where the work is not all "
-        "kernels. It is the basis of % of ceiling and the roofline. A CPU row has one clock, "
-        "its wall time (<code>perf_counter</code>), which is both. Each table and figure "
-        "says which clock it shows.</p>\n"
-        "<p>Times are <strong>medians</strong> of the kept timed calls of each measurement "
-        "(the first call, which includes compilation, is not among them; it is shown in the "
-        "<em>first call</em> column). Spread is the interquartile range over the median; "
-        "error bars span the 25th to 75th percentile. Throughput is the counted bytes "
-        "(GB/s) or floating-point operations (GFLOP/s) of one call divided by its median "
-        "device time; for Monte Carlo it is samples per second. <strong>Speedup</strong> is "
-        "relative to the fastest NumPy implementation on the same kernel, variant, size and "
-        "dtype (and timing mode), on the caller's clock: above 1× is faster than NumPy. "
-        "Only rows with status <code>ok</code> are plotted or ranked; wrong results and "
-        "<em>implausible</em> rows (faster than the measured ceilings allow, or with work "
-        "missing from the timed stream) are never ranked, and every row that did not run or "
-        'did not pass is listed under <a href="#failures">Failures and skips</a>.</p>\n')
-
-
 def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
     """Distinct reasons why GPU steps could not run at all, with their row counts.
 
@@ -394,59 +363,6 @@ def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
     gpu = df[(df["device"] == "gpu") & (df["status"] == "unavailable")]
     counts = gpu.groupby("reason", sort=True).size()
     return [(str(r), int(n)) for r, n in counts.items()]
-
-
-def banners_html(df: pd.DataFrame, env: Environment) -> str:
-    out = []
-    if env.problem:
-        out.append(f'<div class="banner">Environment: {esc(env.problem)}; '
-                   f"machine details are shown as {UNKNOWN}.</div>")
-    for reason, n in gpu_skip_reasons(df):
-        out.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
-                   f"({n} row{'s' if n != 1 else ''}).</div>")
-    if df.empty:
-        out.append('<div class="alert"><strong>No successful measurements</strong>: the '
-                   "timings file has no rows.</div>")
-    elif not (df["status"] == "ok").any():
-        out.append('<div class="alert"><strong>No successful measurements</strong>: none of '
-                   f"the {len(df)} rows has status ok; see "
-                   '<a href="#failures">Failures and skips</a>.</div>')
-    n_wrong = int((df["status"] == "wrong_result").sum())
-    if n_wrong:
-        out.append(f'<div class="alert">{n_wrong} measurement(s) gave a <strong>wrong '
-                   'result</strong>; see <a href="#correctness">Correctness</a>.</div>')
-    return "\n".join(out) + "\n"
-
-
-def correctness_html(df: pd.DataFrame) -> str:
-    """Worst relative error per implementation against its tolerance; every wrong row."""
-    parts = ['<h2 id="correctness">Correctness</h2>\n<p class="note">Each result is '
-             "compared with a float64 NumPy reference: rel_err = ‖out − ref‖ / ‖ref‖, "
-             "largest over sizes and thread counts.</p>\n"]
-    checked = df[df["status"].isin(["ok", "wrong_result"])]
-    if checked.empty:
-        return "".join(parts) + "<p>No results were checked.</p>\n"
-    keys = ["kernel", "variant", "dtype", "framework", "implementation", "device"]
-    rows, classes = [], []
-    order = {k: i for i, k in enumerate(KERNELS)}
-    groups = sorted(checked.groupby(keys, sort=True),
-                    key=lambda kv: (order.get(kv[0][0], len(order)), kv[0]))
-    for key, g in groups:
-        n_wrong = int((g["status"] == "wrong_result").sum())
-        nan_err = n_wrong and g.loc[g["status"] == "wrong_result", "rel_err"].isna().any()
-        worst = "nan" if nan_err else fmt_relerr(g["rel_err"].max())
-        rows.append([*key, worst, fmt_relerr(g["tolerance"].max()), str(len(g)),
-                     f"FAIL ({n_wrong} wrong)" if n_wrong else "pass"])
-        classes.append("bad" if n_wrong else "")
-    parts.append(text_table([*keys, "max rel_err", "tolerance", "checks", "verdict"], rows,
-                       frozenset({"max rel_err", "tolerance", "checks"}), classes).report.html())
-    wrong = checked[checked["status"] == "wrong_result"]
-    if wrong.empty:
-        parts.append("<p>No wrong results.</p>\n")
-    else:
-        parts.append(f'<h3>Wrong results ({len(wrong)})</h3>\n')
-        parts.append(_row_list(wrong, ["rel_err", "tolerance"]).report.html())
-    return "".join(parts)
 
 
 def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
@@ -479,21 +395,6 @@ def failure_groups(df: pd.DataFrame) -> pd.DataFrame | None:
     rows.sort(key=lambda r: (r[0], r[1]))
     return text_table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
                  frozenset({"rows"}))
-
-
-def failures_html(df: pd.DataFrame) -> str:
-    parts = ['<h2 id="failures">Failures and skips</h2>\n']
-    for reason, n in gpu_skip_reasons(df):
-        parts.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
-                     f"({n} row{'s' if n != 1 else ''}).</div>\n")
-    table = failure_groups(df)
-    if table is None:
-        return "".join(parts) + "<p>Every row has status ok.</p>\n"
-    parts.append(table.report.html())
-    bad = df[df["status"] != "ok"]
-    parts.append(f"<details><summary>All {len(bad)} rows that are not ok</summary>\n"
-                 + _row_list(bad).report.html() + "</details>\n")
-    return "".join(parts)
 
 
 def _timer_overhead(value: Any) -> str:
@@ -580,20 +481,6 @@ def lock_table(env: Environment) -> pd.DataFrame | None:
                   "versions (or why it did not build)"], rows, row_classes=classes)
 
 
-def lock_details_html(env: Environment) -> str:
-    """The full package list of every distinct environment, folded."""
-    parts, seen = [], set()
-    for _name, lock in env.locks:
-        if not lock.ok or lock.hash in seen:
-            continue
-        seen.add(lock.hash)
-        users = [_lock_backend(n, lk) for n, lk in env.locks if lk.hash == lock.hash]
-        parts.append(f"<details><summary>env lock {esc(lock.hash)}: {len(lock.packages)} "
-                     f"packages ({esc(', '.join(users))})</summary>\n<pre>"
-                     + esc("\n".join(lock.packages)) + "</pre></details>\n")
-    return "".join(parts)
-
-
 def gpu_table(env: Environment) -> pd.DataFrame | None:
     gpus = [g for g in env.data.get("gpus") or [] if isinstance(g, Mapping)]
     if not gpus:
@@ -617,30 +504,3 @@ def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> pd.Dat
         ["git commit(s) in rows", "; ".join(commits)],
         ["schema version", str(results.SCHEMA_VERSION)],
     ])
-
-
-def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
-                     samples_note: str) -> str:
-    parts = ['<h2 id="environment">Environment</h2>\n']
-    if env.problem:
-        parts.append(f'<p class="banner">{esc(env.problem)}.</p>\n')
-    parts.append(environment_table(env).report.html())
-    gpus = gpu_table(env)
-    if gpus is not None:
-        parts.append("<h3>GPUs</h3>\n" + gpus.report.html())
-    backends = backend_table(df)
-    if backends is not None:
-        parts.append("<h3>Backends</h3>\n" + backends.report.html())
-    locks = lock_table(env)
-    if locks is not None:
-        parts.append('<h3 id="environments">Framework environments</h3>\n<p class="note">'
-                     "Each step ran in the environment below; every row it wrote carries the "
-                     "env lock (sha256 of the Python, platform and package versions).</p>\n"
-                     + locks.report.html() + lock_details_html(env))
-    packages = env.data.get("packages")
-    if isinstance(packages, Mapping) and packages:
-        parts.append("<h3>Packages of the driver (probe, collect, report)</h3>\n" + text_table(
-            ["package", "version"], [[str(k), str(packages[k])] for k in sorted(packages)]
-        ).report.html())
-    parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).report.html())
-    return "".join(parts)
