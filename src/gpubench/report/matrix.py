@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.report import stats
-from gpubench.report.base import BASELINE_FRAMEWORK, esc, fmt_time
-from gpubench.report.render import md_esc, text_table
+from gpubench.report import render, stats
+from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
+from gpubench.report.render import text_table
 
 NOT_MEASURED = "not measured"
 
@@ -443,45 +443,34 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     return text_table(["seed claim", "measured here", "verdict"], rows)
 
 
+@dataclass
+class Which:
+    """The "Which framework?" section: the matrix as a table, its sentences, the seeds'
+    claims and every cell's rows (None: no backend)."""
+
+    table: pd.DataFrame | None
+    lines: list[str]
+    seed: pd.DataFrame | None
+    sources: pd.DataFrame | None
+
+
+def section(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+            df: pd.DataFrame | None = None) -> Which:
+    """The section's data; ``df`` (the prepared frame) gives the rows behind each cell."""
+    table = matrix.table()
+    sources = matrix.sources(df) if table is not None and df is not None else None
+    return Which(table, lines, seed, sources)
+
+
 def render_html(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
                 df: pd.DataFrame) -> str:
-    table = matrix.table()
-    if table is None:
-        return ""
-    parts = ['<h2 id="which">Which framework?</h2>\n<p class="note">Measured, not asserted: '
-             "every cell below comes from this run's rows (listed under <em>Where each "
-             "number comes from</em>). Speedups are over NumPy on the caller's clock "
-             "(median, range and count over the class's cases, each backend's fastest "
-             "implementation, at the largest size both measured; small arrays: the "
-             "smallest); % of ceiling is on the device clock; work per joule from the "
-             "board's energy counter, idle power included (over windows of about half a "
-             "second a power-capped kernel can read above the board's limit: the limiter "
-             "holds a longer average). A cell without data says <em>not measured</em>."
-             "</p>\n"]
-    if lines:
-        parts.append("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in lines) + "</ul>\n")
-    parts.append(table.report.html())
-    if seed is not None:
-        parts.append("<h3>The seeds' claims, checked</h3>\n" + seed.report.html())
-    src = matrix.sources(df)
-    if src is not None:
-        parts.append("<details><summary>Where each number comes from</summary>\n"
-                     + src.report.html() + "</details>\n")
-    return "".join(parts)
+    """The section as HTML (``matrix.html.j2``; empty without a backend)."""
+    return render.render_html("matrix.html.j2", s=section(matrix, lines, seed, df))
 
 
 def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None) -> str:
-    table = matrix.table()
-    if table is None:
-        return ""
-    out = ["## Which framework?\n", "Measured in this run (caller's clock; the rows behind "
-           "each cell are listed in the HTML report). *not measured* means no data.\n"]
-    out += [f"- {md_esc(s)}" for s in lines]
-    out.append("\n" + table.report.markdown())
-    if seed is not None:
-        out.append("### The seeds' claims, checked\n")
-        out.append(seed.report.markdown())
-    return "\n".join(out)
+    """The section as Markdown (``matrix.md.j2``; empty without a backend)."""
+    return render.render_md("matrix.md.j2", s=section(matrix, lines, seed))
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
