@@ -5,11 +5,16 @@ samples file, the steps' environment locks and the MPI results; it never re-runs
 anything, so it can be rebuilt anywhere. The same inputs give byte-identical outputs,
 whatever their row order: data is sorted before it is drawn or tabled, figures carry
 no software tag or time, and the only timestamps shown are those in the data. Every
-string from the inputs is escaped. Only ``ok`` rows are plotted or ranked.
+string from the inputs is escaped (the HTML templates autoescape). Only ``ok`` rows are
+plotted or ranked.
 
-Modules: :mod:`.base` (formatting, tables, inputs, per-kernel sections), :mod:`.sections`
-(summary, speedup, ceilings and roofline, crossover, first call, code size),
-:mod:`.mpi`, :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
+Each section computes its data once (:meth:`Inputs.analyse`): :mod:`.sections` (one
+module per section: summary, per kernel, speedup, ceilings and roofline, crossover,
+launch floor, first call, correctness, code size, failures, environment),
+:mod:`.matrix` ("Which framework?") and :mod:`.mpi`. The Jinja2 templates in
+``templates/`` render that data to the page (``page.html.j2``) and to summary.md
+(``summary.md.j2``) through :mod:`.render`. Also: :mod:`.base` (formatting, inputs,
+:func:`~.base.img`), :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
 (deterministic figures drawn in parallel) and :mod:`.compare` (run-vs-run).
 """
 

@@ -1,11 +1,12 @@
-"""The report's shared pieces: formatting, escaped tables, the inputs (timings frame,
-environment JSON, locks), and the per-kernel, correctness, failure and environment
-sections.
+"""The report's shared pieces: formatting, the inputs (timings frame, environment JSON,
+locks), the tables several sections share (as DataFrames of formatted cells) and the
+per-kernel figure.
 
-Every string from the inputs goes through :func:`esc` (HTML) or :func:`md_esc`
-(Markdown): a reason or host name is text, never markup. Only ``ok`` rows are plotted or
-ranked. Figures are queued on a :class:`~gpubench.report.figures.FigureQueue` with
-:func:`img`, never drawn here, so they can be drawn in parallel.
+Every string from the inputs goes through the templates' autoescape, :func:`esc` (HTML
+built in Python) or ``md_esc`` (Markdown): a reason or host name is text, never markup.
+Only ``ok`` rows are plotted or ranked. Figures are queued on a
+:class:`~gpubench.report.figures.FigureQueue` with :func:`img`, never drawn here, so they
+can be drawn in parallel.
 """
 
 from __future__ import annotations
