@@ -279,15 +279,18 @@ class Matrix:
     def sources(self, df: pd.DataFrame) -> pd.DataFrame | None:
         """Every cell's rows of timings.csv, by key: where each number comes from."""
         out = []
+        # each row's key as text, made once for the rows any cell uses
+        used = sorted({i for cell in self.cells.values() for i in cell.rows})
+        keys = df.loc[used, ["kernel", "variant", "dtype", "size_key", "implementation",
+                             "mode"]]
+        label = {i: f"{r.kernel}/{r.variant} {r.dtype} n={r.size_key} {r.implementation} "
+                    f"{r.mode}" for i, r in zip(used, keys.itertuples(), strict=True)}
         for b in self.backends:
             for a in ASPECTS:
                 cell = self.cells[(b, a)]
                 if not cell.rows:
                     continue
-                keys = df.loc[cell.rows]
-                text = "; ".join(sorted({f"{r.kernel}/{r.variant} {r.dtype} n={r.size_key} "
-                                         f"{r.implementation} {r.mode}"
-                                         for r in keys.itertuples()}))
+                text = "; ".join(sorted({label[i] for i in cell.rows}))
                 out.append([b, a, str(len(cell.rows)), text])
         return text_table(["framework-device", "aspect", "rows", "rows of timings.csv"], out) \
             if out else None

@@ -47,8 +47,11 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
                "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
                "samples", "first call", f"{unit} (own timer)", "% of ceiling",
                "speedup vs NumPy (caller)", "rel_err", "status"]
+    used = ["framework", "implementation", "device", "threads_key", "size_key", "caller_s",
+            "sync_s", "median_s", "timer", "rel_spread", "samples", "first_call_s",
+            "throughput", "pct_of_ceiling", "speedup", "rel_err", "status"]
     out, classes = [], []
-    for r in _sort_rows(rows).to_dict("records"):
+    for r in _sort_rows(rows)[used].to_dict("records"):
         ok = r["status"] == "ok"
         gpu = r["device"] == "gpu"
         out.append([
