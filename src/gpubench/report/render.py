@@ -124,14 +124,12 @@ def table_md(frame: pd.DataFrame) -> str:
 @pd.api.extensions.register_dataframe_accessor("report")
 class TableAccessor:
     """``frame.report.html()`` and ``frame.report.markdown()``: a table DataFrame (see
-    :func:`text_table`) rendered by the templates."""
+    :func:`text_table`) rendered by the same macros, for use outside the templates."""
 
     def __init__(self, frame: pd.DataFrame) -> None:
         self._frame = frame
 
     def html(self) -> str:
-        """Plain ``str`` (not Markup), so that sections which still join strings can add
-        it to text they have escaped themselves."""
         return str(table_html(self._frame))
 
     def markdown(self) -> str:
