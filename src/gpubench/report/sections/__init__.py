@@ -28,7 +28,6 @@ from gpubench.report.sections.ceilings import (
     CEILING_LABELS,
     TARGETS,
     ceiling_table,
-    ceilings_html,
     ceilings_of,
     pct_table,
     roofline_figure,
@@ -41,7 +40,6 @@ from gpubench.report.sections.code import (
     _cu_lines,
     _is_registered,
     code_size,
-    code_size_html,
     code_size_tables,
     implementation_source,
 )
@@ -68,23 +66,19 @@ from gpubench.report.sections.crossover import (
     cross_curves,
     crossings,
     crossover_headline,
-    crossover_html,
     crossover_table,
 )
 from gpubench.report.sections.first_call import (
     first_call_backend_table,
     first_call_figure,
-    first_call_html,
     first_call_table,
 )
 from gpubench.report.sections.launch_floor import (
     _floor_text,
-    launch_floor_html,
     launch_floor_table,
 )
 from gpubench.report.sections.speedup import (
     speedup_figure,
-    speedup_html,
     speedup_table,
 )
 from gpubench.report.sections.summary import (
@@ -97,7 +91,6 @@ from gpubench.report.sections.summary import (
     fmt_clocks,
     pick,
     picks_for,
-    summary_html,
     wins_table,
 )
 
@@ -129,18 +122,15 @@ __all__ = [
     "canonical_order",
     "ceiling_table",
     "ceilings",
-    "ceilings_html",
     "ceilings_of",
     "code",
     "code_size",
-    "code_size_html",
     "code_size_tables",
     "correctness",
     "cross_curves",
     "crossings",
     "crossover",
     "crossover_headline",
-    "crossover_html",
     "crossover_table",
     "environment",
     "failures",
@@ -148,14 +138,12 @@ __all__ = [
     "first_call",
     "first_call_backend_table",
     "first_call_figure",
-    "first_call_html",
     "first_call_table",
     "first_of_each",
     "fmt_clocks",
     "implementation_source",
     "kernels",
     "launch_floor",
-    "launch_floor_html",
     "launch_floor_table",
     "narrow",
     "pct_table",
@@ -167,10 +155,8 @@ __all__ = [
     "size_classes",
     "speedup",
     "speedup_figure",
-    "speedup_html",
     "speedup_table",
     "summary",
-    "summary_html",
     "targets_table",
     "wins_table",
 ]

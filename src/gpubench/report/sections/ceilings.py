@@ -19,9 +19,8 @@ from gpubench.report.base import (
     fmt_int,
     fmt_sig,
 )
-from gpubench.report.render import Figure, render_html, text_table
+from gpubench.report.render import Figure, text_table
 from gpubench.report.sections.common import (
-    figure_drawer,
     primary_mode,
 )
 
@@ -235,10 +234,3 @@ def build(df: pd.DataFrame, env_data: Mapping[str, Any]) -> Ceilings:
                                                  (pts, title, bw, compute), "roofline")))
     return Ceilings(mode, ceiling_table(env_data), targets_table(df, mode),
                     pct_table(df, mode), rooflines)
-
-
-def ceilings_html(df: pd.DataFrame, env_data: Mapping[str, Any],
-                  figs: figures.FigureQueue, section: Ceilings | None = None) -> str:
-    """The section as HTML (``ceilings.html.j2``); figures are queued on ``figs``."""
-    return render_html("ceilings.html.j2", s=section or build(df, env_data),
-                       figure=figure_drawer(figs))

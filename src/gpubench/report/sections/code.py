@@ -17,7 +17,7 @@ from gpubench.report.base import (
     KERNELS,
     _ordered,
 )
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 
 # -- code size ----------------------------------------------------------------------------
 
@@ -157,9 +157,3 @@ class CodeSize:
 def build(df: pd.DataFrame) -> CodeSize:
     sizes = code_size(df)
     return CodeSize(sizes, *code_size_tables(df, sizes))
-
-
-def code_size_html(tables: tuple[pd.DataFrame | None, pd.DataFrame | None]) -> str:
-    """``tables``: :func:`code_size_tables` of the frame (``code_size.html.j2``)."""
-    return render_html("code_size.html.j2", per_framework=tables[0],
-                       per_implementation=tables[1])

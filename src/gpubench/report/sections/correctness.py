@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpubench.report.base import KERNELS, _row_list, fmt_relerr
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 
 
 @dataclass
@@ -44,8 +44,3 @@ def build(df: pd.DataFrame) -> Correctness:
     return Correctness(table, None if wrong.empty else _row_list(wrong, ["rel_err",
                                                                          "tolerance"]),
                        len(wrong))
-
-
-def correctness_html(df: pd.DataFrame, section: Correctness | None = None) -> str:
-    """The section as HTML (``correctness.html.j2``)."""
-    return render_html("correctness.html.j2", s=section or build(df))

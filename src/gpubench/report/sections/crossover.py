@@ -15,7 +15,7 @@ import pandas as pd
 from gpubench.report.base import (
     _kernel_spec,
 )
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 from gpubench.report.sections.ceilings import (
     ceilings_of,
 )
@@ -227,9 +227,3 @@ def build(df: pd.DataFrame, found: list[Crossing]) -> Crossover:
                "no successful GPU measurements in this result set")
         return Crossover(mode, [], [], None, why)
     return Crossover(mode, found, crossover_headline(found), crossover_table(found))
-
-
-def crossover_html(df: pd.DataFrame, found: list[Crossing],
-                   section: Crossover | None = None) -> str:
-    """The section as HTML (``crossover.html.j2``)."""
-    return render_html("crossover.html.j2", s=section or build(df, found))

@@ -18,7 +18,7 @@ from gpubench.report.base import (
     gpu_table,
     lock_table,
 )
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 
 
 @dataclass
@@ -51,10 +51,3 @@ def build(df: pd.DataFrame, env: Environment, timings_name: str,
     return EnvironmentSection(env.problem, environment_table(env), gpu_table(env),
                               backend_table(df), lock_table(env), driver,
                               data_table(df, timings_name, samples_note), details)
-
-
-def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
-                     samples_note: str, section: EnvironmentSection | None = None) -> str:
-    """The section as HTML (``environment.html.j2``)."""
-    return render_html("environment.html.j2",
-                       s=section or build(df, env, timings_name, samples_note))

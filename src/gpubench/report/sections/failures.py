@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from gpubench.report.base import _row_list, failure_groups, gpu_skip_reasons
-from gpubench.report.render import render_html
 
 
 @dataclass
@@ -25,8 +24,3 @@ def build(df: pd.DataFrame) -> Failures:
     bad = df[df["status"] != "ok"]
     return Failures(gpu_skip_reasons(df), groups,
                     _row_list(bad) if groups is not None else None, len(bad))
-
-
-def failures_html(df: pd.DataFrame, section: Failures | None = None) -> str:
-    """The section as HTML (``failures.html.j2``)."""
-    return render_html("failures.html.j2", s=section or build(df))

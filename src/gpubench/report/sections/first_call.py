@@ -15,8 +15,7 @@ from gpubench.report.base import (
     fmt_speedup,
     fmt_time,
 )
-from gpubench.report.render import Figure, render_html, text_table
-from gpubench.report.sections.common import figure_drawer
+from gpubench.report.render import Figure, text_table
 
 # -- first-call and compilation cost ------------------------------------------------------
 
@@ -108,10 +107,3 @@ def build(df: pd.DataFrame) -> FirstCall:
            f"{fmt_time(worst['first_call_s'])}.")
     return FirstCall(per_backend, Figure(alt, first_call_figure, (data,), "first-call"),
                      first_call_table(df))
-
-
-def first_call_html(df: pd.DataFrame, figs: figures.FigureQueue,
-                    section: FirstCall | None = None) -> str:
-    """The section as HTML (``first_call.html.j2``); the figure is queued on ``figs``."""
-    return render_html("first_call.html.j2", s=section or build(df),
-                       figure=figure_drawer(figs))

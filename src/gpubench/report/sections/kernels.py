@@ -24,8 +24,7 @@ from gpubench.report.base import (
     fmt_time,
     scaling_figure,
 )
-from gpubench.report.render import Figure, render_html, text_table
-from gpubench.report.sections.common import figure_drawer
+from gpubench.report.render import Figure, text_table
 
 
 def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
@@ -151,10 +150,3 @@ def build(df: pd.DataFrame, kernel: str, anchor: str) -> Kernel:
             out.cases.append(Case(title, fig, items, len(set(ok["mode"])) > 1, tables,
                                   len(modes) > 1))
     return out
-
-
-def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
-                        figs: figures.FigureQueue, section: Kernel | None = None) -> str:
-    """The section as HTML (``kernel.html.j2``); figures are queued on ``figs``."""
-    return render_html("kernel.html.j2", s=section or build(df, kernel, anchor),
-                       figure=figure_drawer(figs))

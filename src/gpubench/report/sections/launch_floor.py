@@ -16,7 +16,7 @@ from gpubench.report.base import (
     fmt_int,
     fmt_time,
 )
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 from gpubench.report.sections.common import (
     TRANSFERS_SUFFIX,
     best_per,
@@ -94,8 +94,3 @@ class LaunchFloor:
 
 def build(df: pd.DataFrame) -> LaunchFloor:
     return LaunchFloor(launch_floor_table(df))
-
-
-def launch_floor_html(df: pd.DataFrame, section: LaunchFloor | None = None) -> str:
-    """The section as HTML (``launch_floor.html.j2``)."""
-    return render_html("launch_floor.html.j2", s=section or build(df))

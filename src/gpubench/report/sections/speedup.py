@@ -17,14 +17,13 @@ from gpubench.report.base import (
     fmt_int,
     fmt_speedup,
 )
-from gpubench.report.render import Figure, render_html, text_table
+from gpubench.report.render import Figure, text_table
 from gpubench.report.sections.common import (
     SEED_CROSSOVER,
     TRANSFERS_SUFFIX,
     _cases,
     _group,
     best_per,
-    figure_drawer,
     primary_mode,
 )
 
@@ -117,10 +116,3 @@ def build(df: pd.DataFrame) -> Speedup:
         drawn[kernel] = Figure(alt, speedup_figure, (frame, title, meaning,
                                                      meaning.startswith("elements")), "speedup")
     return Speedup(mode, table, list(drawn.values()))
-
-
-def speedup_html(df: pd.DataFrame, figs: figures.FigureQueue,
-                 section: Speedup | None = None) -> str:
-    """The section as HTML (``speedup.html.j2``); figures are queued on ``figs``."""
-    return render_html("speedup.html.j2", s=section or build(df),
-                       figure=figure_drawer(figs))

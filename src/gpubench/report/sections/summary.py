@@ -16,7 +16,7 @@ from gpubench.report.base import (
     fmt_speedup,
     fmt_time,
 )
-from gpubench.report.render import render_html, text_table
+from gpubench.report.render import text_table
 from gpubench.report.sections.common import (
     CLASS_NAMES,
     _cases,
@@ -189,9 +189,3 @@ def build(df: pd.DataFrame, picks: Mapping[str, Picks],
     return Summary(mode, best_table(picks.get(mode, [])), wins_table(picks.get(mode, [])),
                    best_table(device_picks or []),
                    [(m, t) for m, t in others if t is not None])
-
-
-def summary_html(df: pd.DataFrame, picks: Mapping[str, Picks],
-                 device_picks: Picks | None = None) -> str:
-    """The section as HTML (``summary.html.j2``)."""
-    return render_html("summary.html.j2", s=build(df, picks, device_picks))
