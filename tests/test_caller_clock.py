@@ -309,7 +309,7 @@ def test_launch_floor_table_sets_the_call_cost_against_the_device_time():
                  status="ok", mode="hot", timer="cuda_event", samples=5, median_s=device_s,
                  q1_s=device_s, q3_s=device_s, sync_median_s=2e-5, pipelined_median_s=1e-5)
         rows.append(r)
-    md = launch_floor_table(canonical_order(prepare(results.rows_frame(rows)))).markdown()
+    md = launch_floor_table(canonical_order(prepare(results.rows_frame(rows)))).report.markdown()
     assert "| cupy-gpu | x | 1 | 10 µs | 20 µs | 5 µs (cuda_event) |" in md
     # 10 µs of call against 6 µs at 65,536 and 60 µs at 1,048,576: between the two
     assert "(between 65,536 and 1,048,576)" in md

@@ -45,7 +45,8 @@ def test_cells_trace_to_rows_and_missing_data_says_not_measured(tmp_path: Path) 
     assert m.cells[("cupy-gpu", "work per joule")].text.startswith("not measured")
     assert m.cells[("cupy-gpu", "multi-GPU / ranks")].text.startswith("not measured")
     sources = m.sources(inputs.df)
-    assert sources is not None and any("vector_add/default" in r[3] for r in sources.rows)
+    assert sources is not None and any("vector_add/default" in r[3]
+                                       for r in sources.itertuples(index=False))
 
 
 def test_a_sentence_follows_the_data(tmp_path: Path) -> None:
@@ -75,7 +76,7 @@ def test_energy_cells_and_their_fallback(tmp_path: Path) -> None:
 def test_the_seeds_claims_get_a_verdict(tmp_path: Path) -> None:
     m = _inputs(write_set(tmp_path)).choice[0]
     table = matrix.claims(m)
-    verdicts = {r[0]: r[2] for r in table.rows}
+    verdicts = {r[0]: r[2] for r in table.itertuples(index=False)}
     assert set(verdicts.values()) <= {"holds", "does not hold", "partly", "not measured"}
     # no CUDA Python rows in the synthetic set: its claim cannot be judged
     assert verdicts["CUDA Python: verbose"] == "not measured"

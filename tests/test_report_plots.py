@@ -47,8 +47,8 @@ def test_every_drawing_function_has_a_twin_with_its_arguments() -> None:
 
 def test_fixture_specs_are_valid_plotly(queued: list[tuple[Any, tuple[Any, ...]]]) -> None:
     names = {fn.__module__.rsplit(".", 1)[-1] + "." + fn.__name__ for fn, _ in queued}
-    assert names == {"base.scaling_figure", "sections.speedup_figure",
-                     "sections.roofline_figure", "sections.first_call_figure",
+    assert names == {"base.scaling_figure", "speedup.speedup_figure",
+                     "ceilings.roofline_figure", "first_call.first_call_figure",
                      "mpi.scaling_figure", "mpi.message_figure", "compare.ratio_figure"}
     for fn, args in queued:
         spec = plots.builder_for(fn)(*args)

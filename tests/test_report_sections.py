@@ -37,7 +37,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict[str, 
 
 def test_mann_whitney_matches_the_textbook_value() -> None:
     # n1 = n2 = 3, complete separation: U = 0, z = (4.5 - 0.5) / sqrt(5.25), p = 0.0809
-    # (scipy.stats.mannwhitneyu([1,2,3], [4,5,6], method="asymptotic") gives the same)
+    # (the value of scipy.stats.mannwhitneyu(..., method="asymptotic"), which the test uses)
     u, p = stats.mann_whitney(np.array([1.0, 2, 3]), np.array([4.0, 5, 6]))
     assert u == 0.0
     assert p == pytest.approx(0.0809, abs=1e-4)
@@ -333,7 +333,7 @@ def _target_rows() -> pd.DataFrame:
 def test_targets_table_shows_each_gpu_backends_weakest_case() -> None:
     """The weakest (variant, dtype) of a backend's best implementations at the largest
     size is what meets or misses the target; hand-written matmuls and CPUs do not count."""
-    md = sections.targets_table(_target_rows(), "hot").markdown()
+    md = sections.targets_table(_target_rows(), "hot").report.markdown()
     assert "| elementwise | numba-gpu | sigmoid / float32 | 77.0 % |" in md
     assert "MISSED" in md.split("numba-gpu")[1].splitlines()[0]
     assert "| elementwise | cupy-gpu | sigmoid / float32 | 95.0 % |" in md
@@ -350,7 +350,7 @@ def test_halo_target_is_the_weak_efficiency_at_the_most_ranks() -> None:
          "ranks": r, "efficiency": e}
         for b, r, e in [("numba-gpu", 1, 1.0), ("numba-gpu", 2, 0.95), ("numba-gpu", 4, 0.75),
                         ("cupy-gpu", 1, 1.0), ("cupy-gpu", 4, 0.99)]])
-    md = mpi_report.halo_target_table(ok).markdown()
+    md = mpi_report.halo_target_table(ok).report.markdown()
     assert "| numba-gpu | staged | 64 | 4 | 0.75 | MISSED |" in md
     assert "| cupy-gpu | staged | 64 | 4 | 0.99 | met |" in md
     assert "| 2 |" not in md

@@ -5,11 +5,16 @@ samples file, the steps' environment locks and the MPI results; it never re-runs
 anything, so it can be rebuilt anywhere. The same inputs give byte-identical outputs,
 whatever their row order: data is sorted before it is drawn or tabled, figures carry
 no software tag or time, and the only timestamps shown are those in the data. Every
-string from the inputs is escaped. Only ``ok`` rows are plotted or ranked.
+string from the inputs is escaped (the HTML templates autoescape). Only ``ok`` rows are
+plotted or ranked.
 
-Modules: :mod:`.base` (formatting, tables, inputs, per-kernel sections), :mod:`.sections`
-(summary, speedup, ceilings and roofline, crossover, first call, code size),
-:mod:`.mpi`, :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
+Each section computes its data once (:meth:`Inputs.analyse`): :mod:`.sections` (one
+module per section: summary, per kernel, speedup, ceilings and roofline, crossover,
+launch floor, first call, correctness, code size, failures, environment),
+:mod:`.matrix` ("Which framework?") and :mod:`.mpi`. The Jinja2 templates in
+``templates/`` render that data to the page (``page.html.j2``) and to summary.md
+(``summary.md.j2``) through :mod:`.render`. Also: :mod:`.base` (formatting, inputs,
+:func:`~.base.img`), :mod:`.stats` (samples and the noise-aware test), :mod:`.figures`
 (deterministic figures: interactive on the page, PNGs drawn in parallel for summary.md),
 :mod:`.plots` (the figures' interactive Plotly twins) and :mod:`.compare` (run-vs-run).
 """
@@ -21,39 +26,33 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from gpubench import plausibility, results
-from gpubench.report import figures, matrix, mpi, sections, stats
+from gpubench.report import figures, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
     KERNELS,
+    UNKNOWN,
     Environment,
-    Table,
     _ordered,
     _slug,
     backend_table,
-    banners_html,
-    correctness_html,
     data_table,
-    environment_html,
     environment_table,
     esc,
     failure_groups,
-    failures_html,
     gpu_skip_reasons,
-    how_to_read_html,
-    kernel_section_html,
     load_env,
     load_locks,
     lock_table,
-    md_esc,
     prepare,
 )
+from gpubench.report.render import Markup, md_esc
 
 __all__ = [
-    "Table",
     "build_report",
     "esc",
     "main",
@@ -125,13 +124,18 @@ class Inputs:
     notes: list[str] = field(default_factory=list)
     #: analyses both documents use, computed once: per mode the picks on the caller's
     #: clock (modes without one, cold, on the device clock), the primary mode's GPU rows
-    #: on the device clock, the crossovers and the code sizes
+    #: on the device clock, the crossovers, and each section's data (:mod:`.sections`)
     picks: dict[str, sections.Picks] = field(default_factory=dict)
     device_picks: sections.Picks = field(default_factory=list)
     crossings: list[sections.Crossing] = field(default_factory=list)
-    code_tables: tuple[Table | None, Table | None] = (None, None)
+    sections: dict[str, Any] = field(default_factory=dict)
     #: "Which framework?": the measured matrix, its sentences and the seeds' claims
-    choice: tuple[matrix.Matrix, list[str], Table | None] | None = None
+    choice: tuple[matrix.Matrix, list[str], pd.DataFrame | None] | None = None
+
+    @property
+    def code_tables(self) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+        code = self.sections["code"]
+        return code.per_framework, code.per_implementation
 
     def analyse(self) -> Inputs:
         df = self.df
@@ -142,8 +146,22 @@ class Inputs:
         self.device_picks = sections.picks_for(df[df["device"] == "gpu"], self.samples,
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
-        self.code_tables = sections.code_size_tables(df)
-        self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame)
+        code = sections.code.build(df)
+        self.sections = {
+            "summary": sections.summary.build(df, self.picks, self.device_picks),
+            "speedup": sections.speedup.build(df),
+            "ceilings": sections.ceilings.build(df, self.env.data),
+            "crossover": sections.crossover.build(df, self.crossings),
+            "launch_floor": sections.launch_floor.build(df),
+            "first_call": sections.first_call.build(df),
+            "code": code,
+            "correctness": sections.correctness.build(df),
+            "failures": sections.failures.build(df),
+            "environment": sections.environment.build(df, self.env, self.timings_name,
+                                                      self.samples.note),
+        }
+        self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
+                                        code.sizes)
         return self
 
 
@@ -168,18 +186,6 @@ def caller_clock_notes(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def input_banners(inputs: Inputs) -> str:
-    out = [f'<div class="banner">{esc(n)}.</div>\n' for n in inputs.notes]
-    out += [f'<div class="alert">{esc(n)}.</div>\n' for n in caller_clock_notes(inputs.df)]
-    df = inputs.df
-    if not df.empty and not (df["device"] == "gpu").any():
-        out.append('<div class="banner"><strong>No GPU rows</strong>: this result set has '
-                   "CPU measurements only, so the crossover and GPU roofline sections are "
-                   "empty. Run the GPU steps on a machine with an NVIDIA GPU to fill "
-                   "them.</div>\n")
-    return "".join(out)
-
-
 def _sort_input(frame: pd.DataFrame) -> pd.DataFrame:
     """A canonical row order, so a shuffled CSV gives the same page."""
     cols = [*results.KEY_NAMES, "mode"]
@@ -188,124 +194,46 @@ def _sort_input(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
-    """The whole page, with figure placeholders that ``figs`` fills in."""
+    """The whole page (``page.html.j2``), with figure placeholders that ``figs`` fills
+    in. Sections not yet in templates of their own come in as escaped HTML."""
     df, env = inputs.df, inputs.env
     kernels = _ordered(df["kernel"], KERNELS)
     anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
-    toc = ['<a href="#which">Which framework?</a>', '<a href="#summary">Summary</a>']
-    toc += [f'<a href="#{esc(anchors[k])}">{esc(k)}</a>' for k in kernels]
-    toc += ['<a href="#speedup">Speedup</a>', '<a href="#ceilings">Ceilings and roofline</a>',
-            '<a href="#crossover">Crossover</a>', '<a href="#launch-floor">Launch floor</a>',
-            '<a href="#first-call">First call</a>',
-            '<a href="#correctness">Correctness</a>', '<a href="#code-size">Code size</a>',
-            '<a href="#mpi">MPI</a>', '<a href="#failures">Failures and skips</a>',
-            '<a href="#environment">Environment</a>']
-    body = [
-        "<h1>gpubench report</h1>\n",
-        f'<p class="note">From {esc(inputs.timings_name)} on host {esc(env.get("host"))}, '
-        f'commit {esc(env.get("git_commit"))}.</p>\n',
-        "<nav>" + " · ".join(toc) + "</nav>\n",
-        how_to_read_html(),
-        input_banners(inputs),
-        banners_html(df, env),
-        matrix.render_html(*inputs.choice, df) if inputs.choice else "",
-        sections.summary_html(df, inputs.picks, inputs.device_picks),
-        *(kernel_section_html(df, k, anchors[k], figs) for k in kernels),
-        sections.speedup_html(df, figs),
-        sections.ceilings_html(df, env.data, figs),
-        sections.crossover_html(df, inputs.crossings),
-        sections.launch_floor_html(df),
-        sections.first_call_html(df, figs),
-        correctness_html(df),
-        sections.code_size_html(inputs.code_tables),
-        mpi.mpi_html(inputs.mpi, figs),
-        failures_html(df),
-        environment_html(df, env, inputs.timings_name, inputs.samples.note),
-    ]
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>gpubench report</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
-            + "".join(body) + "</body>\n</html>\n")
+    toc = [("which", "Which framework?"), ("summary", "Summary")]
+    toc += [(anchors[k], k) for k in kernels]
+    toc += [("speedup", "Speedup"), ("ceilings", "Ceilings and roofline"),
+            ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
+            ("first-call", "First call"), ("correctness", "Correctness"),
+            ("code-size", "Code size"), ("mpi", "MPI"), ("failures", "Failures and skips"),
+            ("environment", "Environment")]
+    return str(render.render_html(
+        "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
+        host=env.get("host"), commit=env.get("git_commit"), toc=toc,
+        notes=inputs.notes, alerts=caller_clock_notes(df),
+        no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
+        env_problem=env.problem, unknown=UNKNOWN, gpu_skipped=gpu_skip_reasons(df),
+        n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
+        n_wrong=int((df["status"] == "wrong_result").sum()),
+        matrix=Markup(matrix.render_html(*inputs.choice, df) if inputs.choice else ""),
+        kernels=[sections.kernels.build(df, k, anchors[k]) for k in kernels],
+        sections=inputs.sections, figure=sections.figure_drawer(figs),
+        mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
 
 
 def render_markdown(inputs: Inputs) -> str:
-    """summary.md: the summary, speedups, crossovers, costs, failures and environment."""
+    """summary.md (``summary.md.j2``): the matrix, the summary, speedups, crossovers,
+    costs, failures and environment, from the same section data as the page."""
     df, env = inputs.df, inputs.env
-    mode = sections.primary_mode(df)
-    out = ["# gpubench summary\n",
-           f"From {md_esc(inputs.timings_name)}. Times are medians; only ok rows are ranked. "
-           "Verdicts, speedups and crossovers are on the **caller's clock**: what a Python "
-           "loop waits for per call (GPU: pipelined calls and a device-wide wait, with sync "
-           "and the device time beside; CPU: wall time). % of ceiling is on the device "
-           "clock. The best backend per size class is *sure* when a Mann–Whitney U test on "
-           f"the samples gives p < {stats.ALPHA} and the medians differ by more than "
-           f"{stats.MIN_EFFECT:.0%}.\n"]
-    for note in inputs.notes + caller_clock_notes(df):
-        out.append(f"> {md_esc(note)}.\n")
-    if env.problem:
-        out.append(f"> {md_esc(env.problem)}.\n")
-    if not df.empty and not (df["device"] == "gpu").any():
-        out.append("> **No GPU rows**: CPU measurements only.\n")
-    for reason, n in gpu_skip_reasons(df):
-        out.append(f"> **GPU steps skipped: {md_esc(reason)}** ({n} rows).\n")
-    if inputs.choice:
-        out.append(matrix.render_markdown(*inputs.choice))
-    out.append(f"## Summary (mode {md_esc(mode)}, {sections.CLOCK_LABELS['caller']})\n")
-    table = sections.best_table(inputs.picks.get(mode, []))
-    if table is None:
-        out.append("**No successful measurements.**\n")
-    else:
-        wins = sections.wins_table(inputs.picks.get(mode, []))
-        if wins:
-            out.append(wins.markdown())
-        out.append(table.markdown())
-    n_wrong = int((df["status"] == "wrong_result").sum())
-    if n_wrong:
-        out.append(f"**{n_wrong} wrong result(s)**: see the Failures list.\n")
-    targets = sections.targets_table(df, mode)
-    if targets:
-        out.append("## Targets (largest size, device clock)\n")
-        out.append(targets.markdown())
-    speed = sections.speedup_table(df, mode)
-    if speed:
-        out.append("## Speedup over NumPy (largest size, caller's clock)\n")
-        out.append(speed.markdown())
-    found = inputs.crossings
-    out.append("## CPU/GPU crossover (caller's clock)\n")
-    if found:
-        out.extend(f"- {md_esc(line)}" for line in sections.crossover_headline(found))
-        cross = sections.crossover_table(found)
-        if cross:
-            out.append("\n" + cross.markdown())
-    else:
-        out.append("No crossover: no GPU and CPU rows to compare.\n")
-    floor = sections.launch_floor_table(df)
-    out.append("## The launch floor\n")
-    out.append(floor.markdown() if floor else "Not measured: no ok launch_overhead rows with "
-               "a caller's clock.\n")
-    first = sections.first_call_backend_table(df)
-    if first:
-        out.append("## First-call cost\n")
-        out.append(first.markdown())
-    fw_code, _ = inputs.code_tables
-    if fw_code:
-        out.append("## Code size (lines per implementation)\n")
-        out.append(fw_code.markdown())
-    out.append("## MPI\n")
-    out.append(mpi.mpi_markdown(inputs.mpi))
-    out.append("## Failures and skips\n")
-    groups = failure_groups(df)
-    out.append(groups.markdown() if groups else "Every row has status ok.\n")
-    out.append("## Environment\n")
-    out.append(environment_table(env).markdown())
-    backends = backend_table(df)
-    if backends:
-        out.append("\n" + backends.markdown())
-    locks = lock_table(env)
-    if locks:
-        out.append("\n### Framework environments\n\n" + locks.markdown())
-    out.append("\n" + data_table(df, inputs.timings_name, inputs.samples.note).markdown())
-    return "\n".join(out)
+    return render.render_md(
+        "summary.md.j2", timings_name=inputs.timings_name,
+        notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
+        no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
+        gpu_skipped=gpu_skip_reasons(df),
+        matrix=matrix.render_markdown(*inputs.choice) if inputs.choice else None,
+        sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),
+        mpi=mpi.mpi_markdown(inputs.mpi), failures=failure_groups(df),
+        environment=environment_table(env), backends=backend_table(df),
+        locks=lock_table(env), data=data_table(df, inputs.timings_name, inputs.samples.note))
 
 
 def load_inputs(timings_csv: str | Path, env_json: str | Path,

@@ -1,16 +1,16 @@
-"""The report's shared pieces: formatting, escaped tables, the inputs (timings frame,
-environment JSON, locks), and the per-kernel, correctness, failure and environment
-sections.
+"""The report's shared pieces: formatting, the inputs (timings frame, environment JSON,
+locks), the tables several sections share (as DataFrames of formatted cells) and the
+per-kernel figure.
 
-Every string from the inputs goes through :func:`esc` (HTML) or :func:`md_esc`
-(Markdown): a reason or host name is text, never markup. Only ``ok`` rows are plotted or
-ranked. Figures are queued on a :class:`~gpubench.report.figures.FigureQueue` with
-:func:`img`, never drawn here, so they can be drawn in parallel.
+Every string from the inputs goes through the templates' autoescape, :func:`esc` (HTML
+built in Python) or ``md_esc`` (Markdown): a reason or host name is text, never markup.
+Only ``ok`` rows are plotted or ranked. Figures are queued on a
+:class:`~gpubench.report.figures.FigureQueue` with :func:`img`, never drawn here, so they
+can be drawn in parallel.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import markupsafe
 import numpy as np
 import pandas as pd
 
 from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
+from gpubench.report.render import text_table
 from gpubench.spec import KERNELS, KernelSpec, get_kernel
 
 #: kernels whose throughput is counted in floating-point operations, not bytes
@@ -56,18 +58,8 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 
 
 def esc(value: Any) -> str:
-    """HTML-escape anything that came from the inputs."""
-    return html.escape(str(value), quote=True)
-
-
-# Underscores only at word edges: inside words (vector_add) they never mean emphasis.
-_MD_SPECIAL = re.compile(r"([\\`*\[\]<>|&])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-
-
-def md_esc(value: Any) -> str:
-    """Markdown-escape a cell: pipes cannot split the table and ``<tag>`` stays text."""
-    text = " ".join(str(value).split())
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+    """HTML-escape anything that came from the inputs (as the templates' autoescape does)."""
+    return str(markupsafe.escape(str(value)))
 
 
 def _finite(x: Any) -> bool:
@@ -142,38 +134,6 @@ def _kernel_spec(name: str) -> KernelSpec | None:
 
 def _slug(text: str, index: int) -> str:
     return f"k{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:40]
-
-
-@dataclass
-class Table:
-    """A table of already formatted strings, rendered to escaped HTML or Markdown."""
-
-    headers: list[str]
-    rows: list[list[str]]
-    numeric: frozenset[str] = frozenset()
-    row_classes: list[str] = field(default_factory=list)
-
-    def html(self) -> str:
-        num = [h in self.numeric for h in self.headers]
-        head = "".join(f"<th>{esc(h)}</th>" for h in self.headers)
-        body = []
-        for i, row in enumerate(self.rows):
-            cls = self.row_classes[i] if i < len(self.row_classes) else ""
-            tr = f'<tr class="{esc(cls)}">' if cls else "<tr>"
-            cells = "".join(
-                f'<td class="num">{esc(c)}</td>' if n else f"<td>{esc(c)}</td>"
-                for c, n in zip(row, num, strict=True)
-            )
-            body.append(tr + cells + "</tr>")
-        return (f'<table class="sortable"><thead><tr>{head}</tr></thead><tbody>\n'
-                + "\n".join(body) + "\n</tbody></table>\n")
-
-    def markdown(self) -> str:
-        lines = ["| " + " | ".join(md_esc(h) for h in self.headers) + " |",
-                 "| " + " | ".join("---:" if h in self.numeric else "---"
-                                   for h in self.headers) + " |"]
-        lines += ["| " + " | ".join(md_esc(c) for c in row) + " |" for row in self.rows]
-        return "\n".join(lines) + "\n"
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -278,16 +238,26 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
         unit = throughput_unit(str(kernel), rows)
         df.loc[rows.index, "unit"] = unit
         df.loc[rows.index, "throughput"] = throughput(rows, unit).where(ok[rows.index])
-    return df
+    return consolidate(df)
+
+
+def consolidate(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as one object block: pandas keeps each string column a block of its
+    own, and the report's thousands of row selections copy every block (with 30 text
+    columns each selection cost several times more)."""
+    text = {c: object for c in df.columns if isinstance(df[c].dtype, pd.StringDtype)}
+    return df.astype(text).copy() if text else df
 
 
 def _sort_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """A total order: size, ok before not, fastest first, then names."""
-    key = rows.assign(_bad=(rows["status"] != "ok").astype(int),
-                      _med=rows["median_s"].fillna(math.inf))
-    return key.sort_values(
-        ["size_key", "_bad", "_med", "framework", "implementation", "device", "threads_key",
-         "backend", "mode"], kind="mergesort").drop(columns=["_bad", "_med"])
+    cols = ["size_key", "_bad", "_med", "framework", "implementation", "device",
+            "threads_key", "backend", "mode"]
+    key = rows[[c for c in cols if c in rows.columns]].assign(
+        _bad=(rows["status"] != "ok").astype(int), _med=rows["median_s"].fillna(math.inf))
+    # sort the keys alone, then take the rows once
+    order = key.reset_index(drop=True).sort_values(cols, kind="mergesort").index
+    return rows.iloc[order]
 
 
 # -- figures ------------------------------------------------------------------------------
@@ -379,51 +349,7 @@ def _series_order(rows: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(keys.sort_values(list(keys.columns), kind="mergesort")["series"]))
 
 
-def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> str:
-    series = _series_order(rows)
-    largest = rows["size_key"].max()
-    best = _sort_rows(rows[rows["size_key"] == largest]).iloc[0]
-    modes = sorted(set(rows["mode"]))
-    mode_txt = f" Modes: {', '.join(modes)} (cold dotted)." if len(modes) > 1 else ""
-    return (f"Log-log plots for {title}: median time per call in seconds and throughput in "
-            f"{unit} versus problem size{f' in {size_meaning}' if size_meaning else ''}, "
-            f"{len(series)} line(s): "
-            f"{'; '.join(series)}. Fastest at the largest size {largest:,}: "
-            f"{best['series']} ({best['mode']}) at {fmt_time(best['median_s'])}.{mode_txt}")
-
-
 # -- sections -----------------------------------------------------------------------------
-
-
-def how_to_read_html() -> str:
-    return (
-        "<p><strong>Two clocks.</strong> Every GPU measurement is timed twice. The "
-        "<em>caller's clock</em> is what a Python loop waits for per call: the host's "
-        "<code>perf_counter</code> around calls followed by the framework's device-wide "
-        "wait (<code>caller_timer</code>), as <em>pipelined</em> (k calls back to back, one "
-        "wait, divided by k: a loop that does not look at each result) and <em>sync</em> "
-        "(one call, then wait). It includes Python dispatch, the launch and the wait, and "
-        "the verdicts, wins, speedups and crossovers rank it (pipelined first, sync "
-        "beside). The <em>device clock</em> (<code>timer</code>) is what the GPU itself "
-        "took: CUDA events around the work on the caller's stream "
-        "(<code>cuda_event</code>), or for JAX the summed device durations of the kernels "
-        "each call launched, read through CUPTI (<code>cupti_kernels</code>), or a host "
-        "clock and a wait (<code>perf_counter+sync</code>) where the work is not all "
-        "kernels. It is the basis of % of ceiling and the roofline. A CPU row has one clock, "
-        "its wall time (<code>perf_counter</code>), which is both. Each table and figure "
-        "says which clock it shows.</p>\n"
-        "<p>Times are <strong>medians</strong> of the kept timed calls of each measurement "
-        "(the first call, which includes compilation, is not among them; it is shown in the "
-        "<em>first call</em> column). Spread is the interquartile range over the median; "
-        "error bars span the 25th to 75th percentile. Throughput is the counted bytes "
-        "(GB/s) or floating-point operations (GFLOP/s) of one call divided by its median "
-        "device time; for Monte Carlo it is samples per second. <strong>Speedup</strong> is "
-        "relative to the fastest NumPy implementation on the same kernel, variant, size and "
-        "dtype (and timing mode), on the caller's clock: above 1× is faster than NumPy. "
-        "Only rows with status <code>ok</code> are plotted or ranked; wrong results and "
-        "<em>implausible</em> rows (faster than the measured ceilings allow, or with work "
-        "missing from the timed stream) are never ranked, and every row that did not run or "
-        'did not pass is listed under <a href="#failures">Failures and skips</a>.</p>\n')
 
 
 def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
@@ -437,142 +363,7 @@ def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
     return [(str(r), int(n)) for r, n in counts.items()]
 
 
-def banners_html(df: pd.DataFrame, env: Environment) -> str:
-    out = []
-    if env.problem:
-        out.append(f'<div class="banner">Environment: {esc(env.problem)}; '
-                   f"machine details are shown as {UNKNOWN}.</div>")
-    for reason, n in gpu_skip_reasons(df):
-        out.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
-                   f"({n} row{'s' if n != 1 else ''}).</div>")
-    if df.empty:
-        out.append('<div class="alert"><strong>No successful measurements</strong>: the '
-                   "timings file has no rows.</div>")
-    elif not (df["status"] == "ok").any():
-        out.append('<div class="alert"><strong>No successful measurements</strong>: none of '
-                   f"the {len(df)} rows has status ok; see "
-                   '<a href="#failures">Failures and skips</a>.</div>')
-    n_wrong = int((df["status"] == "wrong_result").sum())
-    if n_wrong:
-        out.append(f'<div class="alert">{n_wrong} measurement(s) gave a <strong>wrong '
-                   'result</strong>; see <a href="#correctness">Correctness</a>.</div>')
-    return "\n".join(out) + "\n"
-
-
-def kernel_table(rows: pd.DataFrame, unit: str) -> Table:
-    """Every row of a kernel; each time column names its clock."""
-    headers = ["framework", "implementation", "device", "threads", "size",
-               "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
-               "samples", "first call", f"{unit} (own timer)", "% of ceiling",
-               "speedup vs NumPy (caller)", "rel_err", "status"]
-    out, classes = [], []
-    for _, r in _sort_rows(rows).iterrows():
-        ok = r["status"] == "ok"
-        gpu = r["device"] == "gpu"
-        out.append([
-            r["framework"], r["implementation"], r["device"], fmt_threads(r["threads_key"]),
-            fmt_int(r["size_key"]), fmt_time(r["caller_s"]),
-            fmt_time(r["sync_s"]) if gpu else "= wall", fmt_time(r["median_s"]),
-            str(r["timer"]) or "—",
-            f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
-            fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
-            fmt_sig(r["throughput"]) if ok else "—",
-            f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
-            fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
-        classes.append("" if ok else "bad")
-    return Table(headers, out, frozenset({"threads", "size", "caller: pipelined",
-                                          "caller: sync", "own timer: median", "spread",
-                                          "samples", "first call", f"{unit} (own timer)",
-                                          "% of ceiling", "speedup vs NumPy (caller)",
-                                          "rel_err"}),
-                 classes)
-
-
-def kernel_section_html(df: pd.DataFrame, kernel: str, anchor: str,
-                        figs: figures.FigureQueue) -> str:
-    """One kernel: per variant and dtype a figure of the ok rows (every mode), and a table
-    per mode."""
-    spec = _kernel_spec(kernel)
-    k = df[df["kernel"] == kernel]
-    unit = str(k["unit"].iloc[0])
-    size_meaning = spec.size_meaning if spec else ""
-    parts = [f'<h2 id="{esc(anchor)}">Kernel: {esc(kernel)}</h2>\n']
-    if spec and spec.description:
-        parts.append(f"<p>{esc(spec.description.rstrip('.'))}. Size is in "
-                     f"{esc(size_meaning)}.</p>\n")
-    elif not spec:
-        parts.append('<p class="note">Not a kernel this version of gpubench knows; '
-                     "shown as recorded.</p>\n")
-    measured = k[k["status"].isin(["ok", "wrong_result"])]
-    n_other = len(k) - len(measured)
-    if n_other:
-        parts.append(f'<p class="note">{n_other} row(s) of this kernel did not run '
-                     '(unavailable, error or skipped); see <a href="#failures">Failures '
-                     "and skips</a>.</p>\n")
-    for variant in _ordered(k["variant"], spec.variants if spec else ()):
-        kv = k[k["variant"] == variant]
-        for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
-            g = kv[kv["dtype"] == dtype]
-            title = f"{kernel} · {variant} · {dtype}"
-            parts.append(f"<h3>{esc(title)}</h3>\n")
-            ok = g[g["status"] == "ok"]
-            if ok.empty:
-                parts.append('<p class="alert">No successful measurements for this '
-                             "variant and dtype.</p>\n")
-            else:
-                parts.append(img(figs, _alt_text(ok, title, size_meaning, unit),
-                                 scaling_figure, _plot_frame(ok), title, size_meaning, unit,
-                                 cls="scaling"))
-            modes = sorted(set(g["mode"]))
-            for mode in modes:
-                shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
-                if shown.empty:
-                    continue
-                if len(modes) > 1:
-                    parts.append(f'<p class="note">Mode <strong>{esc(mode)}</strong>:</p>\n')
-                parts.append(kernel_table(shown, unit).html())
-    return "".join(parts)
-
-
-def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """Only the columns a figure reads: less to copy into the drawing processes."""
-    cols = ["series", "backend", "implementation", "threads_key", "mode", "size_key",
-            "caller_s", "caller_q1", "caller_q3", "throughput", "device"]
-    return rows[cols].reset_index(drop=True)
-
-
-def correctness_html(df: pd.DataFrame) -> str:
-    """Worst relative error per implementation against its tolerance; every wrong row."""
-    parts = ['<h2 id="correctness">Correctness</h2>\n<p class="note">Each result is '
-             "compared with a float64 NumPy reference: rel_err = ‖out − ref‖ / ‖ref‖, "
-             "largest over sizes and thread counts.</p>\n"]
-    checked = df[df["status"].isin(["ok", "wrong_result"])]
-    if checked.empty:
-        return "".join(parts) + "<p>No results were checked.</p>\n"
-    keys = ["kernel", "variant", "dtype", "framework", "implementation", "device"]
-    rows, classes = [], []
-    order = {k: i for i, k in enumerate(KERNELS)}
-    groups = sorted(checked.groupby(keys, sort=True),
-                    key=lambda kv: (order.get(kv[0][0], len(order)), kv[0]))
-    for key, g in groups:
-        n_wrong = int((g["status"] == "wrong_result").sum())
-        nan_err = n_wrong and g.loc[g["status"] == "wrong_result", "rel_err"].isna().any()
-        worst = "nan" if nan_err else fmt_relerr(g["rel_err"].max())
-        rows.append([*key, worst, fmt_relerr(g["tolerance"].max()), str(len(g)),
-                     f"FAIL ({n_wrong} wrong)" if n_wrong else "pass"])
-        classes.append("bad" if n_wrong else "")
-    parts.append(Table([*keys, "max rel_err", "tolerance", "checks", "verdict"], rows,
-                       frozenset({"max rel_err", "tolerance", "checks"}), classes).html())
-    wrong = checked[checked["status"] == "wrong_result"]
-    if wrong.empty:
-        parts.append("<p>No wrong results.</p>\n")
-    else:
-        parts.append(f'<h3>Wrong results ({len(wrong)})</h3>\n')
-        parts.append(_row_list(wrong, ["rel_err", "tolerance"]).html())
-    return "".join(parts)
-
-
-def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> Table:
+def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Every row by key, with its status and reason: nothing is summarised away."""
     order = {k: i for i, k in enumerate(KERNELS)}
     rows = rows.assign(_k=rows["kernel"].map(lambda k: order.get(k, len(order))))
@@ -585,11 +376,11 @@ def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> Table:
         out.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]), r["backend"],
                     r["implementation"], fmt_threads(r["threads_key"])]
                    + [fmt_relerr(r[c]) for c in extra] + [r["status"], r["reason"]])
-    return Table(headers, out, frozenset({"size", "threads", *extra}),
+    return text_table(headers, out, frozenset({"size", "threads", *extra}),
                  ["bad" if s == "wrong_result" else "warn" for s in rows["status"]])
 
 
-def failure_groups(df: pd.DataFrame) -> Table | None:
+def failure_groups(df: pd.DataFrame) -> pd.DataFrame | None:
     """Non-ok rows grouped by status, backend and reason, with counts and kernels."""
     bad = df[df["status"] != "ok"]
     if bad.empty:
@@ -600,23 +391,8 @@ def failure_groups(df: pd.DataFrame) -> Table | None:
         rows.append((rank.get(status, len(rank)), [
             status, backend, str(len(g)), ", ".join(_ordered(g["kernel"], KERNELS)), reason]))
     rows.sort(key=lambda r: (r[0], r[1]))
-    return Table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
+    return text_table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
                  frozenset({"rows"}))
-
-
-def failures_html(df: pd.DataFrame) -> str:
-    parts = ['<h2 id="failures">Failures and skips</h2>\n']
-    for reason, n in gpu_skip_reasons(df):
-        parts.append(f'<div class="banner"><strong>GPU steps skipped: {esc(reason)}</strong> '
-                     f"({n} row{'s' if n != 1 else ''}).</div>\n")
-    table = failure_groups(df)
-    if table is None:
-        return "".join(parts) + "<p>Every row has status ok.</p>\n"
-    parts.append(table.html())
-    bad = df[df["status"] != "ok"]
-    parts.append(f"<details><summary>All {len(bad)} rows that are not ok</summary>\n"
-                 + _row_list(bad).html() + "</details>\n")
-    return "".join(parts)
 
 
 def _timer_overhead(value: Any) -> str:
@@ -634,7 +410,7 @@ def _timer_overhead(value: Any) -> str:
     return UNKNOWN
 
 
-def environment_table(env: Environment) -> Table:
+def environment_table(env: Environment) -> pd.DataFrame:
     gpus = env.data.get("gpus")
     if isinstance(gpus, list) and gpus:
         gpu_text = "; ".join(
@@ -659,10 +435,10 @@ def environment_table(env: Environment) -> Table:
         ["timer overhead", overhead],
         ["GPUs", gpu_text],
     ]
-    return Table(["field", "value"], rows)
+    return text_table(["field", "value"], rows)
 
 
-def backend_table(df: pd.DataFrame) -> Table | None:
+def backend_table(df: pd.DataFrame) -> pd.DataFrame | None:
     """Per backend, the framework versions and device names its rows recorded."""
     if df.empty:
         return None
@@ -674,7 +450,7 @@ def backend_table(df: pd.DataFrame) -> Table | None:
         rows.append([backend or UNKNOWN, values("framework_version"), values("device_name"),
                      values("host"), values("env_lock"), str(int((g["status"] == "ok").sum())),
                      str(len(g))])
-    return Table(["backend", "framework version", "device", "host", "env lock", "ok rows",
+    return text_table(["backend", "framework version", "device", "host", "env lock", "ok rows",
                   "rows"], rows, frozenset({"ok rows", "rows"}))
 
 
@@ -682,7 +458,7 @@ def _lock_backend(name: str, lock: Lock) -> str:
     return lock.header.get("backend") or name.removesuffix(".lock.txt")
 
 
-def lock_table(env: Environment) -> Table | None:
+def lock_table(env: Environment) -> pd.DataFrame | None:
     """Per step, the environment it ran in: its lock hash and the exact versions of the
     packages behind its numbers (or why the environment could not be built)."""
     if not env.locks:
@@ -699,25 +475,11 @@ def lock_table(env: Environment) -> Table | None:
                      lock.status, lock.hash or "—", lock.header.get("python", "—"),
                      lock.header.get("platform", "—"), detail])
         classes.append("" if lock.ok else "warn")
-    return Table(["backend", "environment", "mode", "status", "env lock", "Python", "platform",
+    return text_table(["backend", "environment", "mode", "status", "env lock", "Python", "platform",
                   "versions (or why it did not build)"], rows, row_classes=classes)
 
 
-def lock_details_html(env: Environment) -> str:
-    """The full package list of every distinct environment, folded."""
-    parts, seen = [], set()
-    for _name, lock in env.locks:
-        if not lock.ok or lock.hash in seen:
-            continue
-        seen.add(lock.hash)
-        users = [_lock_backend(n, lk) for n, lk in env.locks if lk.hash == lock.hash]
-        parts.append(f"<details><summary>env lock {esc(lock.hash)}: {len(lock.packages)} "
-                     f"packages ({esc(', '.join(users))})</summary>\n<pre>"
-                     + esc("\n".join(lock.packages)) + "</pre></details>\n")
-    return "".join(parts)
-
-
-def gpu_table(env: Environment) -> Table | None:
+def gpu_table(env: Environment) -> pd.DataFrame | None:
     gpus = [g for g in env.data.get("gpus") or [] if isinstance(g, Mapping)]
     if not gpus:
         return None
@@ -725,45 +487,18 @@ def gpu_table(env: Environment) -> Table | None:
                                                    "driver_version", "uuid"))
     rows = [[fmt_bytes(g.get(k)) if k == "memory_bytes" else
              (UNKNOWN if g.get(k) in (None, "") else str(g.get(k))) for k in keys] for g in gpus]
-    return Table(keys, rows)
+    return text_table(keys, rows)
 
 
-def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> Table:
+def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> pd.DataFrame:
     counts = ", ".join(f"{s} {int((df['status'] == s).sum())}" for s in results.STATUSES
                        if (df["status"] == s).any()) or "no rows"
     stamps = sorted(t for t in df["timestamp"] if t)
     commits = sorted({c for c in df["git_commit"] if c}) or [UNKNOWN]
-    return Table(["field", "value"], [
+    return text_table(["field", "value"], [
         ["timings file", f"{timings_name} ({len(df)} rows: {counts})"],
         ["samples file", samples_note],
         ["measured", f"{stamps[0]} to {stamps[-1]}" if stamps else UNKNOWN],
         ["git commit(s) in rows", "; ".join(commits)],
         ["schema version", str(results.SCHEMA_VERSION)],
     ])
-
-
-def environment_html(df: pd.DataFrame, env: Environment, timings_name: str,
-                     samples_note: str) -> str:
-    parts = ['<h2 id="environment">Environment</h2>\n']
-    if env.problem:
-        parts.append(f'<p class="banner">{esc(env.problem)}.</p>\n')
-    parts.append(environment_table(env).html())
-    gpus = gpu_table(env)
-    if gpus:
-        parts.append("<h3>GPUs</h3>\n" + gpus.html())
-    backends = backend_table(df)
-    if backends:
-        parts.append("<h3>Backends</h3>\n" + backends.html())
-    locks = lock_table(env)
-    if locks:
-        parts.append('<h3 id="environments">Framework environments</h3>\n<p class="note">'
-                     "Each step ran in the environment below; every row it wrote carries the "
-                     "env lock (sha256 of the Python, platform and package versions).</p>\n"
-                     + locks.html() + lock_details_html(env))
-    packages = env.data.get("packages")
-    if isinstance(packages, Mapping) and packages:
-        parts.append("<h3>Packages of the driver (probe, collect, report)</h3>\n" + Table(
-            ["package", "version"], [[str(k), str(packages[k])] for k in sorted(packages)]
-        ).html())
-    parts.append("<h3>Data</h3>\n" + data_table(df, timings_name, samples_note).html())
-    return "".join(parts)

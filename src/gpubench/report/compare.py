@@ -26,22 +26,19 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results
-from gpubench.report import figures, stats
+from gpubench.report import figures, render, stats
 from gpubench.report.base import (
     CSS,
     KERNELS,
     UNKNOWN,
     Environment,
-    Table,
-    esc,
     fmt_int,
     fmt_threads,
     fmt_time,
-    img,
     load_env,
-    md_esc,
     prepare,
 )
+from gpubench.report.render import Figure, Markup, text_table
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -145,12 +142,12 @@ def _fmt_p(x: float) -> str:
     return "—" if not math.isfinite(x) else ("< 1e-6" if x < 1e-6 else f"{x:.2g}")
 
 
-def counts_table(cmp: pd.DataFrame) -> Table:
+def counts_table(cmp: pd.DataFrame) -> pd.DataFrame:
     rows = [[lab, str(int((cmp["label"] == lab).sum()))] for lab in LABEL_ORDER]
-    return Table(["label", "measurements"], rows, frozenset({"measurements"}))
+    return text_table(["label", "measurements"], rows, frozenset({"measurements"}))
 
 
-def group_table(cmp: pd.DataFrame, by: str) -> Table | None:
+def group_table(cmp: pd.DataFrame, by: str) -> pd.DataFrame | None:
     """Per backend (or kernel): labels and the geometric mean of the ratios."""
     ok = cmp[cmp["label"] != "NOT COMPARABLE"]
     if ok.empty:
@@ -164,11 +161,11 @@ def group_table(cmp: pd.DataFrame, by: str) -> Table | None:
         rows.append([key, str(len(g)), str(int((g["label"] == stats.FASTER).sum())),
                      str(int((g["label"] == stats.SLOWER).sum())),
                      str(int((g["label"] == stats.SAME).sum())), _fmt_ratio(gm)])
-    return Table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
+    return text_table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
                  frozenset({"shared", "FASTER", "SLOWER", "SAME", "geomean new/base"}))
 
 
-def detail_table(cmp: pd.DataFrame) -> Table:
+def detail_table(cmp: pd.DataFrame) -> pd.DataFrame:
     rows, classes = [], []
     for _, r in cmp.iterrows():
         rows.append([r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]),
@@ -178,7 +175,7 @@ def detail_table(cmp: pd.DataFrame) -> Table:
                      r["label"] if r["label"] != "NOT COMPARABLE" else
                      f"NOT COMPARABLE ({r['status_base']} → {r['status_new']})"])
         classes.append({stats.SLOWER: "bad", stats.FASTER: "good"}.get(r["label"], ""))
-    return Table(["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
+    return text_table(["kernel", "variant", "dtype", "size", "backend", "implementation", "threads",
                   "mode", "base median", "new median", "new/base", "p", "test", "label"],
                  rows, frozenset({"size", "threads", "base median", "new median", "new/base",
                                   "p"}), classes)
@@ -217,7 +214,7 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     return figures.png(fig)
 
 
-def env_diff(base: ResultSet, new: ResultSet) -> Table:
+def env_diff(base: ResultSet, new: ResultSet) -> pd.DataFrame:
     """The environment fields and package versions side by side; differences marked."""
     def gpu(env: Environment) -> str:
         g = env.data.get("gpus")
@@ -243,118 +240,95 @@ def env_diff(base: ResultSet, new: ResultSet) -> Table:
         for pkg in sorted(set(pb) | set(pn)):
             rows.append([f"package {pkg}", str(pb.get(pkg, "—")), str(pn.get(pkg, "—"))])
     classes = ["warn" if r[1] != r[2] else "" for r in rows]
-    return Table(["field", base.label, new.label], rows, row_classes=classes)
+    return text_table(["field", base.label, new.label], rows, row_classes=classes)
 
 
-def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
-                min_effect: float, figs: figures.FigureQueue) -> str:
+@dataclass
+class Comparison:
+    """What the comparison page and its Markdown show, computed once."""
+
+    base: ResultSet
+    new: ResultSet
+    alpha: float
+    min_effect: float
+    n_all: int
+    n_shared: int
+    inputs: pd.DataFrame
+    banners: list[str]
+    choice: pd.DataFrame | None
+    counts: pd.DataFrame
+    figure: Figure | None
+    groups: list[tuple[str, pd.DataFrame]]
+    n_differs: int
+    differs: pd.DataFrame | None
+    n_not_comparable: int
+    not_comparable: pd.DataFrame | None
+    all_rows: pd.DataFrame
+    only: list[tuple[str, int, pd.DataFrame | None]]
+    environments: pd.DataFrame
+
+
+def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
+               min_effect: float) -> Comparison:
+    """The comparison's data: tables as DataFrames of formatted cells, the figure."""
     shared = cmp[cmp["label"] != "NOT COMPARABLE"]
     differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
         ["label", "ratio"], ascending=[True, False], kind="mergesort")
-    method = ("Each measurement is compared on its own timer (<code>timer</code>: the device "
-              "clock on GPUs, wall time on CPUs), the same clock in both sets. "
-              f"A measurement is <strong>FASTER</strong> or <strong>SLOWER</strong> only when "
-              f"a two-sided Mann–Whitney U test on the two sets of recorded samples gives "
-              f"p &lt; {alpha:g} <em>and</em> the ratio of medians (new / base) is beyond "
-              f"1 ± {min_effect:.0%} (as 1/(1+{min_effect:g}) and 1+{min_effect:g}); "
-              "otherwise it is <strong>SAME</strong>. Rows without samples are compared by "
-              "their interquartile ranges (they must not overlap) and the same threshold. "
-              f"With {len(shared)} comparisons at α = {alpha:g}, about "
-              f"{len(shared) * alpha:.1f} could pass the test by chance; the effect "
-              "threshold keeps those from being labelled. A GPU row's thread count is not "
-              "part of the match.")
-    inputs = Table(["", "base", "new"], [
+    inputs = text_table(["", "base", "new"], [
         ["label", base.label, new.label],
         ["timings", f"{base.timings} ({len(base.df)} rows)", f"{new.timings} ({len(new.df)} rows)"],
         ["samples", base.samples.note, new.samples.note],
     ])
-    parts = [
-        "<h1>gpubench run-vs-run comparison</h1>\n",
-        f"<p><strong>base</strong>: {esc(base.label)} · <strong>new</strong>: "
-        f"{esc(new.label)}</p>\n",
-        f'<p class="note">{method}</p>\n',
-    ]
-    for s in (base, new):
-        for note in s.notes:
-            parts.append(f'<div class="banner">{esc(s.label)}: {esc(note)}.</div>\n')
-        if s.env.problem:
-            parts.append(f'<div class="banner">{esc(s.label)}: {esc(s.env.problem)}.</div>\n')
-    parts.append("<h2>Inputs</h2>\n" + inputs.html())
-    choice = matrix_side_by_side(base, new)
-    if choice:
-        parts.append('<h2 id="which">Which framework? The two machines side by side</h2>\n'
-                     '<p class="note">The matrix of each report, aspect by aspect. The '
-                     "speedup classes are labelled from the caller's-clock samples of each "
-                     "case (FASTER: the new machine's call is surely faster); single "
-                     "readings are shown with their ratio and not labelled.</p>\n"
-                     + choice.html())
-    parts.append('<h2 id="counts">Result</h2>\n' + counts_table(cmp).html())
-    if shared.empty:
-        parts.append('<p class="alert">No measurement is ok in both sets: nothing to '
-                     "compare.</p>\n")
-    else:
+    banners = [f"{s.label}: {note}" for s in (base, new)
+               for note in [*s.notes, *([s.env.problem] if s.env.problem else [])]]
+    figure = None
+    if not shared.empty:
         fig_data = shared[["backend", "ratio", "label"]].reset_index(drop=True)
         alt = (f"Strip plot of the time ratio {new.label} / {base.label} for "
                f"{len(shared)} shared measurements, one column per backend, log scale: "
                f"{int((shared['label'] == stats.FASTER).sum())} FASTER (blue), "
                f"{int((shared['label'] == stats.SLOWER).sum())} SLOWER (red), "
                f"{int((shared['label'] == stats.SAME).sum())} SAME (grey).")
-        parts.append(img(figs, alt, ratio_figure, fig_data, base.label, new.label,
-                         cls="compare"))
-        for by in ("backend", "kernel"):
-            t = group_table(cmp, by)
-            if t:
-                parts.append(f"<h3>Per {by}</h3>\n" + t.html())
-    parts.append(f"<h2>FASTER and SLOWER ({len(differs)})</h2>\n")
-    parts.append(detail_table(differs).html() if not differs.empty else
-                 "<p>Every shared measurement is SAME.</p>\n")
+        figure = Figure(alt, ratio_figure, (fig_data, base.label, new.label), "compare")
+    groups = [(by, t) for by in ("backend", "kernel")
+              if (t := group_table(cmp, by)) is not None]
     nc = cmp[cmp["label"] == "NOT COMPARABLE"]
-    if not nc.empty:
-        parts.append(f"<h2>Not comparable ({len(nc)}): not ok in one of the sets</h2>\n"
-                     + detail_table(nc).html())
-    parts.append(f"<details><summary>All {len(cmp)} shared measurements</summary>\n"
-                 + detail_table(cmp).html() + "</details>\n")
+    only = []
     for one, other, name in ((base, new, "base"), (new, base, "new")):
         rest = only_in(one, other)
-        parts.append(f"<h2>Only in {name} ({len(rest)})</h2>\n")
+        table = None
         if not rest.empty:
             g = rest.groupby(["backend", "kernel", "status"], sort=True).size()
-            parts.append(Table(["backend", "kernel", "status", "rows"],
+            table = text_table(["backend", "kernel", "status", "rows"],
                                [[b, k, s, str(int(n))] for (b, k, s), n in g.items()],
-                               frozenset({"rows"})).html())
-    parts.append("<h2>Environments</h2>\n" + env_diff(base, new).html())
-    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            "<title>gpubench comparison</title>\n<style>" + CSS
-            + "tr.good td{background:#e3eefa}</style>\n</head>\n<body>\n"
-            + "".join(parts) + "</body>\n</html>\n")
+                               frozenset({"rows"}))
+        only.append((name, len(rest), table))
+    return Comparison(base, new, alpha, min_effect, len(cmp), len(shared), inputs, banners,
+                      matrix_side_by_side(base, new), counts_table(cmp), figure, groups,
+                      len(differs), None if differs.empty else detail_table(differs),
+                      len(nc), None if nc.empty else detail_table(nc), detail_table(cmp),
+                      only, env_diff(base, new))
+
+
+def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
+                min_effect: float, figs: figures.FigureQueue,
+                data: Comparison | None = None) -> str:
+    """The comparison page (``compare.html.j2``); the figure is queued on ``figs``."""
+    from gpubench.report.sections.common import figure_drawer
+
+    return str(render.render_html(
+        "compare.html.j2", c=data or comparison(base, new, cmp, alpha, min_effect),
+        css=Markup(CSS), figure=figure_drawer(figs)))
 
 
 def render_markdown(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
-                    min_effect: float) -> str:
-    differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
-        ["label", "ratio"], ascending=[True, False], kind="mergesort")
-    out = ["# gpubench run-vs-run comparison\n",
-           f"base: {md_esc(base.label)} ({md_esc(base.timings)}); new: {md_esc(new.label)} "
-           f"({md_esc(new.timings)}).\n",
-           "Each row on its own timer (GPU: device clock; CPU: wall). "
-           f"FASTER/SLOWER: two-sided Mann–Whitney U on the samples, p < {alpha:g}, and the "
-           f"ratio of medians beyond 1 ± {min_effect:.0%}; else SAME (without samples: "
-           "non-overlapping IQRs).\n", counts_table(cmp).markdown()]
-    choice = matrix_side_by_side(base, new)
-    if choice:
-        out.append("## Which framework? The two machines side by side\n\n" + choice.markdown())
-    for by in ("backend", "kernel"):
-        t = group_table(cmp, by)
-        if t:
-            out.append(f"## Per {by}\n\n" + t.markdown())
-    out.append(f"## FASTER and SLOWER ({len(differs)})\n")
-    out.append(detail_table(differs).markdown() if not differs.empty else
-               "Every shared measurement is SAME.\n")
-    return "\n".join(out)
+                    min_effect: float, data: Comparison | None = None) -> str:
+    """The comparison's Markdown (``compare.md.j2``)."""
+    return render.render_md("compare.md.j2",
+                            c=data or comparison(base, new, cmp, alpha, min_effect))
 
 
-def matrix_side_by_side(base: ResultSet, new: ResultSet) -> Table | None:
+def matrix_side_by_side(base: ResultSet, new: ResultSet) -> pd.DataFrame | None:
     """Each set's "Which framework?" matrix, side by side (:mod:`.matrix`)."""
     from gpubench.report import matrix, sections
 
@@ -378,11 +352,13 @@ def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | P
     if base.label == new.label:
         base.label, new.label = f"base: {base.label}", f"new: {new.label}"
     cmp = compare_sets(base, new, alpha, min_effect)
+    data = comparison(base, new, cmp, alpha, min_effect)
     figs = figures.FigureQueue()
-    page = figs.render(render_html(base, new, cmp, alpha, min_effect, figs), workers)
+    page = figs.render(render_html(base, new, cmp, alpha, min_effect, figs, data), workers)
     results.atomic_write_text(out_html, page)
     if out_md:
-        results.atomic_write_text(out_md, render_markdown(base, new, cmp, alpha, min_effect))
+        results.atomic_write_text(out_md, render_markdown(base, new, cmp, alpha, min_effect,
+                                                          data))
     return cmp
 
 

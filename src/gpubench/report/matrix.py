@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.report import stats
-from gpubench.report.base import BASELINE_FRAMEWORK, Table, esc, fmt_time, md_esc
+from gpubench.report import render, stats
+from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
+from gpubench.report.render import text_table
 
 NOT_MEASURED = "not measured"
 
@@ -71,25 +72,47 @@ def _x(v: float) -> str:
     return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
+#: results computed once per prepared frame (which is never changed after it is
+#: prepared): the matrix asks for the same rows for every backend and aspect
+_MEMO: dict[tuple[int, Any], tuple[pd.DataFrame, Any]] = {}
+
+
+def _memo(df: pd.DataFrame, key: Any, make: Any) -> Any:
+    slot = (id(df), key)
+    hit = _MEMO.get(slot)
+    if hit is not None and hit[0] is df:
+        return hit[1]
+    if len(_MEMO) > 32:
+        _MEMO.clear()
+    value = make()
+    _MEMO[slot] = (df, value)  # the frame is kept, so its id cannot be reused meanwhile
+    return value
+
+
 def _ok_hot(df: pd.DataFrame) -> pd.DataFrame:
-    return df[(df["status"] == "ok") & (df["mode"] == "hot")
-              & ~df["implementation"].astype(str).str.endswith("+transfers")]
+    return _memo(df, "ok_hot", lambda: df[
+        (df["status"] == "ok") & (df["mode"] == "hot")
+        & ~df["implementation"].astype(str).str.endswith("+transfers")])
+
+
+def _best_rows_all(df: pd.DataFrame, smallest: bool) -> pd.DataFrame:
+    """:func:`best_rows` for every backend and kernel at once, in (kernel, variant,
+    dtype) order."""
+    rows = _ok_hot(df)
+    rows = rows[rows["speedup"] > 0]
+    keys = ["backend", "kernel", "variant", "dtype"]
+    size = rows.groupby(keys)["size_key"].transform("min" if smallest else "max")
+    at = rows[rows["size_key"] == size].sort_values(["caller_s", "implementation"],
+                                                     kind="mergesort")
+    return at.drop_duplicates(keys, keep="first").sort_values(keys[1:], kind="mergesort")
 
 
 def best_rows(df: pd.DataFrame, backend: str, kernels: Sequence[str],
               smallest: bool = False) -> pd.DataFrame:
     """Per (kernel, variant, dtype) of ``kernels``: the backend's fastest row on the
     caller's clock at the largest (or smallest) size that NumPy measured too."""
-    rows = _ok_hot(df)
-    rows = rows[(rows["backend"] == backend) & rows["kernel"].isin(kernels)
-                & (rows["speedup"] > 0)]
-    out = []
-    for _, g in rows.groupby(["kernel", "variant", "dtype"], sort=True):
-        size = g["size_key"].min() if smallest else g["size_key"].max()
-        at = g[g["size_key"] == size].sort_values(["caller_s", "implementation"],
-                                                  kind="mergesort")
-        out.append(at.iloc[0])
-    return pd.DataFrame(out) if out else rows.iloc[0:0]
+    best = _memo(df, ("best", smallest), lambda: _best_rows_all(df, smallest))
+    return best[(best["backend"] == backend) & best["kernel"].isin(kernels)]
 
 
 def _range_cell(values: pd.Series, rows: pd.Index, fmt: Any, unit: str = "") -> Cell:
@@ -247,26 +270,29 @@ class Matrix:
     backends: list[str]
     cells: dict[tuple[str, str], Cell]
 
-    def table(self) -> Table | None:
+    def table(self) -> pd.DataFrame | None:
         if not self.backends:
             return None
         rows = [[b] + [self.cells[(b, a)].text for a in ASPECTS] for b in self.backends]
-        return Table(["framework-device", *ASPECTS], rows)
+        return text_table(["framework-device", *ASPECTS], rows)
 
-    def sources(self, df: pd.DataFrame) -> Table | None:
+    def sources(self, df: pd.DataFrame) -> pd.DataFrame | None:
         """Every cell's rows of timings.csv, by key: where each number comes from."""
         out = []
+        # each row's key as text, made once for the rows any cell uses
+        used = sorted({i for cell in self.cells.values() for i in cell.rows})
+        keys = df.loc[used, ["kernel", "variant", "dtype", "size_key", "implementation",
+                             "mode"]]
+        label = {i: f"{r.kernel}/{r.variant} {r.dtype} n={r.size_key} {r.implementation} "
+                    f"{r.mode}" for i, r in zip(used, keys.itertuples(), strict=True)}
         for b in self.backends:
             for a in ASPECTS:
                 cell = self.cells[(b, a)]
                 if not cell.rows:
                     continue
-                keys = df.loc[cell.rows]
-                text = "; ".join(sorted({f"{r.kernel}/{r.variant} {r.dtype} n={r.size_key} "
-                                         f"{r.implementation} {r.mode}"
-                                         for r in keys.itertuples()}))
+                text = "; ".join(sorted({label[i] for i in cell.rows}))
                 out.append([b, a, str(len(cell.rows)), text])
-        return Table(["framework-device", "aspect", "rows", "rows of timings.csv"], out) \
+        return text_table(["framework-device", "aspect", "rows", "rows of timings.csv"], out) \
             if out else None
 
 
@@ -364,7 +390,7 @@ def _verdict(flags: Sequence[bool]) -> str:
     return "holds" if all(flags) else "does not hold" if not any(flags) else "partly"
 
 
-def claims(matrix: Matrix) -> Table | None:
+def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The seeds' assertions beside this run's answer: holds, does not hold or partly."""
     gpus = [b for b in matrix.backends if b.endswith("-gpu")]
     rows = []
@@ -417,54 +443,47 @@ def claims(matrix: Matrix) -> Table | None:
         typical, worst = c.value >= 0.01, c.hi >= 0.01
         rows.append([claim, c.text, "holds" if typical == worst == big else
                      "partly" if big in (typical, worst) else "does not hold"])
-    return Table(["seed claim", "measured here", "verdict"], rows)
+    return text_table(["seed claim", "measured here", "verdict"], rows)
 
 
-def render_html(matrix: Matrix, lines: list[str], seed: Table | None, df: pd.DataFrame) -> str:
+@dataclass
+class Which:
+    """The "Which framework?" section: the matrix as a table, its sentences, the seeds'
+    claims and every cell's rows (None: no backend)."""
+
+    table: pd.DataFrame | None
+    lines: list[str]
+    seed: pd.DataFrame | None
+    sources: pd.DataFrame | None
+
+
+def section(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+            df: pd.DataFrame | None = None) -> Which:
+    """The section's data; ``df`` (the prepared frame) gives the rows behind each cell."""
     table = matrix.table()
-    if table is None:
-        return ""
-    parts = ['<h2 id="which">Which framework?</h2>\n<p class="note">Measured, not asserted: '
-             "every cell below comes from this run's rows (listed under <em>Where each "
-             "number comes from</em>). Speedups are over NumPy on the caller's clock "
-             "(median, range and count over the class's cases, each backend's fastest "
-             "implementation, at the largest size both measured; small arrays: the "
-             "smallest); % of ceiling is on the device clock; work per joule from the "
-             "board's energy counter, idle power included (over windows of about half a "
-             "second a power-capped kernel can read above the board's limit: the limiter "
-             "holds a longer average). A cell without data says <em>not measured</em>."
-             "</p>\n"]
-    if lines:
-        parts.append("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in lines) + "</ul>\n")
-    parts.append(table.html())
-    if seed:
-        parts.append("<h3>The seeds' claims, checked</h3>\n" + seed.html())
-    src = matrix.sources(df)
-    if src:
-        parts.append("<details><summary>Where each number comes from</summary>\n"
-                     + src.html() + "</details>\n")
-    return "".join(parts)
+    sources = matrix.sources(df) if table is not None and df is not None else None
+    return Which(table, lines, seed, sources)
 
 
-def render_markdown(matrix: Matrix, lines: list[str], seed: Table | None) -> str:
-    table = matrix.table()
-    if table is None:
-        return ""
-    out = ["## Which framework?\n", "Measured in this run (caller's clock; the rows behind "
-           "each cell are listed in the HTML report). *not measured* means no data.\n"]
-    out += [f"- {md_esc(s)}" for s in lines]
-    out.append("\n" + table.markdown())
-    if seed:
-        out.append("### The seeds' claims, checked\n")
-        out.append(seed.markdown())
-    return "\n".join(out)
+def render_html(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+                df: pd.DataFrame) -> str:
+    """The section as HTML (``matrix.html.j2``; empty without a backend)."""
+    return render.render_html("matrix.html.j2", s=section(matrix, lines, seed, df))
+
+
+def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None) -> str:
+    """The section as Markdown (``matrix.md.j2``; empty without a backend)."""
+    return render.render_md("matrix.md.j2", s=section(matrix, lines, seed))
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
-               mpi: pd.DataFrame) -> tuple[Matrix, list[str], Table | None]:
+               mpi: pd.DataFrame, code: pd.DataFrame | None = None
+               ) -> tuple[Matrix, list[str], pd.DataFrame | None]:
+    """The matrix, its sentences and the seeds' claims; ``code``: the code-size section's
+    sizes when already measured."""
     from gpubench.report.sections import code_size
 
-    matrix = build(df, crossings, code_size(df), mpi)
+    matrix = build(df, crossings, code_size(df) if code is None else code, mpi)
     return matrix, sentences(matrix, df, samples), claims(matrix)
 
 
@@ -499,7 +518,7 @@ def _speedup_change(base_df: pd.DataFrame, base_samples: stats.Samples, new_df: 
 
 
 def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
-                 new: tuple[Matrix, pd.DataFrame, stats.Samples]) -> Table | None:
+                 new: tuple[Matrix, pd.DataFrame, stats.Samples]) -> pd.DataFrame | None:
     """Both machines' matrices, aspect by aspect, with a noise-aware label where the
     samples allow one (the speedup classes, on the caller's clock: each row's time, not
     the ratio to each machine's NumPy, so a faster host CPU does not pass for a slower
@@ -523,4 +542,4 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
             rows.append([b, a, cb.text, cn.text, label])
     if not rows:
         return None
-    return Table(["framework-device", "aspect", "base", "new", "difference"], rows)
+    return text_table(["framework-device", "aspect", "base", "new", "difference"], rows)

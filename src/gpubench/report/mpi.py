@@ -9,15 +9,16 @@ report ("MPI was not run"), and a file with missing columns is shown with what i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpubench.report import figures
-from gpubench.report.base import Table, esc, fmt_int, fmt_sig, fmt_time, img
+from gpubench.report import figures, render
+from gpubench.report.base import fmt_int, fmt_sig, fmt_time
+from gpubench.report.render import Figure, text_table
 
 MPI_COLUMNS: tuple[str, ...] = (
     "job", "framework", "device", "backend", "ranks", "size", "size_meaning", "dtype",
@@ -222,7 +223,7 @@ def message_frame(ok: pd.DataFrame) -> pd.DataFrame:
         ["label", "size"], kind="mergesort").reset_index(drop=True)
 
 
-def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
+def staged_vs_direct(ok: pd.DataFrame) -> pd.DataFrame | None:
     """At each job's largest message, direct (GPU-aware) against staged bandwidth."""
     rows = ok[ok["path"].isin(["staged", "direct"])]
     if rows.empty:
@@ -249,7 +250,7 @@ def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
         out.append([job, backend, mode or "—", fmt_int(size), fmt_int(at["ranks"].max()),
                     fmt_time(st), fmt_time(di), fmt_sig(bw("staged")), fmt_sig(bw("direct")),
                     f"{ratio:.2f}×" if math.isfinite(ratio) else "—"])
-    return Table(["job", "backend", "mode", "size", "ranks", "staged time", "direct time",
+    return text_table(["job", "backend", "mode", "size", "ranks", "staged time", "direct time",
                   "staged GB/s", "direct GB/s", "direct speedup"], out,
                  frozenset({"size", "ranks", "staged time", "direct time", "staged GB/s",
                             "direct GB/s", "direct speedup"}))
@@ -260,7 +261,7 @@ def staged_vs_direct(ok: pd.DataFrame) -> Table | None:
 HALO_WEAK_TARGET = 0.8
 
 
-def halo_target_table(ok: pd.DataFrame) -> Table | None:
+def halo_target_table(ok: pd.DataFrame) -> pd.DataFrame | None:
     """Halo weak-scaling efficiency per backend, path and size at the most ranks run,
     against :data:`HALO_WEAK_TARGET`."""
     h = ok[(ok["job"] == "halo") & (ok["mode"] == "weak") & (ok["ranks"] > 1)
@@ -273,19 +274,19 @@ def halo_target_table(ok: pd.DataFrame) -> Table | None:
              f"{float(r['efficiency']):.2f}",
              "met" if float(r["efficiency"]) >= HALO_WEAK_TARGET else "MISSED"]
             for _, r in h.iterrows()]
-    return Table(["backend", "path", "cells per rank", "ranks", "weak efficiency",
+    return text_table(["backend", "path", "cells per rank", "ranks", "weak efficiency",
                   f"target ≥ {HALO_WEAK_TARGET:.2f}"], rows,
                  frozenset({"ranks", "weak efficiency"}))
 
 
-def environment_table(frame: pd.DataFrame) -> Table | None:
+def environment_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     cols = ["backend", "mpi_library", "mpi_version", "cuda_aware", "launcher",
             "device_selection", "device_name", "framework_version", "host"]
     env = frame[cols].drop_duplicates().sort_values(cols, kind="mergesort")
     if env.empty:
         return None
     rows = [[v if v else "unknown" for v in r] for r in env.astype(str).to_numpy().tolist()]
-    return Table(cols, rows)
+    return text_table(cols, rows)
 
 
 def device_check(frame: pd.DataFrame) -> list[str]:
@@ -301,7 +302,7 @@ def device_check(frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def failures_table(frame: pd.DataFrame) -> Table | None:
+def failures_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     bad = frame[frame["status"] != "ok"]
     if bad.empty:
         return None
@@ -310,26 +311,38 @@ def failures_table(frame: pd.DataFrame) -> Table | None:
                                                           "reason"], sort=True):
         ranks = ", ".join(str(int(r)) for r in sorted(set(g["ranks"].dropna())))
         rows.append([status, job, backend, ranks or "—", str(len(g)), reason or "—"])
-    return Table(["status", "job", "backend", "ranks", "rows", "reason"], rows,
+    return text_table(["status", "job", "backend", "ranks", "rows", "reason"], rows,
                  frozenset({"rows"}))
 
 
-def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
-    parts = ['<h2 id="mpi">MPI</h2>\n']
-    if data.problem:
-        return "".join(parts) + f'<p class="banner">{esc(data.problem)}.</p>\n'
-    for note in data.notes:
-        parts.append(f'<p class="banner">{esc(note)}.</p>\n')
+@dataclass
+class MpiSection:
+    """The MPI section's data: scaling (figure, table, halo target), latency and bandwidth
+    (figure), staged vs direct, device selection, the MPI environment and failures."""
+
+    problem: str
+    notes: list[str]
+    n_rows: int
+    counts: str
+    samples_note: str
+    scaling: Figure | None = None
+    scaling_table: pd.DataFrame | None = None
+    target: pd.DataFrame | None = None
+    messages: Figure | None = None
+    staged: pd.DataFrame | None = None
+    clashes: list[str] = field(default_factory=list)
+    environment: pd.DataFrame | None = None
+    failures: pd.DataFrame | None = None
+
+
+def section(data: MpiData) -> MpiSection:
     frame = data.frame
-    if frame.empty:
-        return "".join(parts) + '<p class="banner">mpi.csv has no rows.</p>\n'
+    if data.problem or frame.empty:
+        return MpiSection(data.problem, list(data.notes), len(frame), "", data.samples_note,
+                          failures=None if data.problem else failures_table(frame))
     counts = ", ".join(f"{s} {n}" for s, n in frame["status"].value_counts().sort_index()
                        .items())
-    parts.append(f'<p class="note">{len(frame)} MPI measurement(s): {esc(counts)}. Samples: '
-                 f"{esc(data.samples_note)}. Speedup and efficiency are against one rank "
-                 "(weak scaling: the time at one rank over the time at N, problem growing "
-                 "with N); where a row does not record them they are computed from the "
-                 "medians.</p>\n")
+    out = MpiSection("", list(data.notes), len(frame), counts, data.samples_note)
     ok = frame[frame["status"] == "ok"]
     sc = scaling_frame(ok)
     if not sc.empty:
@@ -339,60 +352,34 @@ def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
                f"efficiency, {sc['label'].nunique()} "
                f"curve(s): {'; '.join(sorted(set(sc['label'])))}. Lowest efficiency: "
                f"{worst['label']} at {int(worst['ranks'])} ranks, {worst['efficiency']:.2f}.")
-        parts.append("<h3>Scaling and efficiency</h3>\n"
-                     + img(figs, alt, scaling_figure, sc, cls="mpi"))
-        tab = Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
-                    [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
-                      f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
-                    frozenset({"ranks", "speedup", "efficiency"}))
-        parts.append(tab.html())
-        target = halo_target_table(ok)
-        if target:
-            parts.append("<h3>Target: halo weak scaling</h3>\n" + target.html())
-    else:
-        parts.append("<p>No scaling job has ok rows.</p>\n")
+        out.scaling = Figure(alt, scaling_figure, (sc,), "mpi")
+        out.scaling_table = text_table(
+            ["job / backend / path / mode", "ranks", "speedup", "efficiency"],
+            [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
+              f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
+            frozenset({"ranks", "speedup", "efficiency"}))
+        out.target = halo_target_table(ok)
     msg = message_frame(ok)
     if not msg.empty:
         alt = (f"Two log-log plots against message size in bytes "
                f"({int(msg['size'].min()):,} to {int(msg['size'].max()):,}): latency in µs and "
                f"bandwidth in GB/s, {msg['label'].nunique()} curve(s): "
                f"{'; '.join(sorted(set(msg['label'])))}.")
-        parts.append("<h3>Latency and bandwidth</h3>\n"
-                     + img(figs, alt, message_figure, msg, cls="mpi"))
-    else:
-        parts.append("<p>No point-to-point or allreduce rows are ok.</p>\n")
-    svd = staged_vs_direct(ok)
-    parts.append("<h3>Staged vs direct (GPU-aware) transfers</h3>\n")
-    parts.append(svd.html() if svd else "<p>No rows compare staged and direct paths.</p>\n")
-    clash = device_check(frame)
-    parts.append("<h3>Device selection</h3>\n" + (
-        "<ul>" + "".join(f'<li class="alert">{esc(c)}</li>' for c in clash) + "</ul>\n"
-        if clash else "<p>Every GPU job's ranks recorded distinct GPUs (or none were "
-        "recorded).</p>\n"))
-    env = environment_table(frame)
-    if env:
-        parts.append("<h3>MPI environment</h3>\n" + env.html())
-    fails = failures_table(frame)
-    parts.append("<h3>MPI failures</h3>\n" + (fails.html() if fails else
-                                               "<p>Every MPI row has status ok.</p>\n"))
-    return "".join(parts)
+        out.messages = Figure(alt, message_figure, (msg,), "mpi")
+    out.staged = staged_vs_direct(ok)
+    out.clashes = device_check(frame)
+    out.environment = environment_table(frame)
+    out.failures = failures_table(frame)
+    return out
+
+
+def mpi_html(data: MpiData, figs: figures.FigureQueue) -> str:
+    """The section as HTML (``mpi.html.j2``); figures are queued on ``figs``."""
+    from gpubench.report.sections.common import figure_drawer
+
+    return render.render_html("mpi.html.j2", s=section(data), figure=figure_drawer(figs))
 
 
 def mpi_markdown(data: MpiData) -> str:
-    if data.problem:
-        return f"{data.problem}.\n"
-    frame = data.frame
-    out = [f"{len(frame)} MPI measurement(s).\n"]
-    sc = scaling_frame(frame[frame["status"] == "ok"])
-    if not sc.empty:
-        out.append(Table(["job / backend / path / mode", "ranks", "speedup", "efficiency"],
-                         [[r["label"], str(int(r["ranks"])), f"{r['speedup']:.2f}",
-                           f"{r['efficiency']:.2f}"] for _, r in sc.iterrows()],
-                         frozenset({"ranks", "speedup", "efficiency"})).markdown())
-        target = halo_target_table(frame[frame["status"] == "ok"])
-        if target:
-            out.append("\nTarget: halo weak scaling\n\n" + target.markdown())
-    fails = failures_table(frame)
-    if fails:
-        out.append("\n" + fails.markdown())
-    return "\n".join(out)
+    """The section as Markdown (``mpi.md.j2``)."""
+    return render.render_md("mpi.md.j2", s=section(data))

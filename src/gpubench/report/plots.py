@@ -246,7 +246,7 @@ def _h(text: Any) -> str:
             .replace("%{", "%\u200b{"))
 
 
-# -- speedup over NumPy (sections.speedup_figure) ------------------------------------------
+# -- speedup over NumPy (sections/speedup.py: speedup_figure) ------------------------------
 
 
 def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
@@ -283,7 +283,7 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
     return spec(data, layout)
 
 
-# -- roofline (sections.roofline_figure) ---------------------------------------------------
+# -- roofline (sections/ceilings.py: roofline_figure) --------------------------------------
 
 
 def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
@@ -339,7 +339,7 @@ def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
     return spec(data, layout)
 
 
-# -- first call (sections.first_call_figure) -----------------------------------------------
+# -- first call (sections/first_call.py: first_call_figure) --------------------------------
 
 
 def first_call_figure(data: pd.DataFrame) -> Spec:

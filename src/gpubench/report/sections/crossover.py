@@ -1,0 +1,229 @@
+"""CPU/GPU crossover: the size from which each GPU backend beats the best CPU row for
+good, on the caller's clock (with transfers measured and estimated) and the device clock.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpubench.report.base import (
+    _kernel_spec,
+)
+from gpubench.report.render import text_table
+from gpubench.report.sections.ceilings import (
+    ceilings_of,
+)
+from gpubench.report.sections.common import (
+    SEED_CROSSOVER,
+    TRANSFERS_SUFFIX,
+    _cases,
+    best_per,
+    narrow,
+    primary_mode,
+)
+
+# -- CPU/GPU crossover --------------------------------------------------------------------
+
+
+def crossover(sizes: np.ndarray, gpu: np.ndarray, cpu: np.ndarray) -> tuple[str, float]:
+    """(text, size) where the GPU starts to win for good: the smallest size from which it
+    is faster at every larger measured size, interpolated log-log between the last size
+    it loses and the first it wins. NaN when it never wins at the largest size."""
+    order = np.argsort(sizes)
+    s, g, c = sizes[order], gpu[order], cpu[order]
+    if s.size == 0:
+        return "—", math.nan
+    wins = g < c
+    if not wins[-1]:
+        return f"> {int(s[-1]):,} (slower at the largest size compared)", math.nan
+    k = s.size - 1
+    while k > 0 and wins[k - 1]:
+        k -= 1
+    if k == 0:
+        return f"≤ {int(s[0]):,} (faster at every size)", float(s[0])
+    r_lo, r_hi = math.log(g[k - 1] / c[k - 1]), math.log(g[k] / c[k])
+    frac = r_lo / (r_lo - r_hi) if r_lo != r_hi else 0.5
+    x = math.exp(math.log(s[k - 1]) + frac * (math.log(s[k]) - math.log(s[k - 1])))
+    x = float(f"{x:.2g}")
+    return f"≈ {x:,.0f} (between {int(s[k - 1]):,} and {int(s[k]):,})", x
+
+
+@dataclass
+class Crossing:
+    """Where one GPU backend starts to beat the best CPU row for one case, per clock.
+
+    Each field is (text, size) from :func:`crossover`. All but ``device_clock`` are on
+    the caller's clock (the CPU's wall time against what a caller of the GPU waits for);
+    ``device_clock`` puts the GPU's device time against the CPU's wall time, which is
+    what the hardware did and not a verdict a user can act on."""
+
+    kernel: str
+    variant: str
+    dtype: str
+    backend: str
+    device_resident: tuple[str, float]
+    measured_transfers: tuple[str, float] | None
+    estimated_transfers: tuple[str, float] | None
+    elements: bool
+    device_resident_sync: tuple[str, float] | None = None
+    device_clock: tuple[str, float] | None = None
+
+
+#: the crossover cell of a GPU backend whose rows have no caller's clock (schema 1)
+NO_CALLER_CLOCK = "— (no caller's clock)"
+
+
+def _loglog(xs: np.ndarray, ys: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``ys`` at ``at``, interpolated linearly in log-log between the measured ``xs``."""
+    order = np.argsort(xs)
+    return np.exp(np.interp(np.log(at), np.log(xs[order]), np.log(ys[order])))
+
+
+def cross_curves(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
+                 c_times: np.ndarray) -> tuple[str, float] | None:
+    """:func:`crossover` of two measured curves, compared at every size either measured
+    inside the range both cover (each interpolated log-log between its own sizes, never
+    extrapolated); None when the ranges do not overlap or a time is missing."""
+    if not (np.isfinite(g_times).all() and np.isfinite(c_times).all()) or (
+            (g_times <= 0).any() or (c_times <= 0).any()):
+        return None
+    lo = max(g_sizes.min(), c_sizes.min())
+    hi = min(g_sizes.max(), c_sizes.max())
+    if lo > hi:
+        return None
+    sizes = np.unique(np.r_[g_sizes, c_sizes])
+    sizes = sizes[(sizes >= lo) & (sizes <= hi)]
+    return crossover(sizes, _loglog(g_sizes, g_times, sizes),
+                     _loglog(c_sizes, c_times, sizes))
+
+
+def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
+    """Every GPU backend against the best CPU row (wall time), per kernel, variant and
+    dtype: on the caller's clock (pipelined, and sync), with transfers measured and
+    estimated, and the device clock for reference."""
+    mode = primary_mode(df)
+    link = ceilings_of(env_data).get("h2d_pageable_gbps")
+    df = narrow(df)
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
+    out = []
+    for kernel, variant, dtype, g in _cases(ok):
+        cpu = best_per(g[g["device"] == "cpu"], ["size_key"], by="caller_s")
+        gpu_rows = g[g["device"] == "gpu"]
+        if cpu.empty or gpu_rows.empty:
+            continue
+        c_sizes = cpu["size_key"].to_numpy(float)
+        c_times = cpu["caller_s"].to_numpy(float)
+        spec = _kernel_spec(kernel)
+        elements = bool(spec and spec.size_meaning.startswith("elements"))
+        for backend in sorted(set(gpu_rows["backend"])):
+            b = gpu_rows[gpu_rows["backend"] == backend]
+            e2e = b["implementation"].str.endswith(TRANSFERS_SUFFIX)
+
+            def cross(rows: pd.DataFrame, col: str, extra: bool = False,
+                      c_sizes: np.ndarray = c_sizes, c_times: np.ndarray = c_times
+                      ) -> tuple[str, float] | None:
+                best = best_per(rows, ["size_key"], by=col)
+                if best.empty:
+                    return None
+                t = best[col].to_numpy(float)
+                if extra:
+                    t = t + best["bytes"].to_numpy(float) / (link * 1e9)
+                return cross_curves(best["size_key"].to_numpy(float), t, c_sizes, c_times)
+
+            resident = b[~e2e]
+            dev = cross(resident, "caller_s")
+            hardware = cross(resident, "median_s")
+            if dev is None and hardware is None:
+                continue
+            if dev is None:
+                dev = (NO_CALLER_CLOCK, math.nan)
+            meas = cross(b[e2e], "caller_s") if e2e.any() else None
+            est = None
+            if link and (resident["bytes"] > 0).all():
+                est = cross(resident, "caller_s", extra=True)
+            out.append(Crossing(kernel, variant, dtype, backend, dev, meas, est, elements,
+                                cross(resident, "sync_s"), hardware))
+    return out
+
+
+def crossover_table(found: list[Crossing]) -> pd.DataFrame | None:
+    if not found:
+        return None
+
+    def cell(x: tuple[str, float] | None) -> str:
+        return x[0] if x else "—"
+
+    rows = [[c.kernel, c.variant, c.dtype, c.backend, cell(c.device_resident),
+             cell(c.device_resident_sync), cell(c.measured_transfers),
+             cell(c.estimated_transfers), cell(c.device_clock)] for c in found]
+    return text_table(["kernel", "variant", "dtype", "GPU backend",
+                  "data on the device (caller, pipelined)", "data on the device (caller, sync)",
+                  "with transfers, measured +transfers (caller, pipelined)",
+                  "with transfers, estimated (caller, pipelined)",
+                  "device clock (hardware only, not a verdict)"], rows)
+
+
+def crossover_headline(found: list[Crossing]) -> list[str]:
+    """One sentence per GPU backend on element-sized kernels, on the caller's clock (rows
+    without one, from a schema-1 file, are not counted as "never")."""
+    lines = []
+    for backend in sorted({c.backend for c in found}):
+        mine = [c for c in found if c.backend == backend and c.elements
+                and c.device_resident[0] != NO_CALLER_CLOCK]
+        if not mine:
+            continue
+        dev = [c.device_resident[1] for c in mine]
+        never = sum(1 for x in dev if not math.isfinite(x))
+        fin = sorted(x for x in dev if math.isfinite(x))
+        text = (f"{backend}: on {len(mine)} element-sized case(s), data on the device, a "
+                "caller waiting for the GPU (pipelined calls) is served faster than by the "
+                "best CPU row from a median of "
+                + (f"about {_sig2(np.median(fin))} elements (range {fin[0]:,.0f} to "
+                   f"{fin[-1]:,.0f})" if fin else "— (never)")
+                + (f", never in {never}" if never else ""))
+        trans = [c.measured_transfers or c.estimated_transfers for c in mine]
+        trans = [t for t in trans if t]
+        if trans:
+            t_fin = sorted(x for _, x in trans if math.isfinite(x))
+            text += ("; with host transfers from a median of "
+                     + (f"about {_sig2(np.median(t_fin))}" if t_fin else "— (never)")
+                     + (f", never in {len(trans) - len(t_fin)}" if len(trans) > len(t_fin)
+                        else ""))
+        lines.append(text + ".")
+    return lines
+
+
+def _sig2(x: float) -> str:
+    """Two significant digits with thousands separators: 1,612 -> 1,600."""
+    return f"{float(f'{x:.2g}'):,.0f}"
+
+
+@dataclass
+class Crossover:
+    """The crossover section: one sentence per GPU backend, the table of every case, and
+    why there is none when there is none."""
+
+    mode: str
+    found: list[Crossing]
+    headline: list[str]
+    table: pd.DataFrame | None
+    why_none: str = ""
+    seed: int = SEED_CROSSOVER
+
+
+def build(df: pd.DataFrame, found: list[Crossing]) -> Crossover:
+    """``found``: :func:`crossings` of the frame."""
+    mode = primary_mode(df)
+    if not found:
+        have_gpu = bool((df["device"] == "gpu").any() and (
+            (df["device"] == "gpu") & (df["status"] == "ok")).any())
+        why = ("no CPU rows to compare with" if have_gpu else
+               "no successful GPU measurements in this result set")
+        return Crossover(mode, [], [], None, why)
+    return Crossover(mode, found, crossover_headline(found), crossover_table(found))

@@ -1,0 +1,118 @@
+"""Speedup over NumPy, on the caller's clock: a table of every case at its largest size
+and one figure per kernel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpubench.report import figures
+from gpubench.report.base import (
+    BASELINE_FRAMEWORK,
+    _kernel_spec,
+    _ordered,
+    fmt_int,
+    fmt_speedup,
+)
+from gpubench.report.render import Figure, text_table
+from gpubench.report.sections.common import (
+    SEED_CROSSOVER,
+    TRANSFERS_SUFFIX,
+    _cases,
+    _group,
+    best_per,
+    primary_mode,
+)
+
+# -- speedup over NumPy -------------------------------------------------------------------
+
+
+def speedup_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
+    """Speedup of each backend's best implementation at the largest size with a baseline,
+    on the caller's clock (NumPy's wall time over the backend's pipelined caller time)."""
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
+    if ok.empty:
+        return None
+    groups = _ordered(_group(ok), (f"{BASELINE_FRAMEWORK}-cpu",))
+    rows = []
+    for kernel, variant, dtype, g in _cases(ok):
+        size = int(g["size_key"].max())
+        at = g[g["size_key"] == size].assign(_g=_group(g[g["size_key"] == size]))
+        best = best_per(at, ["_g"], by="caller_s").set_index("_g")
+        rows.append([kernel, variant, dtype, fmt_int(size)] + [
+            fmt_speedup(best.loc[c, "speedup"]) if c in best.index else "—" for c in groups])
+    return text_table(["kernel", "variant", "dtype", "size", *groups], rows,
+                 frozenset({"size", *groups}))
+
+
+def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line: bool) -> str:
+    """Speedup over NumPy against size, one line per backend (best implementation)."""
+    fig = figures.new_figure(4.6)
+    fig.subplots_adjust(left=0.08, right=0.72, top=0.9, bottom=0.13)
+    ax = fig.subplots()
+    groups = sorted(set(rows["group"]))
+    cmap = figures.colors(len(groups))
+    for i, grp in enumerate(groups):
+        s = rows[rows["group"] == grp].sort_values("size_key")
+        ax.plot(s["size_key"].to_numpy(float), s["speedup"].to_numpy(float),
+                color=cmap(i % cmap.N), marker=figures.MARKERS[i % len(figures.MARKERS)],
+                markersize=4, linewidth=1.3,
+                linestyle="--" if grp.endswith(TRANSFERS_SUFFIX) else "-", label=grp)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    if seed_line:
+        ax.axvline(SEED_CROSSOVER, color="grey", linestyle=":", linewidth=1.2,
+                   label="seeds' 10,000 elements")
+    figures.log_scale(ax, "x", rows["size_key"].to_numpy(float))
+    figures.log_scale(ax, "y", np.r_[rows["speedup"].to_numpy(float), 1.0])
+    figures.size_limits(ax, rows["size_key"].to_numpy(float))
+    figures.grid(ax)
+    ax.set_xlabel(f"problem size ({size_meaning}, log scale)" if size_meaning else "size")
+    ax.set_ylabel("speedup over NumPy, caller's clock (log)")
+    ax.set_title(title, fontsize=11)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return figures.png(fig)
+
+
+@dataclass
+class Speedup:
+    """The speedup section: every case at its largest size, one figure per kernel."""
+
+    mode: str
+    table: pd.DataFrame | None
+    figures: list[Figure]
+
+
+def build(df: pd.DataFrame) -> Speedup:
+    mode = primary_mode(df)
+    table = speedup_table(df, mode)
+    if table is None:
+        return Speedup(mode, None, [])
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
+    drawn: dict[str, Figure] = {}
+    for kernel, variant, dtype, g in _cases(ok):
+        # one figure per kernel (its first variant and dtype with a curve): the table
+        # above has every case, and drawing dominates the report's run time
+        if kernel in drawn:
+            continue
+        g = g.assign(group=_group(g))
+        best = best_per(g, ["group", "size_key"], by="caller_s")
+        best = best[best["framework"] != BASELINE_FRAMEWORK]
+        if best.empty or best["size_key"].nunique() < 2:
+            continue
+        spec = _kernel_spec(kernel)
+        meaning = spec.size_meaning if spec else ""
+        title = f"{kernel} · {variant} · {dtype}: speedup over NumPy (caller's clock)"
+        frame = best[["group", "size_key", "speedup"]].reset_index(drop=True)
+        top = best.sort_values(["size_key", "speedup"], ascending=[False, False]).iloc[0]
+        alt = (f"Log-log plot of speedup over NumPy on the caller's clock against problem "
+               f"size for {kernel}, "
+               f"{variant}, {dtype}; {frame['group'].nunique()} backend(s): "
+               f"{', '.join(sorted(set(frame['group'])))}. At the largest size "
+               f"{int(top['size_key']):,} the fastest is {top['group']} at "
+               f"{fmt_speedup(top['speedup'])}.")
+        drawn[kernel] = Figure(alt, speedup_figure, (frame, title, meaning,
+                                                     meaning.startswith("elements")), "speedup")
+    return Speedup(mode, table, list(drawn.values()))
