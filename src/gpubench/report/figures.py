@@ -31,6 +31,7 @@ from matplotlib import style as mpl_style
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+from PIL import Image
 
 DPI = 100
 FIG_WIDTH = 10.0  # inches
@@ -41,11 +42,22 @@ WORKERS_ENV = "GPUBENCH_REPORT_WORKERS"
 _TOKEN = "@@GPUBENCH-FIGURE-{:05d}@@"
 
 
+#: colours kept in a static PNG: line plots use a few, and a palette PNG is a quarter
+#: the size of matplotlib's RGBA one and faster to write (the PNGs are committed
+#: beside summary.md, so their size counts)
+PNG_COLORS = 64
+
+
 def png(fig: Figure) -> str:
-    """The figure as base64 PNG with no metadata that could vary between runs."""
-    FigureCanvasAgg(fig)
+    """The figure as base64 palette PNG with no metadata that could vary between runs."""
+    canvas = FigureCanvasAgg(fig)
+    fig.set_dpi(DPI)
+    canvas.draw()
+    rgb = Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw",
+                           "RGBA", 0, 1).convert("RGB")
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    rgb.quantize(colors=PNG_COLORS, method=Image.Quantize.FASTOCTREE,
+                 dither=Image.Dither.NONE).save(buf, format="PNG")
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
