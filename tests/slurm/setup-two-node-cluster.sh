@@ -60,7 +60,9 @@ for tool in ip unshare nsenter slurmctld slurmd slurmdbd munged mariadbd; do
 util-linux slurm-wlm slurmdbd munge mariadb-server)"
 done
 
-mkdir -p /etc/slurm "$CONF" "$STATE"/ctld "$LOGDIR" "$RUN" /run/munge /run/mysqld
+mkdir -p /etc/slurm "$CONF" "$STATE"/{ctld,node1,node2,tmp1,tmp2} "$LOGDIR" "$RUN" /run/munge \
+    /run/mysqld
+chmod 1777 "$STATE"/tmp1 "$STATE"/tmp2
 chown munge:munge /run/munge
 chown mysql:mysql /run/mysqld
 touch "$RUN/pids"
