@@ -29,12 +29,12 @@
 # teardown ends one by one.
 #
 # Environment: FAKE_GPUS (4 per node, character devices /dev/fakegpuN as in the one-node
-# cluster), NODE_CPUS (4), NODE_MEM_MB (32000), SLURMD_TIMEOUT (10 s: how soon a node
-# whose slurmd stopped answering is marked DOWN).
+# cluster), NODE_CPUS (2: a 4-rank job must span both nodes), NODE_MEM_MB (32000),
+# SLURMD_TIMEOUT (10 s: how soon a node whose slurmd stopped answering is marked DOWN).
 set -euo pipefail
 
 FAKE_GPUS=${FAKE_GPUS:-4}
-NODE_CPUS=${NODE_CPUS:-4}
+NODE_CPUS=${NODE_CPUS:-2}
 NODE_MEM_MB=${NODE_MEM_MB:-32000}
 SLURMD_TIMEOUT=${SLURMD_TIMEOUT:-10}
 CLUSTER=gpubench2node
@@ -66,7 +66,7 @@ chmod 1777 "$STATE"/tmp1 "$STATE"/tmp2
 chown munge:munge /run/munge
 chown mysql:mysql /run/mysqld
 touch "$RUN/pids"
-record() { echo "$1 $2" >> "$RUN/pids"; }
+record() { sed -i "/^$1 /d" "$RUN/pids"; echo "$1 $2" >> "$RUN/pids"; }  # one line a daemon
 
 # -- network ---------------------------------------------------------------------------
 for i in 0 1; do
@@ -217,6 +217,7 @@ if [[ "$(cat "$STATE/conf.sum" 2>/dev/null)" != "$sum" ]]; then
             pid=$(cat "$RUN/$f.pid")
             kill "$pid"
             for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+            sed -i "/^$f /d" "$RUN/pids"
         fi
     done
     echo "$sum" > "$STATE/conf.sum"

@@ -386,7 +386,8 @@ class Step:
         events = read_events(out_path)
         in_flight = self.absorb(events)
         rank_errors = sorted(base.glob("events.jsonl.rank*.err"))
-        detail = "; ".join(p.read_text().strip() for p in rank_errors) or rank_lines(text)
+        detail = "; ".join(p.read_text().strip() for p in rank_errors) or rank_lines(text) \
+            or launcher_errors(text)
         self.record_failure(todo, code, timed_out, in_flight, detail, limit, events)
 
     @staticmethod
@@ -489,6 +490,13 @@ def rank_lines(text: str, limit: int = 3) -> str:
 
     lines = [ln.strip() for ln in text.splitlines()
              if re.match(r"^rank \d+: ", ln.strip())]
+    return "; ".join(lines[-limit:])
+
+
+def launcher_errors(text: str, limit: int = 2) -> str:
+    """srun's own last errors (``srun: error: Node failure on node2``): why the ranks
+    ended when none of them could say, e.g. a node lost under the step."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("srun: error: ")]
     return "; ".join(lines[-limit:])
 
 
