@@ -55,6 +55,19 @@ say() { echo "[slurm-2node] $*"; }
 die() { echo "[slurm-2node] ERROR: $*" >&2; exit 1; }
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, /etc/slurm-2node, daemons)"
+
+# -- packages (as setup-localhost-cluster.sh, plus iproute2 for the namespaces) ------------
+PKGS=(slurm-wlm slurmdbd munge mariadb-server openmpi-bin libopenmpi-dev libpmix2 iproute2)
+missing=()
+for p in "${PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})) && command -v apt-get >/dev/null; then
+    say "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 for tool in ip unshare nsenter slurmctld slurmd slurmdbd munged mariadbd; do
     command -v "$tool" >/dev/null || die "$tool not found (apt-get install iproute2 \
 util-linux slurm-wlm slurmdbd munge mariadb-server)"
