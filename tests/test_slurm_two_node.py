@@ -133,7 +133,7 @@ def snakemake(work: Path, config: Path, *args: str,
     proc = subprocess.run(snakemake_cmd(work, config, *args), cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, env=site_env())
     took = time.monotonic() - start
-    print(f"\ntwo-node run {config.stem}: {took:.0f} s", file=sys.stderr)
+    print(f"\ntwo-node run {config.stem} {' '.join(args)}: {took:.0f} s", file=sys.stderr)
     return proc, took
 
 
@@ -231,7 +231,7 @@ def lost_node_run(cluster, work):
     config = write_config(work, "lost", ["numpy-cpu"], [2], {
         "reduction": {"sizes": [4096]}}, harness={
             "warmup": 1, "min_samples": 10**6, "max_samples": 10**8,
-            "target_rel_spread": 1e-6, "max_time_s": 15})
+            "target_rel_spread": 1e-6, "max_time_s": 8})
     start = time.monotonic()
     sm = subprocess.Popen(snakemake_cmd(work, config), cwd=ROOT, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, env=site_env())
