@@ -483,3 +483,56 @@ def test_mpi_backends_are_the_registered_backends_that_say_so():
     built_in = [b for b in mpi_backends() if BACKENDS[b].startswith("gpubench.")]
     assert built_in == ["numpy-cpu", "jax-cpu", "cupy-gpu", "numba-gpu", "jax-gpu",
                         "cuda_python-gpu"]
+
+
+# -- several nodes (tests/test_slurm_two_node.py runs them on a two-node cluster) ---------
+
+
+def test_modulo_runs_over_the_gpus_the_rank_sees():
+    """n_gpus may count GPUs of another node (or none, without NVML): the index must
+    stay within this rank's CUDA_VISIBLE_DEVICES."""
+    env = {"CUDA_VISIBLE_DEVICES": "0,1", "SLURM_LOCALID": "1"}
+    sel = devices.select("rank_modulo", 2, 4, env)
+    assert (sel.index, sel.physical) == (0, "0")
+    assert devices.select("local_rank", 3, 4, env).physical == "1"
+    assert devices.select("local_rank", 3, 4, {"SLURM_LOCALID": "3"}).physical == "3"
+
+
+def test_srun_placement_is_not_bounded_by_the_parent_node(monkeypatch):
+    """Under srun the ranks may span nodes: the parent's cores do not cap them."""
+    monkeypatch.setattr(launch, "find_launcher", lambda *a, **k: (
+        launch.Launcher("srun", "/usr/bin/srun", "slurm"), ""))
+    monkeypatch.setattr(step, "probe_python", lambda *a, **k: {
+        "mpi": "Open MPI", "mpi4py": "4", "framework": "ok"})
+    assert step.Step("reduction", "numpy-cpu", 4096, _config()).unavailable_reason(
+        {}) == ("", "")
+    monkeypatch.setattr(launch, "find_launcher", lambda *a, **k: (
+        launch.Launcher("mpiexec", "/usr/bin/mpiexec", "openmpi"), ""))
+    status, reason = step.Step("reduction", "numpy-cpu", 4096, _config()).unavailable_reason({})
+    assert status == "skipped" and "4096 ranks on" in reason
+
+
+def test_launch_files_live_next_to_the_step_output(tmp_path, monkeypatch):
+    """Ranks on other nodes read the launch's spec: not in a node's own /tmp."""
+    bases = []
+
+    def launch_once(self, todo, base, env, limit):
+        bases.append(base)
+        for item in todo:
+            self.fields[item["index"]] = {"status": "error", "reason": "not launched"}
+
+    monkeypatch.setattr(step.Step, "unavailable_reason", lambda self, env: ("", ""))
+    monkeypatch.setattr(step.Step, "launch_once", launch_once)
+    out = tmp_path / "raw"
+    step.run_step("reduction", "numpy-cpu", 2, _config(), str(out / "r.csv"),
+                  str(out / "s.csv"))
+    assert bases and bases[0].parent.parent == out
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv", "s.csv"]  # cleaned up
+
+
+def test_srun_errors_say_why_the_ranks_ended():
+    text = ("An MPI communication peer process has unexpectedly disconnected.\n"
+            "srun: error: Node failure on node2\nsrun: error: node1: tasks 0-1: Killed\n")
+    assert step.launcher_errors(text) == ("srun: error: Node failure on node2; "
+                                          "srun: error: node1: tasks 0-1: Killed")
+    assert step.launcher_errors("rank 1: ValueError\n") == ""

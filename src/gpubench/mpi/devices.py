@@ -100,7 +100,9 @@ def select(strategy: str, rank: int, n_gpus: int, env: Mapping[str, str],
         local, source = found
     else:
         raise DeviceSelectionError(f"unknown strategy {strategy!r}; known: {STRATEGIES}")
-    index = local % n_gpus
+    # the modulo runs over the GPUs this rank sees: on another node than the step's
+    # parent, or without NVML (fake or simulated GPUs), n_gpus may count others
+    index = local % (min(n_gpus, len(visible)) if visible else n_gpus)
     physical = visible[index] if visible else str(index)
     if strategy == "cuda_visible_devices":
         return Selection(strategy, 0, physical, physical, local, source)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -689,7 +690,10 @@ def job_device_selection(ctx: Context) -> dict[str, Any] | None:
         sel = devices.select(strategy, ctx.rank, n_gpus if gpu else (os.cpu_count() or 1),
                              env, shared_local_rank=shared)
         ident = nvml_uuid(sel.physical) if gpu else ""
-        ident = ident or (f"gpu{sel.physical}" if gpu else f"cpu-slot{sel.physical}")
+        # an index names a device of one node only: host-qualified, ranks on different
+        # nodes never share it, and the row shows each node's answer (node2:gpu0)
+        ident = ident or (f"{socket.gethostname()}:gpu{sel.physical}" if gpu
+                          else f"{socket.gethostname()}:cpu-slot{sel.physical}")
         err = ""
     except devices.DeviceSelectionError as exc:
         ident, err = "", str(exc)

@@ -291,9 +291,12 @@ class Step:
         if enabled == "false":
             return "skipped", "mpi.enabled is false"
         need = self.ranks
+        # Under srun the scheduler placed the ranks, possibly over several nodes: this
+        # node's GPUs and cores do not bound them (srun refuses what the job lacks).
+        placed = getattr(getattr(self, "launcher", None), "kind", "") == "srun"
         if self.device == "gpu":
             if need > n_gpus and not self.cfg.get("oversubscribe", False) and \
-                    self.job != "device_selection":
+                    self.job != "device_selection" and not placed:
                 return "skipped", (f"{need} ranks need {need} GPUs (one per rank), "
                                    f"{n_gpus} visible; set mpi.oversubscribe: true to "
                                    "share GPUs")
@@ -301,13 +304,18 @@ class Step:
             self.n_gpus = 0
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
                 else (os.cpu_count() or 1)
-            if need > cores and not self.cfg.get("oversubscribe", False) and not single:
+            if need > cores and not self.cfg.get("oversubscribe", False) and not single \
+                    and not placed:
                 return "skipped", (f"{need} ranks on {cores} cores: set "
                                    "mpi.oversubscribe: true to run more ranks than cores")
         return "", ""
 
     # -- running -----------------------------------------------------------------------
-    def run(self, env: Mapping[str, str] | None = None) -> None:
+    def run(self, env: Mapping[str, str] | None = None,
+            workdir: str | os.PathLike[str] | None = None) -> None:
+        """Launch until every item has a row. ``workdir`` holds each launch's spec and
+        event files: every rank reads the spec, so across nodes it must be a shared
+        folder (the step's output folder), not a node's own /tmp."""
         env = dict(os.environ if env is None else env)
         t0 = time.monotonic()
         status, reason = self.unavailable_reason(env)
@@ -323,7 +331,7 @@ class Step:
             if why:
                 self.fields[item["index"]] = {"status": "skipped", "reason": why}
         deadline = t0 + self.time_limit
-        with tempfile.TemporaryDirectory(prefix="gpubench-mpi-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=".gpubench-mpi-", dir=workdir) as tmp:
             attempt = 0
             while True:
                 todo = [it for it in self.items if it["index"] not in self.fields]
@@ -386,7 +394,8 @@ class Step:
         events = read_events(out_path)
         in_flight = self.absorb(events)
         rank_errors = sorted(base.glob("events.jsonl.rank*.err"))
-        detail = "; ".join(p.read_text().strip() for p in rank_errors) or rank_lines(text)
+        detail = "; ".join(p.read_text().strip() for p in rank_errors) or rank_lines(text) \
+            or launcher_errors(text)
         self.record_failure(todo, code, timed_out, in_flight, detail, limit, events)
 
     @staticmethod
@@ -492,6 +501,13 @@ def rank_lines(text: str, limit: int = 3) -> str:
     return "; ".join(lines[-limit:])
 
 
+def launcher_errors(text: str, limit: int = 2) -> str:
+    """srun's own last errors (``srun: error: Node failure on node2``): why the ranks
+    ended when none of them could say, e.g. a node lost under the step."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.startswith("srun: error: ")]
+    return "; ".join(lines[-limit:])
+
+
 def describe_exit(code: int | None) -> str:
     if code is None:
         return "did not exit"
@@ -519,7 +535,9 @@ def run_step(job: str, backend: str, ranks: int, config: Mapping[str, Any], csv_
              samples_path: str, python: str = sys.executable, log: Any = None) -> Step:
     step = Step(job, backend, ranks, config, python, log)
     t0 = time.perf_counter()
-    step.run()
+    workdir = Path(csv_path).resolve().parent
+    workdir.mkdir(parents=True, exist_ok=True)
+    step.run(workdir=workdir)
     step.write(csv_path, samples_path)
     counts: dict[str, int] = {}
     for r in step.rows():
