@@ -536,3 +536,49 @@ def test_srun_errors_say_why_the_ranks_ended():
     assert step.launcher_errors(text) == ("srun: error: Node failure on node2; "
                                           "srun: error: node1: tasks 0-1: Killed")
     assert step.launcher_errors("rank 1: ValueError\n") == ""
+
+
+def test_ranks_sharing_a_gpu_skip_what_needs_one_each():
+    """With fewer GPUs than ranks, NCCL and one process over several devices are
+    skipped with the reason before launching; ranks the scheduler placed are not."""
+    nccl = {"path": "direct", "mode": "nccl", "size": 8}
+    assert "NCCL needs one GPU per rank: 2 ranks share 1" in step.pre_skip(
+        "allreduce", "cupy-gpu", 2, nccl, "no", gpus_here=1)
+    assert step.pre_skip("allreduce", "cupy-gpu", 2, nccl, "no", gpus_here=2) == ""
+    assert step.pre_skip("allreduce", "cupy-gpu", 2, nccl, "no", gpus_here=None) == ""
+    multi = {"path": "n/a", "mode": "cupy_devices", "size": 8, "devices": 2}
+    assert "2 GPUs: 1 visible" in step.pre_skip("multi_gpu", "cupy-gpu", 2, multi, "n/a",
+                                                gpus_here=1)
+    assert step.pre_skip("multi_gpu", "cupy-gpu", 2, multi, "n/a", gpus_here=2) == ""
+
+
+def test_ranks_sharing_a_gpu_run_with_nccl_skipped_and_jax_not_preallocating(tmp_path,
+                                                                           monkeypatch):
+    envs = []
+
+    class FakeLauncher:
+        returncode = 1
+
+        def __init__(self, cmd, env, **kwargs):
+            envs.append(env)
+
+        def wait(self, timeout=None):
+            return 1
+
+    def one_gpu(self, env):
+        self.n_gpus = 1
+        self.launcher = launch.Launcher("mpiexec", "/usr/bin/mpiexec", "openmpi")
+        return "", ""
+
+    monkeypatch.setattr(step.Step, "unavailable_reason", one_gpu)
+    monkeypatch.setattr(launch, "cuda_aware_static", lambda *a, **k: ("no", "test"))
+    monkeypatch.setattr(step.subprocess, "Popen", FakeLauncher)
+    cfg = _config(oversubscribe=True)
+    cfg["mpi"]["jobs"] = {"allreduce": {"min_bytes": 4, "max_bytes": 8}}
+    step.run_step("allreduce", "cupy-gpu", 2, cfg, str(tmp_path / "r.csv"),
+                  str(tmp_path / "s.csv"))
+    frame = schema.read(tmp_path / "r.csv")
+    nccl = frame[frame["mode"] == "nccl"]
+    assert len(nccl) == 2 and (nccl["status"] == "skipped").all()
+    assert nccl["reason"].str.contains("NCCL needs one GPU per rank").all()
+    assert envs and envs[0]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"

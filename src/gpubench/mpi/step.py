@@ -139,8 +139,14 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
 
 
 def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
-             cuda_aware: str) -> str:
-    """Why an item cannot run, known before launching ('' if it can)."""
+             cuda_aware: str, gpus_here: int | None = None) -> str:
+    """Why an item cannot run, known before launching ('' if it can).
+
+    ``gpus_here``: the GPUs this node's ranks share (None: CPU ranks, or ranks the
+    scheduler placed). With fewer GPUs than ranks (``mpi.oversubscribe``) NCCL refuses
+    two ranks on one device and one process cannot drive devices it cannot see: a skip
+    that says so, not an ``error`` row with the library's message.
+    """
     if job == "p2p" and ranks < 2:
         return "point-to-point needs 2 ranks"
     if job == "multi_gpu" and item["mode"] == "none":
@@ -151,6 +157,14 @@ def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
                 "directly (the staged rows copy through host memory)")
     if job == "matmul" and item["size"] < ranks:
         return f"matrix order {item['size']} has fewer rows than {ranks} ranks"
+    if gpus_here is not None:
+        if item["mode"] == "nccl" and ranks > gpus_here:
+            return (f"NCCL needs one GPU per rank: {ranks} ranks share {gpus_here} "
+                    "GPU(s) here (mpi.oversubscribe)")
+        devices_needed = int(item.get("devices", ranks))
+        if job == "multi_gpu" and devices_needed > gpus_here:
+            return (f"one process driving {devices_needed} GPUs: {gpus_here} visible "
+                    "here")
     return ""
 
 
@@ -326,8 +340,11 @@ class Step:
         self.cuda_aware, self.cuda_aware_how = (
             launch.cuda_aware_static(env, str(self.cfg.get("cuda_aware", "auto")))
             if self.device == "gpu" else ("n/a", "CPU ranks"))
+        placed = getattr(getattr(self, "launcher", None), "kind", "") == "srun"
+        gpus_here = self.n_gpus if self.device == "gpu" and not placed else None
         for item in self.items:
-            why = pre_skip(self.job, self.backend, self.ranks, item, self.cuda_aware)
+            why = pre_skip(self.job, self.backend, self.ranks, item, self.cuda_aware,
+                           gpus_here)
             if why:
                 self.fields[item["index"]] = {"status": "skipped", "reason": why}
         deadline = t0 + self.time_limit
@@ -376,6 +393,10 @@ class Step:
         if self.device == "gpu":
             # NCCL (the allreduce job's nccl mode) must not use NVLink multicast here
             run_env.setdefault("NCCL_NVLS_ENABLE", "0")
+            if self.ranks > max(1, self.n_gpus):
+                # ranks share a GPU: JAX would reserve most of it in the first rank and
+                # leave the others out of memory
+                run_env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         if self.device == "cpu":
             cores = os.cpu_count() or 1
             run_env.update(pin_threads_env(max(1, cores // self.ranks)))
