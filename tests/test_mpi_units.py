@@ -582,3 +582,37 @@ def test_ranks_sharing_a_gpu_run_with_nccl_skipped_and_jax_not_preallocating(tmp
     assert len(nccl) == 2 and (nccl["status"] == "skipped").all()
     assert nccl["reason"].str.contains("NCCL needs one GPU per rank").all()
     assert envs and envs[0]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+
+
+def test_the_timed_loop_stops_at_max_time_s_of_wall_time():
+    """A call far shorter than its loop's overhead (barrier, reduction) must not loop
+    until its own times add up to ``max_time_s``: the cap is the loop's wall time, as on
+    one device, agreed through the one reduction per sample."""
+    from gpubench.mpi import jobs
+
+    class Clock:
+        now = 0.0
+
+    class Comm:  # one rank; every barrier costs 1 s of wall time, a call 1 µs
+        def Barrier(self):
+            Clock.now += 1.0
+
+        def Allreduce(self, send, recv, op):
+            recv[:] = send
+
+    class Mpi:
+        MAX = "max"
+
+        @staticmethod
+        def Wtime():
+            return Clock.now
+
+    def call():
+        Clock.now += 1e-6
+
+    settings = jobs.Settings(warmup=0, min_samples=3, max_samples=1000,
+                             target_rel_spread=0.0, max_time_s=5.0)
+    ctx = jobs.Context(Comm(), Mpi(), None, {}, settings, seed=1)
+    samples = ctx.timed(call)
+    assert 3 <= len(samples) <= 6  # not max_samples: 1000 µs of calls is not 5 s
+    assert all(abs(s - 1e-6) < 1e-9 for s in samples)

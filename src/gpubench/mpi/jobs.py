@@ -122,24 +122,34 @@ class Context:
 
     def timed(self, fn: Callable[[], Any]) -> list[float]:
         """Warm up, then time ``fn`` (which must end synchronised) until the spread is
-        low or a cap is hit. Each sample is the slowest rank's time of one call."""
-        op_max = self.mpi.MAX
+        low or a cap is hit. Each sample is the slowest rank's time of one call.
+
+        ``max_time_s`` caps the loop's wall time, as in the single-device harness: a cap
+        on the sum of the samples alone let a microsecond call loop for hours, each pass
+        costing a barrier, a reduction and a percentile of every sample so far. One
+        reduction carries (call time, time measuring) to every rank, so all stop
+        together."""
         self.warm_up(fn)
         samples: list[float] = []
         s = self.settings
+        slowest = np.zeros(2)
+        started = self.mpi.Wtime()
         while True:
             self.comm.Barrier()
             t0 = self.mpi.Wtime()
             fn()
-            dt = self.mpi.Wtime() - t0
-            samples.append(float(self.comm.allreduce(dt, op=op_max)))
+            t1 = self.mpi.Wtime()
+            mine = np.array([t1 - t0, t1 - started])
+            self.comm.Allreduce(mine, slowest, op=self.mpi.MAX)
+            samples.append(float(slowest[0]))
             n = len(samples)
             if n >= s.max_samples:
                 break
             if n >= s.min_samples:
+                if slowest[1] >= s.max_time_s:
+                    break
                 q1, med, q3 = np.percentile(samples, [25, 50, 75])
-                if (med > 0 and (q3 - q1) / med <= s.target_rel_spread) or \
-                        sum(samples) >= s.max_time_s:
+                if med > 0 and (q3 - q1) / med <= s.target_rel_spread:
                     break
         return samples
 
