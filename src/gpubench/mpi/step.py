@@ -275,6 +275,11 @@ class Step:
             if not only_missing or item["index"] not in self.fields:
                 self.fields[item["index"]] = {"status": status, "reason": reason}
 
+    @property
+    def placed_by_scheduler(self) -> bool:
+        """Whether srun starts the ranks: SLURM placed them, maybe over several nodes."""
+        return getattr(getattr(self, "launcher", None), "kind", "") == "srun"
+
     # -- checks before launching ------------------------------------------------------------
     def unavailable_reason(self, env: Mapping[str, str]) -> tuple[str, str]:
         """(status, reason) that stops the whole step before launching, or ('', '')."""
@@ -307,7 +312,7 @@ class Step:
         need = self.ranks
         # Under srun the scheduler placed the ranks, possibly over several nodes: this
         # node's GPUs and cores do not bound them (srun refuses what the job lacks).
-        placed = getattr(getattr(self, "launcher", None), "kind", "") == "srun"
+        placed = self.placed_by_scheduler
         if self.device == "gpu":
             if need > n_gpus and not self.cfg.get("oversubscribe", False) and \
                     self.job != "device_selection" and not placed:
@@ -340,8 +345,8 @@ class Step:
         self.cuda_aware, self.cuda_aware_how = (
             launch.cuda_aware_static(env, str(self.cfg.get("cuda_aware", "auto")))
             if self.device == "gpu" else ("n/a", "CPU ranks"))
-        placed = getattr(getattr(self, "launcher", None), "kind", "") == "srun"
-        gpus_here = self.n_gpus if self.device == "gpu" and not placed else None
+        gpus_here = (self.n_gpus if self.device == "gpu" and not self.placed_by_scheduler
+                     else None)
         for item in self.items:
             why = pre_skip(self.job, self.backend, self.ranks, item, self.cuda_aware,
                            gpus_here)
