@@ -398,7 +398,7 @@ class Step:
         if self.device == "gpu":
             # NCCL (the allreduce job's nccl mode) must not use NVLink multicast here
             run_env.setdefault("NCCL_NVLS_ENABLE", "0")
-            if self.ranks > max(1, self.n_gpus):
+            if self.ranks > max(1, self.n_gpus) and not self.placed_by_scheduler:
                 # ranks share a GPU: JAX would reserve most of it in the first rank and
                 # leave the others out of memory
                 run_env.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
