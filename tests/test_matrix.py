@@ -80,14 +80,14 @@ def test_the_seeds_claims_get_a_verdict(tmp_path: Path) -> None:
     assert set(verdicts.values()) <= {"holds", "does not hold", "partly", "not measured"}
     # no CUDA Python rows in the synthetic set: its claim cannot be judged
     assert verdicts["CUDA Python: verbose"] == "not measured"
-    speed = verdicts["typical speedup 10–100× over NumPy (comparison matrix)"]
+    speed = verdicts["typical speedup 10–100× over NumPy (comparison guide)"]
     assert speed in {"holds", "does not hold", "partly"}
 
 
 def test_the_summary_opens_on_the_matrix(tmp_path: Path) -> None:
     md = render_markdown(_inputs(write_set(tmp_path)))
     assert md.index("## Which framework?") < md.index("## Summary")
-    assert "### The seeds' claims, checked" in md
+    assert "### Claims of the source documents, checked" in md
 
 
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:

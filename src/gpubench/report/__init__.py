@@ -161,7 +161,7 @@ class Inputs:
                                                       self.samples.note),
         }
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
-                                        code.sizes)
+                                        code.sizes, matrix.energy_uncertainty(self.env.data))
         return self
 
 

@@ -1,13 +1,15 @@
-"""'Which framework?': the seeds' comparison matrix, filled from this run's rows.
+"""'Which framework?': the comparison matrix of the source documents, filled from this
+run's rows.
 
-One row per framework and device, one column per aspect the seeds assert (speedup per
-workload class, call overhead, first-call cost, % of ceiling, code size, multi-GPU
-scaling, crossover, autodiff, correctness, work per joule). Every cell keeps the rows it
-came from (:attr:`Cell.rows`, indices of the prepared timings frame), which the page
-lists, so each number can be traced to ``timings.csv``. A cell without data says
-``not measured``, never a guess. Sentences ("Choose X when ...") and the seeds' claims
-with a verdict are generated from the same cells, with the noise test of
-:func:`gpubench.report.stats.compare` behind every "faster" and "within noise".
+One row per framework and device, one column per aspect the source documents assert
+(speedup per workload class, call overhead, first-call cost, % of ceiling, code size,
+multi-GPU scaling, crossover, autodiff, correctness, work per joule). Every cell keeps
+the rows it came from (:attr:`Cell.rows`, indices of the prepared timings frame), which
+the page lists, so each number can be traced to ``timings.csv``. A cell without data
+says ``not measured``, never a guess. The decisions (like-for-like class verdicts, one
+crossover per framework and class, first-call cost where compilation happens) are made
+in :mod:`gpubench.report.verdicts`; this module turns them into cells, sentences ("Choose
+X when ...") and the source documents' claims with a verdict.
 
 Speedups are on the caller's clock (pipelined; CPU: wall), against the fastest NumPy
 row of the same case: what a Python loop waits for.
@@ -16,34 +18,24 @@ row of the same case: what a Python loop waits for.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gpubench.report import render, stats
+from gpubench.report import render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
+from gpubench.report.verdicts import CLASSES, SMALL
 
 NOT_MEASURED = "not measured"
-
-#: workload classes and their kernels; "small arrays" is the smallest size measured of
-#: the memory-bound kernels, where a call's fixed cost dominates
-CLASSES: dict[str, tuple[str, ...]] = {
-    "elementwise": ("vector_add", "elementwise", "moving_average"),
-    "reductions": ("reduction",),
-    "GEMM and linalg": ("matmul", "linalg"),
-    "FFT": ("fft",),
-    "random numbers": ("monte_carlo_pi",),
-    "autodiff": ("autodiff",),
-    "small arrays": ("vector_add", "elementwise", "reduction"),
-}
-SMALL = "small arrays"
-#: the seeds' figures the claims are checked against
-SEED_SPEEDUP = (10.0, 100.0)
-SEED_CROSSOVER = 10_000
+#: the figures of the source documents the claims are checked against
+SOURCE_SPEEDUP = (10.0, 100.0)
+SOURCE_CROSSOVER = 10_000
+#: the speedup columns: one per class, then small arrays
+SPEEDUP_CLASSES = (*CLASSES, SMALL)
 
 
 @dataclass
@@ -95,26 +87,6 @@ def _ok_hot(df: pd.DataFrame) -> pd.DataFrame:
         & ~df["implementation"].astype(str).str.endswith("+transfers")])
 
 
-def _best_rows_all(df: pd.DataFrame, smallest: bool) -> pd.DataFrame:
-    """:func:`best_rows` for every backend and kernel at once, in (kernel, variant,
-    dtype) order."""
-    rows = _ok_hot(df)
-    rows = rows[rows["speedup"] > 0]
-    keys = ["backend", "kernel", "variant", "dtype"]
-    size = rows.groupby(keys)["size_key"].transform("min" if smallest else "max")
-    at = rows[rows["size_key"] == size].sort_values(["caller_s", "implementation"],
-                                                     kind="mergesort")
-    return at.drop_duplicates(keys, keep="first").sort_values(keys[1:], kind="mergesort")
-
-
-def best_rows(df: pd.DataFrame, backend: str, kernels: Sequence[str],
-              smallest: bool = False) -> pd.DataFrame:
-    """Per (kernel, variant, dtype) of ``kernels``: the backend's fastest row on the
-    caller's clock at the largest (or smallest) size that NumPy measured too."""
-    best = _memo(df, ("best", smallest), lambda: _best_rows_all(df, smallest))
-    return best[(best["backend"] == backend) & best["kernel"].isin(kernels)]
-
-
 def _range_cell(values: pd.Series, rows: pd.Index, fmt: Any, unit: str = "") -> Cell:
     v = values.to_numpy(float)
     med, lo, hi = float(np.median(v)), float(v.min()), float(v.max())
@@ -122,13 +94,43 @@ def _range_cell(values: pd.Series, rows: pd.Index, fmt: Any, unit: str = "") -> 
     return Cell(f"{fmt(med)}{unit}{spread}", med, [int(i) for i in rows], lo, hi)
 
 
-def speedup_cell(df: pd.DataFrame, backend: str, cls: str) -> Cell:
+def _range(lo: float, hi: float) -> str:
+    return f"{_x(lo)}–{_x(hi)}"
+
+
+def speedup_cell(found: Mapping[str, Mapping[str, verdicts.ClassVerdict]], backend: str,
+                 cls: str) -> Cell:
+    """The backend's speedup over NumPy in the class's headline band (the largest
+    band measured; small arrays: the small band), over the cases of the verdict."""
     if backend.startswith(f"{BASELINE_FRAMEWORK}-"):
         return Cell("1× (baseline)", 1.0)
-    best = best_rows(df, backend, CLASSES[cls], smallest=cls == SMALL)
-    if best.empty:
-        return _nm(f"no ok {'/'.join(CLASSES[cls])} rows with a NumPy baseline")
-    return _range_cell(best["speedup"], best.index, _x)
+    per = found.get(cls, {})
+    band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+    if band is None:
+        kernels = "/".join(verdicts.CLASSES.get(cls, ("vector_add", "elementwise",
+                                                       "reduction")))
+        return _nm(f"no ok {kernels} rows with a NumPy baseline")
+    v = per[band]
+    where = f"{band}: {v.sizes_text()}"
+    for st in v.ranked:
+        if st.backend == backend:
+            n = len(st.speedups)
+            spread = f"{_range(st.lo, st.hi)}, {n} cases" if n > 1 else "1 case"
+            return Cell(f"{_x(st.median)} ({spread}; {where})", st.median, st.rows,
+                        st.lo, st.hi)
+    for st in v.partial:
+        if st.backend == backend:
+            return Cell(f"{_x(st.median)} over {len(st.cases)} of {len(v.cases)} cases, "
+                        f"not ranked: lacks {_missing(v, st)} ({where})", st.median, st.rows,
+                        st.lo, st.hi)
+    return _nm(f"no ok {'/'.join(v.kernels)} rows with a NumPy baseline ({band} sizes)")
+
+
+def _missing(v: verdicts.ClassVerdict, st: verdicts.Standing) -> str:
+    """The cases of the verdict a partly measured framework lacks, briefly."""
+    lacks = [c for c in v.cases if c not in st.cases]
+    text = ", ".join(f"{k}/{var} {d}" for k, var, d, _s in lacks[:3])
+    return text + (f" and {len(lacks) - 3} more" if len(lacks) > 3 else "")
 
 
 def overhead_cell(df: pd.DataFrame, backend: str) -> Cell:
@@ -145,21 +147,20 @@ def overhead_cell(df: pd.DataFrame, backend: str) -> Cell:
 
 def first_call_cell(df: pd.DataFrame, backend: str) -> Cell:
     """The first call's extra cost over a steady call (compilation, autotuning, first
-    allocation): median and largest over the backend's hot rows."""
-    rows = _ok_hot(df)
-    rows = rows[(rows["backend"] == backend) & (rows["first_call_s"] > 0)
-                & (rows["caller_s"] > 0)]
+    allocation) where compilation happens: the first size of each case and
+    implementation, cold caches only, ``interop`` left out (its first call starts
+    another framework). Median and largest, the largest named."""
+    rows = verdicts.first_call_rows(df, backend)
+    note = verdicts.cache_note(df, backend)
     if rows.empty:
-        return _nm("no first-call times")
-    # building (tracing, allocation, ahead-of-time compiling) and the first call's wait,
-    # less what a steady call costs
-    extra = (rows["setup_s"].fillna(0) + rows["first_call_s"] - rows["caller_s"]).clip(
-        lower=0)
+        return _nm(note or "no first-call times")
+    extra = rows["extra"]
     worst = extra.idxmax()
     return Cell(f"median {fmt_time(float(extra.median()))}, largest "
                 f"{fmt_time(float(extra.max()))} ({rows.loc[worst, 'kernel']} "
-                f"{rows.loc[worst, 'implementation']})", float(extra.median()),
-                [int(i) for i in rows.index], float(extra.min()), float(extra.max()))
+                f"{rows.loc[worst, 'implementation']}) over {len(rows)} cases at their "
+                "first size", float(extra.median()), [int(i) for i in rows.index],
+                float(extra.min()), float(extra.max()))
 
 
 def ceiling_cell(df: pd.DataFrame, backend: str) -> Cell:
@@ -198,13 +199,15 @@ def mpi_cell(mpi: pd.DataFrame, framework: str, device: str) -> Cell:
                 float(eff.median()))
 
 
-def crossover_cell(crossings: Sequence[Any], backend: str) -> Cell:
-    for c in crossings:
-        if (c.backend == backend and c.kernel == "vector_add" and c.dtype == "float32"):
-            text, size = c.device_resident
-            return Cell(f"{text} elements (vector_add float32, data on the device)",
-                        float(size) if size is not None else math.nan)
-    return _nm("no vector_add float32 rows on both CPU and GPU")
+def crossover_cell(cross: Mapping[tuple[str, str], verdicts.CrossSummary],
+                   backend: str) -> Cell:
+    """The elementwise class's crossover (the same figure as the bullet, the crossover
+    section and the claims check), with host transfers beside it."""
+    c = cross.get((backend, "elementwise"))
+    if c is None or not c.n:
+        return _nm("no elementwise rows on both CPU and GPU")
+    return Cell(f"{c.sentence()} (elementwise class: {', '.join(c.cases)})", c.median,
+                lo=c.lo, hi=c.hi)
 
 
 def autodiff_cell(df: pd.DataFrame, backend: str) -> Cell:
@@ -229,9 +232,35 @@ def incidents_cell(df: pd.DataFrame, backend: str) -> Cell:
                 float(len(bad)), [int(i) for i in bad.index])
 
 
-def energy_cell(df: pd.DataFrame, backend: str) -> Cell:
-    """Work per joule: GB/J for the memory-bound classes, GFLOP/J for GEMM; the mean
-    power range beside it."""
+#: the kernels whose work per joule is counted in bytes (memory-bound) or in flops (GEMM)
+ENERGY_BYTES = ("vector_add", "elementwise", "reduction", "moving_average")
+ENERGY_FLOPS = ("matmul",)
+
+
+def _sig2(x: float) -> str:
+    return f"{x:.2g}"
+
+
+def energy_uncertainty(env_data: Mapping[str, Any]) -> float | None:
+    """The relative disagreement between the energy per call of the run's short windows
+    and a long window on the same calls, where the probe made that cross-check
+    (``energy_crosscheck.rel_diff`` in the environment record); None without one."""
+    check = env_data.get("energy_crosscheck") if isinstance(env_data, Mapping) else None
+    if not isinstance(check, Mapping):
+        return None
+    try:
+        rel = abs(float(check.get("rel_diff")))
+    except (TypeError, ValueError):
+        return None
+    return rel if math.isfinite(rel) else None
+
+
+def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None) -> Cell:
+    """Work per joule of the backend's best implementation per case (fastest on the
+    caller's clock among those read) at the largest read size: median GB/J over the
+    memory-bound cases, median GFLOP/J over the GEMM cases, 2 significant figures, with
+    the long-window cross-check's disagreement as the uncertainty where one was made;
+    the mean power range beside it."""
     rows = _ok_hot(df)
     rows = rows[rows["backend"] == backend]
     measured = rows[rows["energy_j"] > 0]
@@ -239,28 +268,28 @@ def energy_cell(df: pd.DataFrame, backend: str) -> Cell:
         why = rows["energy_reason"].dropna().astype(str)
         why = why[why != ""]
         return Cell(why.iloc[0][:160] if len(why) else f"{NOT_MEASURED}: no energy readings")
+    pm = f" ±{100 * uncertainty:.0f} %" if uncertainty is not None else ""
     parts, used = [], []
-    mem = measured[measured["kernel"].isin(("vector_add", "elementwise", "reduction",
-                                            "moving_average")) & (measured["bytes"] > 0)]
-    if len(mem):
-        gbj = mem["bytes"] / mem["energy_j"] / 1e9
-        parts.append(f"{gbj.median():.3g} GB/J memory-bound")
-        used += list(mem.index)
-    gemm = measured[(measured["kernel"] == "matmul") & (measured["flops"] > 0)]
-    if len(gemm):
-        gfj = gemm["flops"] / gemm["energy_j"] / 1e9
-        parts.append(f"{gfj.max():.3g} GFLOP/J GEMM")
-        used += list(gemm.index)
+    gbj, mem_rows = verdicts.energy_per_case(df, backend, ENERGY_BYTES, "bytes")
+    if gbj:
+        parts.append(f"{_sig2(float(np.median(gbj)))}{pm} GB/J memory-bound (median of "
+                     f"{len(gbj)} cases)")
+        used += mem_rows
+    gfj, gemm_rows = verdicts.energy_per_case(df, backend, ENERGY_FLOPS, "flops")
+    if gfj:
+        parts.append(f"{_sig2(float(np.median(gfj)))}{pm} GFLOP/J GEMM (median of "
+                     f"{len(gfj)} cases)")
+        used += gemm_rows
     if not parts:
         return _nm("energy read only for kernels without a byte or flop count")
-    p = measured["energy_power_w"]
+    p = df.loc[used, "energy_power_w"]
     parts.append(f"{p.min():.0f}–{p.max():.0f} W")
-    value = float((mem["bytes"] / mem["energy_j"] / 1e9).median()) if len(mem) else math.nan
+    value = float(np.median(gbj)) if gbj else math.nan
     return Cell("; ".join(parts), value, [int(i) for i in used])
 
 
 ASPECTS = (
-    *(f"speedup: {c}" for c in CLASSES),
+    *(f"speedup: {c}" for c in SPEEDUP_CLASSES),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
     "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule")
 
@@ -269,6 +298,12 @@ ASPECTS = (
 class Matrix:
     backends: list[str]
     cells: dict[tuple[str, str], Cell]
+    #: the class verdicts (``{class: {band: verdict}}``) and the crossovers per
+    #: (backend, class) the cells, sentences and claims are read from
+    verdicts: dict[str, dict[str, verdicts.ClassVerdict]] = field(default_factory=dict)
+    crossovers: dict[tuple[str, str], verdicts.CrossSummary] = field(default_factory=dict)
+    #: per backend, the rows whose first call shows compilation (first size, cold cache)
+    first_calls: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -297,91 +332,102 @@ class Matrix:
 
 
 def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
-          mpi: pd.DataFrame) -> Matrix:
+          mpi: pd.DataFrame, samples: stats.Samples | None = None,
+          energy_uncertainty: float | None = None) -> Matrix:
     """The matrix for every backend with rows, NumPy first, then CPU, then GPU."""
-    backends = sorted(set(df["backend"]), key=lambda b: (
-        not b.startswith(f"{BASELINE_FRAMEWORK}-"), b.endswith("-gpu"), b))
+    backends = verdicts.ordered_backends(df["backend"])
+    found = verdicts.verdicts(df, samples)
+    cross = verdicts.class_crossovers(crossings)
     cells: dict[tuple[str, str], Cell] = {}
     for b in backends:
         framework, _, device = b.rpartition("-")
-        for cls in CLASSES:
-            cells[(b, f"speedup: {cls}")] = speedup_cell(df, b, cls)
+        for cls in SPEEDUP_CLASSES:
+            cells[(b, f"speedup: {cls}")] = speedup_cell(found, b, cls)
         cells[(b, "call overhead")] = overhead_cell(df, b)
         cells[(b, "first call, JIT")] = first_call_cell(df, b)
         cells[(b, "% of ceiling")] = ceiling_cell(df, b)
         cells[(b, "code per kernel")] = code_cell(code, framework)
         cells[(b, "multi-GPU / ranks")] = mpi_cell(mpi, framework, device)
-        cells[(b, "CPU/GPU crossover")] = (crossover_cell(crossings, b) if device == "gpu"
+        cells[(b, "CPU/GPU crossover")] = (crossover_cell(cross, b) if device == "gpu"
                                            else Cell("— (CPU)"))
         cells[(b, "autodiff")] = autodiff_cell(df, b)
         cells[(b, "correctness incidents")] = incidents_cell(df, b)
-        cells[(b, "work per joule")] = energy_cell(df, b)
-    return Matrix(backends, cells)
+        cells[(b, "work per joule")] = energy_cell(df, b, energy_uncertainty)
+    firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
+    return Matrix(backends, cells, found, cross, firsts)
 
 
 # -- sentences ------------------------------------------------------------------------------
 
 
-def _class_verdicts(df: pd.DataFrame, samples: stats.Samples, a: str, b: str,
-                    kernels: Sequence[str], smallest: bool) -> tuple[int, int, int]:
-    """Over the class's cases both backends measured: (a surely faster, within noise,
-    b surely faster), on the caller's clock with the recorded samples."""
-    ra = best_rows(df, a, kernels, smallest).set_index(["kernel", "variant", "dtype"],
-                                                       drop=False)
-    rb = best_rows(df, b, kernels, smallest).set_index(["kernel", "variant", "dtype"],
-                                                       drop=False)
-    counts = [0, 0, 0]
-    for key in ra.index.intersection(rb.index):
-        x, y = ra.loc[key], rb.loc[key]
-        if x["size_key"] != y["size_key"]:
-            continue
-        v = stats.compare(float(y["caller_s"]), float(x["caller_s"]),
-                          samples.get(int(y["_row"]), "pipelined"),
-                          samples.get(int(x["_row"]), "pipelined"),
-                          (y["caller_q1"], y["caller_q3"]), (x["caller_q1"], x["caller_q3"]))
-        counts[0 if v.label == stats.FASTER else 2 if v.label == stats.SLOWER else 1] += 1
-    return counts[0], counts[1], counts[2]
+def _name(cls: str) -> str:
+    return cls[0].upper() + cls[1:]
 
 
-def sentences(matrix: Matrix, df: pd.DataFrame, samples: stats.Samples) -> list[str]:
-    """'Choose X when' per workload class, from the matrix and the noise test."""
-    df = df.assign(_row=df.index)
+def _tally_text(t: verdicts.Tally) -> str:
+    return (f"surely faster in {t.faster} of {t.n} cases, within ±{stats.MIN_EFFECT:.0%} in "
+            f"{t.same}, unresolved in {t.unresolved}, slower in {t.slower}")
+
+
+def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.CrossSummary]
+             ) -> str:
+    """One class verdict as a sentence that names its sizes, its cases and what it left
+    out."""
+    n = len(v.cases)
+    head = (f"{_name(v.cls)}, {v.band} sizes ({v.bounds_text()}; compared at "
+            f"{v.sizes_text()}, {n} case{'s' if n != 1 else ''})")
+    w = v.winner
+    assert w is not None
+    if w.median < 1:
+        text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, reaches "
+                f"{_x(w.median)} of NumPy's speed (median, {_range(w.lo, w.hi)})")
+    else:
+        text = (f"{head}: choose {w.backend}, {_x(w.median)} faster than NumPy (median, "
+                f"{_range(w.lo, w.hi)})")
+        r = v.runner_up
+        if r is not None:
+            t = v.tallies[r.backend]
+            if t.either:
+                text += (f"; {r.backend} ({_x(r.median)}) is within ±{stats.MIN_EFFECT:.0%} "
+                         f"of it in {t.same} of {t.n} cases (99 % confidence), so either "
+                         "will do")
+            else:
+                text += f"; against {r.backend} ({_x(r.median)}), {w.backend} is {_tally_text(t)}"
+        elif not v.partial:
+            text += "; no other framework measured these cases"
+    for p in v.partial:
+        t = v.tallies.get(p.backend)
+        shared = f"; on those {w.backend} is {_tally_text(t)}" if t and t.n else ""
+        text += (f"; {p.backend} is not ranked: it measured {sum(c in p.cases for c in v.cases)}"
+                 f" of the {n} cases{shared}")
+    if v.left_out:
+        named = ", ".join(f"{k}/{var} {d} at {s:,} (only {', '.join(b)})"
+                          for (k, var, d, s), b in v.left_out[:3])
+        more = f" and {len(v.left_out) - 3} more" if len(v.left_out) > 3 else ""
+        text += f"; left out, measured by too few frameworks: {named}{more}"
+    c = cross.get((w.backend, v.cls))
+    if v.cls == "elementwise" and w.median >= 1 and c is not None and c.n:
+        if math.isfinite(c.median):
+            text += (f"; below about {verdicts.sig2(c.median)} elements stay on NumPy "
+                     f"(crossover {c.sentence()})")
+        else:
+            text += f"; crossover {c.sentence()}"
+    return text + "."
+
+
+def sentences(matrix: Matrix) -> list[str]:
+    """'Choose X when' per workload class, at its headline band, from the verdicts."""
     out = []
-    for cls, kernels in CLASSES.items():
-        ranked = sorted(((matrix.cells[(b, f"speedup: {cls}")], b) for b in matrix.backends
-                         if not b.startswith(f"{BASELINE_FRAMEWORK}-")
-                         and matrix.cells[(b, f"speedup: {cls}")].measured),
-                        key=lambda cb: (-cb[0].value, cb[1]))
-        if not ranked:
+    for cls in SPEEDUP_CLASSES:
+        per = matrix.verdicts.get(cls, {})
+        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+        if band is None or per[band].winner is None:
             continue
-        (c1, b1) = ranked[0]
-        where = "at the smallest sizes measured" if cls == SMALL else "at the largest sizes"
-        if c1.value < 1:
-            out.append(f"{cls[0].upper() + cls[1:]} {where}: stay on NumPy; the fastest other "
-                       f"framework, {b1}, reaches {_x(c1.value)} of NumPy's speed (median).")
-            continue
-        name = cls[0].upper() + cls[1:]
-        text = f"{name} {where}: choose {b1}, {_x(c1.value)} faster than NumPy"
-        text += f" (median of {len(c1.rows)} cases, {_x(c1.lo)}–{_x(c1.hi)})"
-        if len(ranked) > 1:
-            c2, b2 = ranked[1]
-            win, same, lose = _class_verdicts(df, samples, b1, b2, kernels, cls == SMALL)
-            n = win + same + lose
-            if n and same >= win + lose:
-                text += (f"; {b2} ({_x(c2.value)}) is within noise of it in {same} of {n} "
-                         "cases, so either will do")
-            elif n:
-                text += (f"; against {b2} ({_x(c2.value)}), {b1} is surely faster in {win} "
-                         f"of {n} cases, within noise in {same}, slower in {lose}")
-        if cls == "elementwise":
-            cross = matrix.cells.get((b1, "CPU/GPU crossover"))
-            if cross and math.isfinite(cross.value):
-                text += f"; below about {cross.value:,.0f} elements stay on NumPy"
-        out.append(text + ".")
+        out.append(sentence(per[band], matrix.crossovers))
     return out
 
 
-# -- the seeds' claims ------------------------------------------------------------------------
+# -- the claims of the source documents ----------------------------------------------------------
 
 
 def _verdict(flags: Sequence[bool]) -> str:
@@ -390,31 +436,61 @@ def _verdict(flags: Sequence[bool]) -> str:
     return "holds" if all(flags) else "does not hold" if not any(flags) else "partly"
 
 
+def _jit_claim(matrix: Matrix, backend: str, claim: str, expect: bool,
+               implementations: Sequence[str] | None = None,
+               exclude: Sequence[str] = ()) -> list[str]:
+    """A compilation claim judged on the first size of each case, cold caches only:
+    ``expect`` True (the first call pays compilation) holds when the median first-call
+    extra cost reaches 10 ms; False (no compilation overhead) when not even the largest
+    does."""
+    rows = matrix.first_calls.get(backend)
+    if rows is not None and len(rows):
+        if implementations is not None:
+            rows = rows[rows["implementation"].isin(list(implementations))]
+        rows = rows[~rows["implementation"].isin(list(exclude))]
+    if rows is None or rows.empty:
+        note = matrix.cells.get((backend, "first call, JIT"))
+        why = note.text if note is not None and not note.measured else NOT_MEASURED
+        return [claim, why, NOT_MEASURED]
+    typical, worst = verdicts.jit_visible(rows["extra"])
+    w = rows["extra"].idxmax()
+    text = (f"first size of {len(rows)} cases, cold caches: median "
+            f"{fmt_time(float(rows['extra'].median()))}, largest "
+            f"{fmt_time(float(rows['extra'].max()))} ({rows.loc[w, 'kernel']} "
+            f"{rows.loc[w, 'implementation']})")
+    if expect:
+        verdict = "holds" if typical else "partly" if worst else "does not hold"
+    else:
+        verdict = "does not hold" if typical else "partly" if worst else "holds"
+    return [claim, text, verdict]
+
+
 def claims(matrix: Matrix) -> pd.DataFrame | None:
-    """The seeds' assertions beside this run's answer: holds, does not hold or partly."""
+    """The source documents' assertions beside this run's answer: holds, does not hold
+    or partly."""
     gpus = [b for b in matrix.backends if b.endswith("-gpu")]
     rows = []
     # "Typical Speedup: 10-100x over NumPy"
-    lo, hi = SEED_SPEEDUP
+    lo, hi = SOURCE_SPEEDUP
     per, flags = [], []
     for b in gpus:
-        vals = [matrix.cells[(b, f"speedup: {c}")].value for c in CLASSES if c != SMALL]
+        vals = [matrix.cells[(b, f"speedup: {c}")].value for c in CLASSES]
         vals = [v for v in vals if math.isfinite(v)]
         if vals:
             inside = [lo <= v <= hi for v in vals]
             flags += inside
             per.append(f"{b}: {sum(inside)} of {len(vals)} classes in 10–100× "
                        f"(range {_x(min(vals))}–{_x(max(vals))})")
-    rows.append(["typical speedup 10–100× over NumPy (comparison matrix)",
+    rows.append(["typical speedup 10–100× over NumPy (comparison guide)",
                  "; ".join(per) or NOT_MEASURED, _verdict(flags)])
     # "Small datasets (< 10,000 elements): use the CPU"
     per, flags = [], []
     for b in gpus:
-        c = matrix.cells[(b, "CPU/GPU crossover")]
-        if math.isfinite(c.value):
-            flags.append(SEED_CROSSOVER / 3 <= c.value <= SEED_CROSSOVER * 3)
-            per.append(f"{b}: {c.value:,.0f}")
-    rows.append(["the GPU loses below ~10,000 elements (within 3×)",
+        c = matrix.crossovers.get((b, "elementwise"))
+        if c is not None and c.n and math.isfinite(c.median):
+            flags.append(SOURCE_CROSSOVER / 3 <= c.median <= SOURCE_CROSSOVER * 3)
+            per.append(f"{b}: {c.text()}")
+    rows.append(["the GPU loses below ~10,000 elements, within 3× (workshop book)",
                  "; ".join(per) or NOT_MEASURED, _verdict(flags)])
     # code verbosity
     code = {b: matrix.cells[(b, "code per kernel")].value for b in matrix.backends}
@@ -430,20 +506,14 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
                          "does not hold"])
         else:
             rows.append([claim, NOT_MEASURED, NOT_MEASURED])
-    # compilation
-    for name, claim, big in (("numba-gpu", "Numba: the first call pays JIT compilation", True),
-                             ("jax-gpu", "JAX: JIT (XLA) compiles on the first call", True),
-                             ("cupy-gpu", "CuPy: no compilation overhead for standard "
-                              "operations", False)):
-        c = matrix.cells.get((name, "first call, JIT"))
-        if c is None or not c.measured:
-            rows.append([claim, NOT_MEASURED, NOT_MEASURED])
-            continue
-        # compilation is visible when the first call's extra cost reaches 10 ms
-        typical, worst = c.value >= 0.01, c.hi >= 0.01
-        rows.append([claim, c.text, "holds" if typical == worst == big else
-                     "partly" if big in (typical, worst) else "does not hold"])
-    return text_table(["seed claim", "measured here", "verdict"], rows)
+    # compilation, judged where it happens: the first size, cold caches, no interop
+    rows.append(_jit_claim(matrix, "numba-gpu", "Numba: the first call pays JIT "
+                           "compilation", True))
+    rows.append(_jit_claim(matrix, "jax-gpu", "JAX: JIT (XLA) compiles on the first call",
+                           True))
+    rows.append(_jit_claim(matrix, "cupy-gpu", "CuPy: no compilation overhead for standard "
+                           "operations", False, exclude=sorted(verdicts.CUPY_CUSTOM)))
+    return text_table(["claim", "measured here", "verdict"], rows)
 
 
 @dataclass
@@ -477,44 +547,52 @@ def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None)
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
-               mpi: pd.DataFrame, code: pd.DataFrame | None = None
+               mpi: pd.DataFrame, code: pd.DataFrame | None = None,
+               energy_uncertainty: float | None = None
                ) -> tuple[Matrix, list[str], pd.DataFrame | None]:
-    """The matrix, its sentences and the seeds' claims; ``code``: the code-size section's
-    sizes when already measured."""
+    """The matrix, its sentences and the source documents' claims; ``code``: the
+    code-size section's sizes when already measured."""
     from gpubench.report.sections import code_size
 
-    matrix = build(df, crossings, code_size(df) if code is None else code, mpi)
-    return matrix, sentences(matrix, df, samples), claims(matrix)
-
+    matrix = build(df, crossings, code_size(df) if code is None else code, mpi, samples,
+                   energy_uncertainty)
+    return matrix, sentences(matrix), claims(matrix)
 
 
 # -- two machines side by side ----------------------------------------------------------------
 
 
-def _speedup_change(base_df: pd.DataFrame, base_samples: stats.Samples, new_df: pd.DataFrame,
-                    new_samples: stats.Samples, backend: str, cls: str) -> str:
+def _speedup_change(base: tuple[pd.DataFrame, stats.Samples],
+                    new: tuple[pd.DataFrame, stats.Samples], backend: str, cls: str) -> str:
     """Noise-aware: per case of the class, the backend's best row on each machine at the
-    same size, compared on the caller's clock with the recorded samples."""
-    small = cls == SMALL
-    rb = best_rows(base_df, backend, CLASSES[cls], small).set_index(
-        ["kernel", "variant", "dtype", "size_key"], drop=False)
-    rn = best_rows(new_df, backend, CLASSES[cls], small).set_index(
-        ["kernel", "variant", "dtype", "size_key"], drop=False)
-    counts = {stats.FASTER: 0, stats.SAME: 0, stats.SLOWER: 0}
-    for key in rb.index.intersection(rn.index):
-        b, n = rb.loc[key], rn.loc[key]
+    same size (small arrays: small sizes only), compared on the caller's clock with the
+    recorded samples: each machine's own time, not its speedup over its own NumPy."""
+    kernels = (tuple(k for c in verdicts.SMALL_OF for k in CLASSES[c]) if cls == SMALL
+               else CLASSES[cls])
+    keyed = []
+    for df, _ in (base, new):
+        t = verdicts.case_table(df)
+        t = t[(t["backend"] == backend) & t["kernel"].isin(kernels)]
+        if cls == SMALL:
+            t = t[t["band"] == "small"]
+        keyed.append(t.set_index(["kernel", "variant", "dtype", "size_key"]))
+    (bt, (bdf, bs)), (nt, (ndf, ns)) = (keyed[0], base), (keyed[1], new)
+    counts = dict.fromkeys(stats.LABELS, 0)
+    for key in bt.index.intersection(nt.index):
+        b, n = bdf.loc[int(bt.loc[key, "row"])], ndf.loc[int(nt.loc[key, "row"])]
         v = stats.compare(float(b["caller_s"]), float(n["caller_s"]),
-                          base_samples.get(int(b["_row"]), "pipelined"),
-                          new_samples.get(int(n["_row"]), "pipelined"),
+                          bs.get(int(b.name), "pipelined"), ns.get(int(n.name), "pipelined"),
                           (b["caller_q1"], b["caller_q3"]), (n["caller_q1"], n["caller_q3"]))
         counts[v.label] += 1
     total = sum(counts.values())
     if not total:
         return "no shared cases"
-    f, s, w = counts[stats.FASTER], counts[stats.SAME], counts[stats.SLOWER]
-    label = (stats.FASTER if f > s + w else stats.SLOWER if w > f + s
-             else stats.SAME if s > f + w else "MIXED")
-    return f"{label}: new faster in {f} of {total} cases, same in {s}, slower in {w}"
+    f, s, u, w = (counts[stats.FASTER], counts[stats.SAME], counts[stats.UNRESOLVED],
+                  counts[stats.SLOWER])
+    label = (stats.FASTER if f > total - f else stats.SLOWER if w > total - w
+             else stats.SAME if s > total - s else "MIXED")
+    return (f"{label}: new faster in {f} of {total} cases, within ±{stats.MIN_EFFECT:.0%} in "
+            f"{s}, unresolved in {u}, slower in {w}")
 
 
 def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
@@ -524,7 +602,6 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
     the ratio to each machine's NumPy, so a faster host CPU does not pass for a slower
     GPU); single readings (energy, first call, code) are shown, not labelled."""
     (bm, bdf, bs), (nm, ndf, ns) = base, new
-    bdf, ndf = bdf.assign(_row=bdf.index), ndf.assign(_row=ndf.index)
     rows = []
     for b in [x for x in bm.backends if x in nm.backends]:
         for a in ASPECTS:
@@ -532,7 +609,7 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
             if not (cb.measured or cn.measured):
                 continue
             if a.startswith("speedup: ") and not b.startswith(f"{BASELINE_FRAMEWORK}-"):
-                label = _speedup_change(bdf, bs, ndf, ns, b, a[len("speedup: "):])
+                label = _speedup_change((bdf, bs), (ndf, ns), b, a[len("speedup: "):])
             elif a.startswith("speedup: "):
                 continue
             elif math.isfinite(cb.value) and math.isfinite(cn.value) and cb.value > 0:

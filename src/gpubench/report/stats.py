@@ -1,24 +1,33 @@
 """Noise-aware comparisons from the recorded samples.
 
 Medians alone cannot say whether two numbers differ: a 3 % gap between two noisy
-measurements is no evidence. Every "which is faster" in the report and in the
-run-vs-run comparison is therefore decided by two tests that must both pass:
+measurements is no evidence, and "no evidence of a difference" is no evidence of
+equality either. Every "which is faster" in the report and in the run-vs-run comparison
+is therefore read off one confidence interval: the Hodges–Lehmann estimate of the ratio
+new / base (the median of all pairwise ratios of samples) with its distribution-free
+interval, obtained by inverting the two-sided Mann–Whitney U test at level ``alpha``
+(Lehmann, *Nonparametrics*, 1975; exact null distribution for small samples, the
+normal approximation beyond). Against the smallest effect that matters, ``min_effect``
+(5 %; nvbench's compare uses a noise threshold the same way):
 
-* a two-sided Mann–Whitney U test on the samples (rank-based: no normality assumed,
-  robust to the long right tail timings have), ``scipy.stats.mannwhitneyu`` by the normal
-  approximation with tie and continuity correction, at significance ``alpha``; and
-* a minimum effect: the ratio of medians must differ from 1 by more than
-  ``min_effect`` (default 5 %), so that a statistically clear but practically
-  irrelevant difference still reads as SAME (nvbench's compare does the same with its
-  noise threshold).
+* ``FASTER`` / ``SLOWER``: the interval excludes 1 (the test rejects equality) *and*
+  the estimate differs from 1 by more than ``min_effect``;
+* ``SAME``: the whole interval lies within ±``min_effect``: equivalence shown, the
+  bound stated ("within ±5 %");
+* ``UNRESOLVED``: anything else. The samples cannot tell whether the difference reaches
+  ``min_effect``; with 5 against 6 samples no difference short of complete separation
+  can be called, so too few samples read *unresolved*, never "within noise".
 
-Where no samples were recorded, the quartiles in the timings row stand in: two
-measurements differ only when their interquartile ranges do not overlap *and* the
-effect is above the threshold.
+The p-value of SciPy's Mann–Whitney U test (normal approximation with tie and
+continuity correction) is reported beside the label. Where no samples were recorded,
+the quartiles in the timings row stand in: two measurements differ when their
+interquartile ranges do not overlap and the effect is above the threshold, and are the
+same when both ranges lie within ±``min_effect`` of each other.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -33,7 +42,9 @@ from gpubench import results
 ALPHA = 0.01
 MIN_EFFECT = 0.05
 
-SAME, FASTER, SLOWER = "SAME", "FASTER", "SLOWER"
+SAME, FASTER, SLOWER, UNRESOLVED = "SAME", "FASTER", "SLOWER", "UNRESOLVED"
+#: every label :func:`compare` gives, in the order tables list them
+LABELS = (FASTER, SLOWER, SAME, UNRESOLVED)
 
 
 def mann_whitney(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -56,16 +67,82 @@ def mann_whitney(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The outcome of comparing ``new`` with ``base`` (ratio = new / base median)."""
+    """The outcome of comparing ``new`` with ``base``: ``ratio`` = new / base median;
+    ``lo``/``hi`` bound the ratio at the test's confidence (NaN where no interval could
+    be formed: the quartile method, or too few samples)."""
 
     label: str
     ratio: float
     p_value: float
-    method: str  # "mann-whitney" or "iqr"
+    method: str  # "hodges-lehmann" or "iqr"
+    lo: float = math.nan
+    hi: float = math.nan
 
     @property
     def differs(self) -> bool:
-        return self.label != SAME
+        """A difference beyond ``min_effect`` the data support (FASTER or SLOWER)."""
+        return self.label in (FASTER, SLOWER)
+
+    @property
+    def equivalent(self) -> bool:
+        """Equivalence within ±``min_effect`` shown by the data."""
+        return self.label == SAME
+
+
+@functools.lru_cache(maxsize=256)
+def _u_null_cdf(m: int, n: int) -> np.ndarray:
+    """P(U <= u), u = 0..m*n, under the null hypothesis without ties: arrangements counted
+    by the recursion N(u; i, j) = N(u - j; i - 1, j) + N(u; i, j - 1) (the largest value
+    comes from the first sample, beating all j of the second, or from the second)."""
+    row = [np.ones(1) for _ in range(n + 1)]  # i = 0: one arrangement, U = 0
+    for i in range(1, m + 1):
+        new = [np.ones(1)]  # j = 0
+        for j in range(1, n + 1):
+            out = np.zeros(i * j + 1)
+            above = row[j]  # N(.; i - 1, j), shifted by j
+            out[j:j + above.size] += above
+            left = new[j - 1]  # N(.; i, j - 1)
+            out[:left.size] += left
+            new.append(out)
+        row = new
+    counts = row[n]
+    return np.cumsum(counts) / counts.sum()
+
+
+#: above this many pairs the interval uses the normal approximation (the exact count is
+#: cubic in the sample sizes)
+EXACT_MAX_PAIRS = 2500
+
+
+def excluded_per_side(m: int, n: int, alpha: float) -> int:
+    """How many of the m*n ordered pairwise differences lie outside the 1 - alpha
+    interval on each side: the largest c with P(U < c) <= alpha / 2 (Lehmann). Zero means
+    no interval at that level exists for these sample sizes."""
+    pairs = m * n
+    if pairs <= EXACT_MAX_PAIRS:
+        cdf = _u_null_cdf(m, n)  # cdf[u] = P(U <= u)
+        # P(U < c) = cdf[c - 1]; the largest c with cdf[c-1] <= alpha/2
+        below = np.flatnonzero(cdf <= alpha / 2 + 1e-12)
+        return int(below[-1] + 1) if below.size else 0
+    z = float(scipy_stats.norm.ppf(1 - alpha / 2))
+    sd = math.sqrt(m * n * (m + n + 1) / 12)
+    return max(0, math.floor(pairs / 2 - z * sd))
+
+
+def ratio_interval(new: np.ndarray, base: np.ndarray, alpha: float = ALPHA
+                   ) -> tuple[float, float, float]:
+    """(estimate, lo, hi) of new / base: the Hodges–Lehmann shift of the log times and
+    its 1 - ``alpha`` interval from the Mann–Whitney test; (NaN, 0, inf) where the
+    sample sizes allow no interval at that level. Log times: timings scale, so a ratio
+    is the effect that carries from one size to another."""
+    x = np.log(np.asarray(new, dtype=float))
+    y = np.log(np.asarray(base, dtype=float))
+    d = np.sort(np.subtract.outer(x, y).ravel())
+    est = float(np.exp(np.median(d)))
+    c = excluded_per_side(x.size, y.size, alpha)
+    if c == 0:
+        return est, 0.0, math.inf
+    return est, float(np.exp(d[c - 1])), float(np.exp(d[d.size - c]))
 
 
 def compare(base_median: float, new_median: float, base_samples: np.ndarray | None = None,
@@ -73,23 +150,42 @@ def compare(base_median: float, new_median: float, base_samples: np.ndarray | No
             base_iqr: tuple[float, float] | None = None,
             new_iqr: tuple[float, float] | None = None, alpha: float = ALPHA,
             min_effect: float = MIN_EFFECT) -> Verdict:
-    """SAME, FASTER (new takes less time) or SLOWER, noise-aware (see the module doc)."""
-    ratio = new_median / base_median if base_median > 0 else math.nan
-    big = math.isfinite(ratio) and abs(math.log(ratio)) > math.log1p(min_effect)
-    if (base_samples is not None and new_samples is not None
-            and len(base_samples) >= 3 and len(new_samples) >= 3):
+    """FASTER (new takes less time), SLOWER, SAME (within ±``min_effect``) or
+    UNRESOLVED, noise-aware (see the module doc). ``ratio`` is new / base of the
+    medians; non-positive or non-finite medians give UNRESOLVED."""
+    ratio = float(new_median / base_median) if base_median > 0 else math.nan
+    if not (math.isfinite(ratio) and ratio > 0):
+        return Verdict(UNRESOLVED, ratio, math.nan, "none")
+    top = 1.0 + min_effect
+    big = abs(math.log(ratio)) > math.log(top)
+    if _usable(base_samples) and _usable(new_samples):
         _, p = mann_whitney(new_samples, base_samples)
-        clear = p < alpha
-        method = "mann-whitney"
+        _, lo, hi = ratio_interval(new_samples, base_samples, alpha)
+        method = "hodges-lehmann"
+        clear = lo > 1.0 or hi < 1.0
+        same = lo >= 1.0 / top and hi <= top
     else:
-        p = math.nan
-        method = "iqr"
-        clear = False
+        p, lo, hi, method = math.nan, math.nan, math.nan, "iqr"
+        clear = same = False
         if base_iqr and new_iqr and all(map(_finite, (*base_iqr, *new_iqr))):
-            clear = new_iqr[1] < base_iqr[0] or new_iqr[0] > base_iqr[1]
-    if not (clear and big):
-        return Verdict(SAME, ratio, p, method)
-    return Verdict(FASTER if ratio < 1 else SLOWER, ratio, p, method)
+            (b1, b3), (n1, n3) = map(float, base_iqr), map(float, new_iqr)
+            b1, b3, n1, n3 = float(b1), float(b3), float(n1), float(n3)
+            clear = n3 < b1 or n1 > b3
+            low, high = min(b1, n1), max(b3, n3)
+            same = low > 0 and high <= low * top
+    if clear and big:
+        return Verdict(FASTER if ratio < 1 else SLOWER, ratio, p, method, lo, hi)
+    if same:
+        return Verdict(SAME, ratio, p, method, lo, hi)
+    return Verdict(UNRESOLVED, ratio, p, method, lo, hi)
+
+
+def _usable(samples: np.ndarray | None) -> bool:
+    """Enough positive, finite samples for the rank test (three or more)."""
+    if samples is None or len(samples) < 3:
+        return False
+    arr = np.asarray(samples, dtype=float)
+    return bool(np.isfinite(arr).all() and (arr > 0).all())
 
 
 def _finite(x: object) -> bool:

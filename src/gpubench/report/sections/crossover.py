@@ -170,38 +170,21 @@ def crossover_table(found: list[Crossing]) -> pd.DataFrame | None:
 
 
 def crossover_headline(found: list[Crossing]) -> list[str]:
-    """One sentence per GPU backend on element-sized kernels, on the caller's clock (rows
-    without one, from a schema-1 file, are not counted as "never")."""
+    """One sentence per GPU backend and class on element-sized kernels, on the caller's
+    clock: the same figure the matrix cell, the "Which framework?" bullet and the claims
+    check show (:func:`gpubench.report.verdicts.class_crossovers`; rows without a
+    caller's clock, from a schema-1 file, are not counted as "never")."""
+    from gpubench.report import verdicts
+
+    summaries = verdicts.class_crossovers(found)
+    order = list(verdicts.CLASSES)
     lines = []
-    for backend in sorted({c.backend for c in found}):
-        mine = [c for c in found if c.backend == backend and c.elements
-                and c.device_resident[0] != NO_CALLER_CLOCK]
-        if not mine:
-            continue
-        dev = [c.device_resident[1] for c in mine]
-        never = sum(1 for x in dev if not math.isfinite(x))
-        fin = sorted(x for x in dev if math.isfinite(x))
-        text = (f"{backend}: on {len(mine)} element-sized case(s), data on the device, a "
-                "caller waiting for the GPU (pipelined calls) is served faster than by the "
-                "best CPU row from a median of "
-                + (f"about {_sig2(np.median(fin))} elements (range {fin[0]:,.0f} to "
-                   f"{fin[-1]:,.0f})" if fin else "— (never)")
-                + (f", never in {never}" if never else ""))
-        trans = [c.measured_transfers or c.estimated_transfers for c in mine]
-        trans = [t for t in trans if t]
-        if trans:
-            t_fin = sorted(x for _, x in trans if math.isfinite(x))
-            text += ("; with host transfers from a median of "
-                     + (f"about {_sig2(np.median(t_fin))}" if t_fin else "— (never)")
-                     + (f", never in {len(trans) - len(t_fin)}" if len(trans) > len(t_fin)
-                        else ""))
-        lines.append(text + ".")
+    for (backend, cls), c in sorted(summaries.items(),
+                                    key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
+        lines.append(f"{backend}, {cls}: a caller waiting for the GPU (pipelined calls, data "
+                     f"on the device) is served faster than by the best CPU row from "
+                     f"{c.text()}; with host transfers from {c.transfers_text()}.")
     return lines
-
-
-def _sig2(x: float) -> str:
-    """Two significant digits with thousands separators: 1,612 -> 1,600."""
-    return f"{float(f'{x:.2g}'):,.0f}"
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Speedup over NumPy, on the caller's clock: a table of every case at its largest size
-and one figure per kernel.
+"""Speedup over NumPy, on the caller's clock: a table of every case per size band (small,
+medium, large, bounds stated) at the largest size of the band that NumPy and the most
+frameworks measured, and one figure per kernel.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpubench.report import figures
+from gpubench.report import figures, verdicts
 from gpubench.report.base import (
     BASELINE_FRAMEWORK,
     _kernel_spec,
@@ -31,21 +32,34 @@ from gpubench.report.sections.common import (
 
 
 def speedup_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
-    """Speedup of each backend's best implementation at the largest size with a baseline,
-    on the caller's clock (NumPy's wall time over the backend's pipelined caller time)."""
+    """Speedup of each backend's best implementation per case and size band, on the
+    caller's clock (NumPy's wall time over the backend's pipelined caller time), at the
+    band's comparison size: the largest size of the band measured by NumPy and by the
+    most other backends (:mod:`gpubench.report.verdicts`), so a band's numbers compare
+    like with like."""
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     if ok.empty:
         return None
     groups = _ordered(_group(ok), (f"{BASELINE_FRAMEWORK}-cpu",))
     rows = []
     for kernel, variant, dtype, g in _cases(ok):
-        size = int(g["size_key"].max())
-        at = g[g["size_key"] == size].assign(_g=_group(g[g["size_key"] == size]))
-        best = best_per(at, ["_g"], by="caller_s").set_index("_g")
-        rows.append([kernel, variant, dtype, fmt_int(size)] + [
-            fmt_speedup(best.loc[c, "speedup"]) if c in best.index else "—" for c in groups])
-    return text_table(["kernel", "variant", "dtype", "size", *groups], rows,
-                 frozenset({"size", *groups}))
+        bands = [verdicts.band_of(kernel, s) for s in g["size_key"]]
+        g = g.assign(_band=bands)
+        for band in verdicts.BAND_NAMES:
+            inband = g[g["_band"] == band]
+            if inband.empty:
+                continue
+            count = inband.groupby("size_key")["backend"].nunique()
+            size = int(max(count[count == count.max()].index))
+            at = inband[inband["size_key"] == size]
+            at = at.assign(_g=_group(at))
+            best = best_per(at, ["_g"], by="caller_s").set_index("_g")
+            rows.append([kernel, variant, dtype,
+                         f"{band} ({verdicts.band_bounds(kernel, band)})", fmt_int(size)] + [
+                fmt_speedup(best.loc[c, "speedup"]) if c in best.index else "—"
+                for c in groups])
+    return text_table(["kernel", "variant", "dtype", "band", "size", *groups], rows,
+                      frozenset({"size", *groups}))
 
 
 def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line: bool) -> str:

@@ -97,7 +97,10 @@ class Pick:
                     f"less than {CLOCK_MARGIN_S * 1e6:.0f} µs apart")
         if self.sure:
             return f"{head}; sure: {ratio} faster than {other}"
-        return f"{head}; within noise of {other} ({ratio})"
+        if self.verdict is not None and self.verdict.equivalent:
+            return (f"{head}; within ±{stats.MIN_EFFECT:.0%} of {other} ({ratio}): either "
+                    "will do")
+        return f"{head}; unresolved against {other} ({ratio}): too few or too noisy samples"
 
 
 def pick(rows: pd.DataFrame, size: int, samples: stats.Samples,
@@ -151,17 +154,20 @@ def best_table(picks: Picks) -> pd.DataFrame | None:
 
 
 def wins_table(picks: Picks) -> pd.DataFrame | None:
-    """How often each backend wins a (case, size class), sure or within noise (no
-    verdict between different clocks counts as within noise)."""
+    """How often each backend wins a (case, size class): sure, tied (the runner-up within
+    ±5 %, shown by the samples) or unresolved (neither shown; no verdict between
+    different clocks counts as unresolved)."""
     tally: dict[str, list[int]] = {}
     for _k, _v, _d, found in picks:
         for name, p in found.items():
-            t = tally.setdefault(str(p.winner["backend"]), [0, 0, 0, 0, 0, 0])
+            t = tally.setdefault(str(p.winner["backend"]), [0] * 9)
             i = CLASS_NAMES.index(name)
-            t[2 * i + (0 if p.sure else 1)] += 1
+            tied = not p.sure and p.verdict is not None and p.verdict.equivalent
+            t[3 * i + (0 if p.sure else 1 if tied else 2)] += 1
     if not tally:
         return None
-    rows = [[b] + [f"{t[2 * i]} sure, {t[2 * i + 1]} within noise" for i in range(3)]
+    rows = [[b] + [f"{t[3 * i]} sure, {t[3 * i + 1]} within ±{stats.MIN_EFFECT:.0%}, "
+                   f"{t[3 * i + 2]} unresolved" for i in range(3)]
             for b, t in sorted(tally.items(), key=lambda kv: (-sum(kv[1]), kv[0]))]
     return text_table(["backend", "small wins", "medium wins", "large wins"], rows)
 

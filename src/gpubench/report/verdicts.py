@@ -1,0 +1,534 @@
+"""The decisions behind "Which framework?": like-for-like class verdicts, one crossover
+figure per framework and class, first-call cost where compilation happens.
+
+Everything here is a pure function of the prepared timings frame (and the samples), so
+the decision logic can be tested on its own, edge cases and properties included
+(``tests/test_verdicts.py``). The rules, each of which a user can check by hand:
+
+* **Like for like.** A class (elementwise, reductions, GEMM, linalg, FFT, random numbers,
+  autodiff) is judged per size band (:data:`BANDS`, bounds stated in every sentence).
+  Per case of the class (kernel, variant, dtype) the band's comparison size is the size
+  the most frameworks measured (the largest such size when several tie), NumPy among
+  them; each framework enters with its fastest implementation there on the caller's
+  clock. Only frameworks that measured *every* case of the class may win it, and they
+  are ranked by their median speedup over NumPy over those same cases. A framework with
+  cases missing (not implemented, failed, wrong, implausible, or measured at other sizes)
+  is named with what it lacks and compared with the winner on the cases both have; it
+  cannot win by having measured fewer. Where no framework measured every case, the cases
+  measured by the fewest frameworks are left out, one at a time, and named.
+* **Noise.** Winner against runner-up, case by case, with
+  :func:`gpubench.report.stats.compare`: *surely faster*, *within ±5 %* (equivalence
+  shown by the samples) or *unresolved*. "Either will do" needs equivalence shown in at
+  least half of the cases and no case where the runner-up is surely faster.
+* **One crossover per framework and class**: the median over the class's cases of the
+  per-case crossover (:mod:`gpubench.report.sections.crossover`), "never" counted as
+  larger than any size, with its range; the figure with host transfers beside it. The
+  bullet, the matrix cell, the crossover section and the claims check all read it here.
+* **First call at the first size.** Only the first (smallest) size of each case and
+  implementation compiles; later sizes reuse the in-process cache. Rows whose first call
+  met a warm persistent cache (``cache_state``) and ``interop`` rows (whose first call
+  starts a second framework) are not compilation cost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpubench.report import stats
+from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
+
+#: workload classes and their kernels
+CLASSES: dict[str, tuple[str, ...]] = {
+    "elementwise": ("vector_add", "elementwise", "moving_average"),
+    "reductions": ("reduction",),
+    "GEMM": ("matmul",),
+    "linalg": ("linalg",),
+    "FFT": ("fft",),
+    "random numbers": ("monte_carlo_pi",),
+    "autodiff": ("autodiff",),
+}
+#: the class of small arrays: the small band of these classes, where fixed costs rule
+SMALL = "small arrays"
+SMALL_OF = ("elementwise", "reductions")
+
+#: size bands, by what a kernel's size counts: (name, largest size in the band)
+ELEMENT_BANDS: tuple[tuple[str, float], ...] = (
+    ("small", 16_384), ("medium", 4_194_304), ("large", math.inf))
+ORDER_BANDS: tuple[tuple[str, float], ...] = (
+    ("small", 128), ("medium", 1_024), ("large", math.inf))
+BAND_NAMES = ("small", "medium", "large")
+
+#: CuPy's user-written kernels (compiled on first use); the rest of its implementations
+#: are its library's standard operations, which the comparison guide says need no
+#: compilation
+CUPY_CUSTOM = frozenset({"raw_kernel", "raw_naive", "raw_tiled", "elementwise_kernel",
+                         "reduction_kernel", "fuse"})
+#: first-call extra cost from which compilation counts as visible (the claims' rule)
+JIT_VISIBLE_S = 0.01
+#: kernels whose first call is not the framework's own (a hand-off starts another one)
+NOT_JIT_KERNELS = frozenset({"interop"})
+
+
+def bands_for(kernel: str) -> tuple[tuple[str, float], ...]:
+    """The size bands of a kernel: matrix order n or element counts."""
+    spec = _kernel_spec(kernel)
+    meaning = spec.size_meaning if spec else "elements"
+    return ORDER_BANDS if meaning.startswith("matrix order") else ELEMENT_BANDS
+
+
+def band_of(kernel: str, size: float) -> str:
+    """small, medium or large: the first band whose bound is at least ``size``."""
+    for name, top in bands_for(kernel):
+        if size <= top:
+            return name
+    return BAND_NAMES[-1]  # pragma: no cover - the last bound is infinite
+
+
+def band_bounds(kernel: str, band: str) -> str:
+    """The band's bounds in words: "≤ 16,384", "16,385–4,194,304", "> 4,194,304"."""
+    bands = bands_for(kernel)
+    names = [n for n, _ in bands]
+    i = names.index(band)
+    lo = bands[i - 1][1] if i > 0 else None
+    hi = bands[i][1]
+    if lo is None:
+        return f"≤ {hi:,.0f}"
+    if math.isinf(hi):
+        return f"> {lo:,.0f}"
+    return f"{lo + 1:,.0f}–{hi:,.0f}"
+
+
+def unit_of(kernel: str) -> str:
+    spec = _kernel_spec(kernel)
+    meaning = spec.size_meaning if spec else "elements"
+    return "n" if meaning.startswith("matrix order") else "elements"
+
+
+# -- the case table -------------------------------------------------------------------------
+
+
+def case_table(df: pd.DataFrame, mode: str = "hot") -> pd.DataFrame:
+    """Per (backend, kernel, variant, dtype, size): the backend's fastest ok row on the
+    caller's clock (ties broken by implementation name), with its speedup over NumPy's
+    fastest row of the same case; only cases NumPy measured, only data on the device
+    (``+transfers`` rows are another question), never NumPy itself. Columns: backend,
+    kernel, variant, dtype, size_key, band, implementation, caller_s, speedup, row (the
+    index in ``df``)."""
+    rows = df[(df["status"] == "ok") & (df["mode"] == mode)
+              & ~df["implementation"].astype(str).str.endswith("+transfers")
+              & (df["caller_s"] > 0) & (df["speedup"] > 0)
+              & (df["framework"] != BASELINE_FRAMEWORK)]
+    keys = ["backend", "kernel", "variant", "dtype", "size_key"]
+    rows = rows.assign(row=rows.index).sort_values(
+        [*keys, "caller_s", "implementation"], kind="mergesort")
+    best = rows.drop_duplicates(keys, keep="first")
+    out = best[[*keys, "implementation", "caller_s", "speedup", "row"]].reset_index(drop=True)
+    out["band"] = [band_of(k, s) for k, s in zip(out["kernel"], out["size_key"], strict=True)]
+    return out
+
+
+# -- class verdicts -------------------------------------------------------------------------
+
+
+Case = tuple[str, str, str, int]  # kernel, variant, dtype, size
+
+
+@dataclass
+class Standing:
+    """One framework in one class and band: its speedups over the cases it measured."""
+
+    backend: str
+    cases: list[Case]
+    speedups: list[float]
+    rows: list[int]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.speedups)) if self.speedups else math.nan
+
+    @property
+    def lo(self) -> float:
+        return float(min(self.speedups)) if self.speedups else math.nan
+
+    @property
+    def hi(self) -> float:
+        return float(max(self.speedups)) if self.speedups else math.nan
+
+
+@dataclass
+class Tally:
+    """Winner against another framework over their shared cases."""
+
+    other: str
+    faster: int = 0
+    same: int = 0
+    unresolved: int = 0
+    slower: int = 0
+
+    @property
+    def n(self) -> int:
+        return self.faster + self.same + self.unresolved + self.slower
+
+    @property
+    def either(self) -> bool:
+        """Either will do: equivalence (±5 %) shown in at least half of the cases and
+        the other surely faster in none."""
+        return self.n > 0 and 2 * self.same >= self.n and self.slower == 0
+
+
+@dataclass
+class ClassVerdict:
+    """The verdict for one class and band: who was compared on which cases, who wins."""
+
+    cls: str
+    band: str
+    kernels: tuple[str, ...]
+    cases: list[Case]
+    ranked: list[Standing]
+    partial: list[Standing]
+    left_out: list[tuple[Case, list[str]]] = field(default_factory=list)
+    tallies: dict[str, Tally] = field(default_factory=dict)
+
+    @property
+    def winner(self) -> Standing | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def runner_up(self) -> Standing | None:
+        return self.ranked[1] if len(self.ranked) > 1 else None
+
+    @property
+    def rows(self) -> list[int]:
+        return sorted({r for s in (*self.ranked, *self.partial) for r in s.rows})
+
+    def sizes_text(self) -> str:
+        """The sizes the verdict stands on, per kernel: "vector_add at 16,777,216,
+        matmul at n = 4,096"."""
+        by_kernel: dict[str, set[int]] = {}
+        for k, _v, _d, s in self.cases:
+            by_kernel.setdefault(k, set()).add(s)
+        parts = []
+        for k in sorted(by_kernel):
+            sizes = sorted(by_kernel[k])
+            txt = f"{sizes[0]:,}" if len(sizes) == 1 else f"{sizes[0]:,}–{sizes[-1]:,}"
+            parts.append(f"{k} at {'n = ' if unit_of(k) == 'n' else ''}{txt}")
+        return ", ".join(parts)
+
+    def bounds_text(self) -> str:
+        return "; ".join(sorted({f"{band_bounds(k, self.band)} "
+                                 f"{'(matrix order n)' if unit_of(k) == 'n' else 'elements'}"
+                                 for k in self.kernels if _kernel_spec(k)})) or self.band
+
+
+def _choose_sizes(table: pd.DataFrame) -> dict[tuple[str, str, str], int]:
+    """Per case: the size in the band measured by the most frameworks (largest on ties)."""
+    out = {}
+    for (k, v, d), g in table.groupby(["kernel", "variant", "dtype"], sort=True):
+        count = g.groupby("size_key")["backend"].nunique()
+        top = count.max()
+        out[(str(k), str(v), str(d))] = int(max(count[count == top].index))
+    return out
+
+
+def class_verdict(table: pd.DataFrame, cls: str, band: str,
+                  samples: stats.Samples | None = None,
+                  kernels: Sequence[str] | None = None,
+                  df: pd.DataFrame | None = None) -> ClassVerdict | None:
+    """The like-for-like verdict of ``cls`` in ``band`` from :func:`case_table` rows;
+    None when no framework measured a case of it. ``df`` (the prepared frame) and
+    ``samples`` give the noise test; without them tallies use the quartiles or nothing."""
+    kernels = tuple(kernels or CLASSES[cls])
+    mine = table[table["kernel"].isin(kernels) & (table["band"] == band)]
+    if mine.empty:
+        return None
+    sizes = _choose_sizes(mine)
+    at = mine[[sizes[(k, v, d)] == s for k, v, d, s in zip(
+        mine["kernel"], mine["variant"], mine["dtype"], mine["size_key"], strict=True)]]
+    have: dict[str, dict[Case, tuple[float, int]]] = {}
+    for r in at.itertuples(index=False):
+        case = (str(r.kernel), str(r.variant), str(r.dtype), int(r.size_key))
+        have.setdefault(str(r.backend), {})[case] = (float(r.speedup), int(r.row))
+    universe = sorted({c for per in have.values() for c in per})
+    left_out: list[tuple[Case, list[str]]] = []
+    cases = list(universe)
+    while cases and not any(all(c in per for c in cases) for per in have.values()):
+        # the case measured by the fewest frameworks goes first (the last such in order)
+        fewest = min(sum(c in per for per in have.values()) for c in cases)
+        drop = [c for c in cases if sum(c in per for per in have.values()) == fewest][-1]
+        cases.remove(drop)
+        left_out.append((drop, sorted(b for b, per in have.items() if drop in per)))
+    ranked, partial = [], []
+    for backend in sorted(have):
+        per = have[backend]
+        if all(c in per for c in cases) and cases:
+            ranked.append(Standing(backend, list(cases), [per[c][0] for c in cases],
+                                   [per[c][1] for c in cases]))
+        else:
+            own = [c for c in universe if c in per]
+            partial.append(Standing(backend, own, [per[c][0] for c in own],
+                                    [per[c][1] for c in own]))
+    ranked.sort(key=lambda s: (-s.median, s.backend))
+    verdict = ClassVerdict(cls, band, kernels, cases, ranked, partial, left_out)
+    if verdict.winner is not None:
+        for other in [*ranked[1:], *partial]:
+            verdict.tallies[other.backend] = tally(verdict.winner, other, df, samples)
+    return verdict
+
+
+def tally(winner: Standing, other: Standing, df: pd.DataFrame | None,
+          samples: stats.Samples | None) -> Tally:
+    """Winner against ``other`` case by case over the cases both measured, on the
+    caller's clock with the recorded samples (quartiles where there are none)."""
+    out = Tally(other.backend)
+    theirs = dict(zip(other.cases, other.rows, strict=True))
+    for case, row in zip(winner.cases, winner.rows, strict=True):
+        if case not in theirs:
+            continue
+        v = _compare_rows(df, samples, theirs[case], row)
+        if v.label == stats.FASTER:
+            out.faster += 1
+        elif v.label == stats.SLOWER:
+            out.slower += 1
+        elif v.label == stats.SAME:
+            out.same += 1
+        else:
+            out.unresolved += 1
+    return out
+
+
+def _compare_rows(df: pd.DataFrame | None, samples: stats.Samples | None, base: int,
+                  new: int) -> stats.Verdict:
+    """stats.compare of row ``new`` against row ``base`` on the caller's clock."""
+    if df is None:
+        return stats.Verdict(stats.UNRESOLVED, math.nan, math.nan, "none")
+    b, n = df.loc[base], df.loc[new]
+    get = samples.get if samples is not None else (lambda i, c: None)
+    return stats.compare(float(b["caller_s"]), float(n["caller_s"]),
+                         get(int(base), "pipelined"), get(int(new), "pipelined"),
+                         (b["caller_q1"], b["caller_q3"]), (n["caller_q1"], n["caller_q3"]))
+
+
+def headline_band(table: pd.DataFrame, cls: str) -> str | None:
+    """The band a class's verdict is given for: the largest band with a case."""
+    kernels = CLASSES[cls]
+    bands = set(table.loc[table["kernel"].isin(kernels), "band"])
+    for band in reversed(BAND_NAMES):
+        if band in bands:
+            return band
+    return None
+
+
+def verdicts(df: pd.DataFrame, samples: stats.Samples | None = None,
+             mode: str = "hot") -> dict[str, dict[str, ClassVerdict]]:
+    """Every class's verdict per band, and the small-arrays class (the small band of
+    :data:`SMALL_OF`): ``{class: {band: verdict}}``."""
+    table = case_table(df, mode)
+    out: dict[str, dict[str, ClassVerdict]] = {}
+    for cls in CLASSES:
+        per = {b: v for b in BAND_NAMES
+               if (v := class_verdict(table, cls, b, samples, df=df)) is not None}
+        if per:
+            out[cls] = per
+    small_kernels = tuple(k for c in SMALL_OF for k in CLASSES[c])
+    v = class_verdict(table, SMALL, "small", samples, small_kernels, df)
+    if v is not None:
+        out[SMALL] = {"small": v}
+    return out
+
+
+# -- one crossover per framework and class --------------------------------------------------
+
+
+@dataclass
+class CrossSummary:
+    """One GPU framework's crossover for one class: median and range over its cases
+    (NaN: never), on the caller's clock with the data on the device, and with host
+    transfers (measured where a +transfers row exists, else estimated)."""
+
+    backend: str
+    cls: str
+    n: int
+    median: float
+    lo: float
+    hi: float
+    never: int
+    t_n: int = 0
+    t_median: float = math.nan
+    t_lo: float = math.nan
+    t_hi: float = math.nan
+    t_never: int = 0
+    cases: list[str] = field(default_factory=list)
+    #: the median is an upper bound: the GPU won at every size compared in the cases
+    #: that decide it ("≤ 1,024")
+    bound: bool = False
+    t_bound: bool = False
+
+    def text(self) -> str:
+        """"≈ 23,000 elements (16,000–95,000 over 10 cases; never in 1)"."""
+        return _cross_text(self.median, self.lo, self.hi, self.n, self.never, self.bound)
+
+    def transfers_text(self) -> str:
+        if not self.t_n:
+            return "not measured"
+        return _cross_text(self.t_median, self.t_lo, self.t_hi, self.t_n, self.t_never,
+                           self.t_bound)
+
+    def sentence(self) -> str:
+        """Both figures, as every section shows them."""
+        return (f"{self.text()}; with host transfers {self.transfers_text()}")
+
+
+def sig2(x: float) -> str:
+    """Two significant digits with thousands separators: 1,612 -> 1,600."""
+    return f"{float(f'{x:.2g}'):,.0f}"
+
+
+def _cross_text(median: float, lo: float, hi: float, n: int, never: int,
+                bound: bool = False) -> str:
+    if n == 0:
+        return "not measured"
+    where = f"{n} case{'s' if n != 1 else ''}"
+    if not math.isfinite(median):
+        return (f"never (the GPU is slower at the largest size compared in {never} of "
+                f"{where})")
+    mark = "≤" if bound else "≈"
+    if n == 1:
+        return f"{mark} {sig2(median)} elements (1 case)"
+    spread = f"{sig2(lo)}–{sig2(hi)}" if math.isfinite(hi) else f"{sig2(lo)}–never"
+    extra = f"; never in {never}" if never else ""
+    return f"{mark} {sig2(median)} elements ({spread} over {where}{extra})"
+
+
+def median_with_never(values: Sequence[float], bounds: Sequence[bool] | None = None
+                      ) -> tuple[float, float, float, int, bool]:
+    """(median, lo, hi, never, bound) of per-case crossovers, where NaN (never) ranks
+    above every size; ``bounds`` marks values that are upper bounds (the GPU won at every
+    size compared), and ``bound`` says whether the median is one. With an even count the
+    median is the lower of the two middle values: a measured crossover, never an average
+    of two cases (and never an average with "never")."""
+    v = np.array([x if math.isfinite(x) else math.inf for x in values], dtype=float)
+    if v.size == 0:
+        return math.nan, math.nan, math.nan, 0, False
+    flags = np.asarray(bounds if bounds is not None else [False] * v.size, dtype=bool)
+    order = np.lexsort((~flags, v))  # a bound sorts before a measured value of its size
+    k = order[(v.size - 1) // 2]
+    med = float(v[k])
+    never = int(np.isinf(v).sum())
+    fin = v[np.isfinite(v)]
+    lo = float(fin.min()) if fin.size else math.inf
+    hi = float(v.max())
+    return (med if math.isfinite(med) else math.nan, lo, hi, never,
+            bool(flags[k]) and math.isfinite(med))
+
+
+def class_crossovers(found: Iterable[Any]) -> dict[tuple[str, str], CrossSummary]:
+    """Per (GPU backend, class): the crossover summary over the class's element-sized
+    cases (``found``: :func:`gpubench.report.sections.crossover.crossings`)."""
+    from gpubench.report.sections.crossover import NO_CALLER_CLOCK
+
+    by: dict[tuple[str, str], list[Any]] = {}
+    for c in found:
+        if not c.elements or c.device_resident[0] == NO_CALLER_CLOCK:
+            continue
+        for cls, kernels in CLASSES.items():
+            if c.kernel in kernels:
+                by.setdefault((c.backend, cls), []).append(c)
+    out = {}
+    for (backend, cls), cs in sorted(by.items()):
+        med, lo, hi, never, bound = median_with_never(
+            [c.device_resident[1] for c in cs], [_is_bound(c.device_resident) for c in cs])
+        trans = [c.measured_transfers or c.estimated_transfers for c in cs]
+        trans = [t for t in trans if t]
+        t_med, t_lo, t_hi, t_never, t_bound = median_with_never(
+            [t[1] for t in trans], [_is_bound(t) for t in trans])
+        out[(backend, cls)] = CrossSummary(
+            backend, cls, len(cs), med, lo, hi, never, len(trans), t_med, t_lo, t_hi,
+            t_never, [f"{c.kernel}/{c.variant} {c.dtype}" for c in cs], bound, t_bound)
+    return out
+
+
+def _is_bound(cross: tuple[str, float]) -> bool:
+    """A per-case crossover that is an upper bound: "≤ n (faster at every size)"."""
+    return str(cross[0]).startswith("≤")
+
+
+# -- first call where compilation happens -----------------------------------------------------
+
+
+def first_call_rows(df: pd.DataFrame, backend: str,
+                    implementations: Iterable[str] | None = None) -> pd.DataFrame:
+    """The backend's rows whose first call can show compilation: ok, hot, the first
+    (smallest) size of each (kernel, variant, dtype, implementation), not ``interop``,
+    not met by a warm persistent cache. Column ``extra``: building plus the first call
+    less a steady sync call (the first call is one call and a wait, on the host clock)."""
+    rows = df[(df["backend"] == backend) & (df["status"] == "ok") & (df["mode"] == "hot")
+              & (df["first_call_s"] > 0) & ~df["kernel"].isin(NOT_JIT_KERNELS)]
+    if implementations is not None:
+        rows = rows[rows["implementation"].isin(list(implementations))]
+    if "cache_state" in rows.columns:
+        rows = rows[rows["cache_state"].fillna("").astype(str) != "warm"]
+    if rows.empty:
+        return rows.assign(extra=pd.Series(dtype=float))
+    keys = ["kernel", "variant", "dtype", "implementation"]
+    first = rows.groupby(keys)["size_key"].transform("min")
+    rows = rows[rows["size_key"] == first]
+    steady = rows["sync_s"].where(rows["sync_s"] > 0, rows["caller_s"])
+    steady = steady.where(steady > 0, rows["median_s"]).fillna(0)
+    extra = (rows["setup_s"].fillna(0) + rows["first_call_s"] - steady).clip(lower=0)
+    return rows.assign(extra=extra)
+
+
+def jit_visible(extra: pd.Series) -> tuple[bool, bool]:
+    """(typical, worst): whether the median and the largest first-call extra cost
+    reach :data:`JIT_VISIBLE_S`."""
+    if extra.empty:
+        return False, False
+    return bool(extra.median() >= JIT_VISIBLE_S), bool(extra.max() >= JIT_VISIBLE_S)
+
+
+def cache_note(df: pd.DataFrame, backend: str) -> str:
+    """What the persistent caches were for the backend's rows: "", or a note that
+    every first call met a warm cache (so no compilation cost can be read)."""
+    if "cache_state" not in df.columns:
+        return ""
+    states = df.loc[(df["backend"] == backend) & (df["status"] == "ok"), "cache_state"]
+    states = set(states.fillna("").astype(str)) - {""}
+    if states == {"warm"}:
+        return "every first call met a warm compilation cache: no cold-cache rows"
+    return ""
+
+
+def energy_per_case(df: pd.DataFrame, backend: str, kernels: Sequence[str],
+                    per: str) -> tuple[list[float], list[int]]:
+    """Work per joule of the backend's best implementation (fastest on the caller's
+    clock among rows with an energy reading) per case at its largest read size:
+    GB/J (``per`` = "bytes") or GFLOP/J ("flops"). Returns (values, rows)."""
+    rows = df[(df["backend"] == backend) & (df["status"] == "ok") & (df["mode"] == "hot")
+              & df["kernel"].isin(list(kernels)) & (df["energy_j"] > 0) & (df[per] > 0)
+              & ~df["implementation"].astype(str).str.endswith("+transfers")]
+    if rows.empty:
+        return [], []
+    keys = ["kernel", "variant", "dtype"]
+    top = rows.groupby(keys)["size_key"].transform("max")
+    rows = rows[rows["size_key"] == top].sort_values(
+        [*keys, "caller_s", "implementation"], kind="mergesort")
+    best = rows.drop_duplicates(keys, keep="first")
+    values = (best[per] / best["energy_j"] / 1e9).to_list()
+    return [float(v) for v in values], [int(i) for i in best.index]
+
+
+def ordered_backends(backends: Iterable[str]) -> list[str]:
+    """NumPy first, then CPU, then GPU, by name."""
+    return sorted(set(backends), key=lambda b: (
+        not b.startswith(f"{BASELINE_FRAMEWORK}-"), b.endswith("-gpu"), b))
+
+
+def crossover_lookup(summaries: Mapping[tuple[str, str], CrossSummary], backend: str,
+                     cls: str = "elementwise") -> CrossSummary | None:
+    return summaries.get((backend, cls))
