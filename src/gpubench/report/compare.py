@@ -1,5 +1,6 @@
 """Run-vs-run comparison: two result sets (two machines, or two dates), every shared
-measurement labelled SAME, FASTER or SLOWER from the recorded samples.
+measurement labelled FASTER, SLOWER, SAME (within ±5 %, shown) or UNRESOLVED from the
+recorded samples.
 
 ``python -m gpubench compare --base <dir|timings.csv> --new <dir|timings.csv>
 --html compare.html --md compare.md``
@@ -7,10 +8,11 @@ measurement labelled SAME, FASTER or SLOWER from the recorded samples.
 A measurement is shared when both sets have a row with the same framework, device,
 backend, implementation, kernel, variant, size, dtype and mode (and, on the CPU, thread
 count; a GPU row's thread count is the host's core count, which says nothing about the
-GPU, so it is ignored). The label comes from :func:`gpubench.report.stats.compare`: a
-two-sided Mann–Whitney U test on the two sets of samples *and* a minimum effect on the
-ratio of medians (new / base), in the spirit of nvbench's ``compare.py``; where a set has
-no samples, non-overlapping interquartile ranges stand in for the test.
+GPU, so it is ignored). The label comes from :func:`gpubench.report.stats.compare`: the
+Hodges–Lehmann confidence interval of the time ratio new / base (from the two-sided
+Mann–Whitney U test on the two sets of samples) against a minimum effect, in the spirit
+of nvbench's ``compare.py``; where a set has no samples, the interquartile ranges stand
+in for the interval.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ from gpubench.report.render import Figure, Markup, text_table
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
-LABEL_ORDER = (stats.SLOWER, stats.FASTER, stats.SAME, "NOT COMPARABLE")
-LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999"}
+LABEL_ORDER = (stats.SLOWER, stats.FASTER, stats.SAME, stats.UNRESOLVED, "NOT COMPARABLE")
+LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999",
+                stats.UNRESOLVED: "#e0a030"}
 
 
 @dataclass
@@ -160,9 +163,12 @@ def group_table(cmp: pd.DataFrame, by: str) -> pd.DataFrame | None:
         gm = float(np.exp(np.log(g["ratio"].astype(float)).mean()))
         rows.append([key, str(len(g)), str(int((g["label"] == stats.FASTER).sum())),
                      str(int((g["label"] == stats.SLOWER).sum())),
-                     str(int((g["label"] == stats.SAME).sum())), _fmt_ratio(gm)])
-    return text_table([by, "shared", "FASTER", "SLOWER", "SAME", "geomean new/base"], rows,
-                 frozenset({"shared", "FASTER", "SLOWER", "SAME", "geomean new/base"}))
+                     str(int((g["label"] == stats.SAME).sum())),
+                     str(int((g["label"] == stats.UNRESOLVED).sum())), _fmt_ratio(gm)])
+    return text_table([by, "shared", "FASTER", "SLOWER", "SAME", "UNRESOLVED",
+                       "geomean new/base"], rows,
+                      frozenset({"shared", "FASTER", "SLOWER", "SAME", "UNRESOLVED",
+                                 "geomean new/base"}))
 
 
 def detail_table(cmp: pd.DataFrame) -> pd.DataFrame:
@@ -190,13 +196,13 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     for bi, backend in enumerate(backends):
         g = data[data["backend"] == backend].reset_index(drop=True)
         offs = (np.arange(len(g)) / max(len(g) - 1, 1) - 0.5) * 0.6 if len(g) > 1 else [0.0]
-        for lab in (stats.SAME, stats.FASTER, stats.SLOWER):
+        for lab in (stats.SAME, stats.UNRESOLVED, stats.FASTER, stats.SLOWER):
             sel = (g["label"] == lab).to_numpy()
             if sel.any():
                 ax.plot(bi + np.asarray(offs)[sel], g.loc[sel, "ratio"].to_numpy(float),
                         linestyle="none", marker="o", markersize=3, alpha=0.7,
                         color=LABEL_COLORS[lab])
-    for lab in (stats.SLOWER, stats.FASTER, stats.SAME):
+    for lab in (stats.SLOWER, stats.FASTER, stats.SAME, stats.UNRESOLVED):
         ax.plot([], [], linestyle="none", marker="o", color=LABEL_COLORS[lab], label=lab)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(backends)), backends, rotation=20, ha="right")
@@ -288,7 +294,8 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
                f"{len(shared)} shared measurements, one column per backend, log scale: "
                f"{int((shared['label'] == stats.FASTER).sum())} FASTER (blue), "
                f"{int((shared['label'] == stats.SLOWER).sum())} SLOWER (red), "
-               f"{int((shared['label'] == stats.SAME).sum())} SAME (grey).")
+               f"{int((shared['label'] == stats.SAME).sum())} SAME (grey), "
+               f"{int((shared['label'] == stats.UNRESOLVED).sum())} UNRESOLVED (orange).")
         figure = Figure(alt, ratio_figure, (fig_data, base.label, new.label), "compare")
     groups = [(by, t) for by in ("backend", "kernel")
               if (t := group_table(cmp, by)) is not None]

@@ -38,7 +38,8 @@ SYMBOLS = ("circle", "square", "triangle-up", "diamond", "triangle-down", "trian
 #: the dashes of matplotlib's "-", "--" and ":"
 DASH = {"-": "solid", "--": "dash", ":": "dot"}
 #: the same labels and colours as compare.LABEL_COLORS
-LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999"}
+LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999",
+                stats.UNRESOLVED: "#e0a030"}
 SEED_CROSSOVER = 10_000
 TRANSFERS_SUFFIX = "+transfers"
 CONFIG = {"displaylogo": False, "responsive": True,
@@ -468,7 +469,7 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
                 if len(idx) > 1 else np.zeros(1))
         xs[idx] = bi + offs
     traces = []
-    for lab in (stats.SLOWER, stats.FASTER, stats.SAME):
+    for lab in (stats.SLOWER, stats.FASTER, stats.SAME, stats.UNRESOLVED):
         sel = (data["label"] == lab).to_numpy()
         if not sel.any():
             continue
