@@ -477,3 +477,37 @@ def test_the_correctness_check_passes_at_its_tolerance_and_fails_just_above() ->
     nan[3] = math.nan
     assert not spec.check(case, nan, ref).passed
     assert not spec.check(case, ref[:10], ref).passed
+
+
+# -- size grids that meet -----------------------------------------------------------------------
+
+
+def test_every_default_gpu_size_up_to_2_24_has_a_numpy_row() -> None:
+    """The default config's NumPy step measures every GPU size up to 2**24 elements (and
+    n = 4096 for GEMM): no speedup in the report stands on a size NumPy did not measure."""
+    from pathlib import Path
+
+    import yaml
+
+    from gpubench.runner import plan
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml")
+                            .read_text())
+    numpy = {(i.kernel, i.size) for i in plan("numpy-cpu", config, 4)}
+    limit = {"matmul": 4096, "linalg": 4096}
+    for name, k in config["kernels"].items():
+        if name in ("transfer", "launch_overhead", "interop"):
+            continue  # no NumPy speedup: host-device copies, a call's floor, hand-offs
+        for size in k.get("gpu_sizes", []):
+            if size <= limit.get(name, 1 << 24):
+                assert (name, size) in numpy, f"{name} at {size} has no NumPy row"
+
+
+def test_baseline_sizes_run_for_numpy_only_at_the_full_thread_count() -> None:
+    from gpubench.runner import plan
+
+    config = {"threads": [1, "max"], "kernels": {
+        "matmul": {"sizes": [64], "baseline_sizes": [128], "dtypes": ["float64"]}}}
+    numpy = plan("numpy-cpu", config, 4)
+    assert {(i.size, i.threads) for i in numpy} == {(64, 1), (64, 4), (128, 4)}
+    assert {i.size for i in plan("torch-cpu", config, 4)} == {64}

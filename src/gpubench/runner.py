@@ -29,6 +29,8 @@ from gpubench.energy import nvml_handle
 from gpubench.spec import KERNELS, get_kernel, implementations
 
 SRC_DIR = Path(__file__).resolve().parents[1]
+#: the framework every speedup is taken against; its step also runs ``baseline_sizes``
+BASELINE_FRAMEWORK = "numpy"
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,12 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
         if cold_ok:
             modes = list(kcfg.get("gpu_modes") or config.get("gpu_modes", ["hot", "cold"]))
         sizes = kcfg.get("gpu_sizes") if device == "gpu" else None
-        cases = spec.cases(sizes or kcfg.get("sizes"), kcfg.get("dtypes"),
+        sizes = list(sizes or kcfg.get("sizes") or spec.default_sizes)
+        # the baseline's extra sizes (where GPU sizes would otherwise meet no NumPy row)
+        # run at the step's full thread count only: the fastest NumPy row is the baseline
+        extra = ({int(s) for s in kcfg.get("baseline_sizes") or ()} - set(sizes)
+                 if framework == BASELINE_FRAMEWORK else set())
+        cases = spec.cases(sorted({*sizes, *extra}), kcfg.get("dtypes"),
                            kcfg.get("variants"), kcfg.get("params"))
         for case in cases:
             for impl in impls:
@@ -89,6 +96,8 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                     continue
                 counts = sweep if (device == "cpu" and impl.parallel) else (
                     [1] if device == "cpu" else [cores])
+                if case.size in extra:
+                    counts = [max(counts)]
                 cold_max = config.get("gpu_cold_max_bytes")
                 case_modes = [m for m in modes if m != "cold" or cold_max is None
                               or spec.bytes_moved(case) <= cold_max]
