@@ -210,3 +210,14 @@ def test_the_update_period_is_read_once_and_spans_snap_to_it() -> None:
     assert energy.snap(0.185, None) == 0.185
     stuck = SimCounter(0.0, 0.01)
     assert energy.update_period(stuck, max_s=0.05) is None
+
+
+def test_crosscheck_compares_the_short_window_with_a_long_one() -> None:
+    meter = SimCounter(watts=250.0, period=0.01)
+    out = energy.crosscheck(_batch(2e-4, 20), 20, meter, short_s=0.05, long_s=0.2)
+    assert out["long_window_s"] > out["short_window_s"] > 0
+    assert out["short_j"] > 0 and out["long_j"] > 0
+    assert out["rel_diff"] == pytest.approx(out["short_j"] / out["long_j"] - 1)
+    assert not math.isnan(out["rel_diff"])
+    none = energy.crosscheck(_batch(1e-4, 5), 5, energy.Unmetered("no counter"), 0.05, 0.2)
+    assert math.isnan(none["rel_diff"]) and none["reason"]

@@ -267,3 +267,27 @@ def energy_window(run_batch: Callable[[], Any], calls_per_batch: int, meter: Met
             "energy_sm_mhz": sum(clocks) / len(clocks) if clocks else math.nan,
             "energy_calls": calls, "energy_window_s": span,
             "energy_meter": meter.name, "energy_reason": ""}, result
+
+
+def crosscheck(run_batch: Callable[[], Any], calls_per_batch: int, meter: Meter,
+               short_s: float, long_s: float, max_wait_s: float = 1.0,
+               clock: Callable[[], float] = time.perf_counter) -> dict[str, Any]:
+    """The same calls read over the rows' short window and over a long one: the
+    relative difference of the energy per call (``rel_diff``, long as reference) is the
+    uncertainty the report states beside work per joule. A long window averages over
+    many counter updates and over a power limiter's own averaging, so it is the better
+    reading; the rows cannot afford one each."""
+    short, _ = energy_window(run_batch, calls_per_batch, meter, short_s, max_wait_s, clock)
+    long_, _ = energy_window(run_batch, calls_per_batch, meter, long_s, max_wait_s, clock)
+    out: dict[str, Any] = {"short_window_s": short.get("energy_window_s", math.nan),
+                           "long_window_s": long_.get("energy_window_s", math.nan),
+                           "short_j": short.get("energy_j", math.nan),
+                           "long_j": long_.get("energy_j", math.nan),
+                           "meter": meter.name}
+    reason = short.get("energy_reason") or long_.get("energy_reason")
+    if reason or not (out["long_j"] > 0 and out["short_j"] > 0):
+        out["reason"] = reason or "no reading"
+        out["rel_diff"] = math.nan
+    else:
+        out["rel_diff"] = out["short_j"] / out["long_j"] - 1.0
+    return out
