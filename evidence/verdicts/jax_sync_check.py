@@ -44,10 +44,12 @@ LOW, HIGH = 0.9, 1.1
 
 def settings_from_config(path: Path) -> Any:
     """The GPU steps' harness settings: ``harness`` merged with ``gpu_harness``."""
-    from gpubench.config import load_config
+    import yaml
+
     from gpubench.harness import Settings
 
-    config = load_config(path)
+    # read as written (no schema check: the GPU machine may lack jsonschema)
+    config = yaml.safe_load(path.read_text())
     harness = {**config.get("harness", {}), **config.get("gpu_harness", {})}
     return Settings(**{k: v for k, v in harness.items() if k in Settings.__dataclass_fields__})
 
