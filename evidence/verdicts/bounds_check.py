@@ -36,10 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
     args = parser.parse_args(argv)
 
-    from gpubench import plausibility, probe
-    from gpubench.ceilings import fmt_bytes, link_table
     import yaml
 
+    from gpubench import plausibility, probe
+    from gpubench.ceilings import fmt_bytes, link_table
     from gpubench.results import read_timings
 
     # read as written (no schema check: the GPU machine may lack jsonschema)
