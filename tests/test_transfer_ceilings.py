@@ -143,7 +143,9 @@ def test_ceilings_table_lists_both_directions_and_the_unchecked():
     assert "device-to-host, pinned (the transfers' reference), 256 MiB" in cells
     assert "a result, not a ceiling" in cells
     assert "12.5 MiB source + destination" in cells
-    assert "not checked" not in cells
+    assert "not checked" not in cells and "launch gaps" not in cells
+    gaps = ceilings_section.ceiling_table({"ceilings": {**NEW, "pinned_queued": False}})
+    assert "launch gaps may have lowered them" in gaps.to_string()
     old = ceilings_section.ceiling_table({"ceilings": OLD}).to_string()
     assert "not checked" in old and "no L2-resident copy ceiling" in old
 

@@ -184,7 +184,7 @@ def link_batch(single_s: float) -> int:
 
 def link_rates(ev: Events, copy: Callable[[str, int], Callable[[], Any]],
                sizes: Sequence[int], busy: Callable[[], Any], busy_s: float,
-               repeats: int = 5) -> tuple[dict[str, dict[str, float]], bool]:
+               repeats: int = 10) -> tuple[dict[str, dict[str, float]], bool]:
     """GB/s of pinned host-device copies per direction and size (``{"h2d": {"<bytes>":
     GB/s}}``), and whether every batch was queued whole in time.
 
@@ -192,8 +192,8 @@ def link_rates(ev: Events, copy: Callable[[str, int], Callable[[], Any]],
     pinned host buffer and the device. Per size the faster of one copy at a time and a
     batch of back-to-back copies counts (:func:`batch_seconds`, both behind busy work,
     so the launch is not timed): queued copies overlap their set-up with the previous
-    transfer, so at small sizes a batch is faster, and a row that copies once cannot
-    read above the figure."""
+    transfer, so at small sizes a batch is faster; the figure is at least what one copy
+    at a time reaches, and the fastest of ``repeats`` tries."""
     out: dict[str, dict[str, float]] = {}
     all_ahead = True
     for direction in DIRECTIONS:

@@ -75,6 +75,9 @@ def ceiling_table(env_data: Mapping[str, Any]) -> pd.DataFrame | None:
         for direction, rates in link_table(raw, key).items():
             rows += [[f"{names[direction]}, {what}, {fmt_bytes(n)}", fmt_sig(v, 4), "GB/s",
                       f"{key}.{direction}.{n}"] for n, v in rates.items()]
+    if raw.get("pinned_queued") is False:
+        rows.append(["(pinned rates)", "", "", "some batches were not queued whole before "
+                     "the device reached them: launch gaps may have lowered them"])
     note = f"measured with {raw.get('measured_with')}" if raw.get("measured_with") else ""
     if note:
         rows.append(["(GPU ceilings)", "", "", note])
