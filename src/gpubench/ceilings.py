@@ -1,16 +1,31 @@
 """Measured ceilings: what this machine can do at best, so every row gets a % of it.
 
-The probe measures, per run, a large device-to-device copy (bytes read + written),
-library SGEMM and DGEMM (TF32 off), and host-to-device copies from pinned and pageable
-memory — on the GPU through PyTorch or CuPy, whichever is installed — and the same
+The probe measures, per run, a large device-to-device copy (bytes read + written), a hot
+copy that stays inside the L2 cache, library SGEMM and DGEMM (TF32 off), and the bus:
+host-to-device and device-to-host copies from and into pinned memory, per direction, at
+the sizes the ``transfer`` kernel measures (and pageable copies at the same sizes, as
+results), on the GPU through PyTorch or CuPy, whichever is installed; and the same
 copy and GEMMs on the CPU through NumPy. Datasheet numbers are not used: a row is
 judged against what was measured on the same machine the same day.
+
+Which ceiling a row is read against (:func:`ceiling_for`):
+
+* memory-bound rows: the L2-resident copy (``l2_copy_gbps``) when their data fit in
+  :data:`L2_MULTIPLE` L2 caches, the device-to-device copy (``d2d_copy_gbps``) above;
+* GEMM-bound rows: the GEMM rate of their dtype;
+* transfers: the pinned rate of the bus in the row's direction at the row's size
+  (``pinned_gbps``), or at the largest probed size if the row's was not probed. Pageable
+  rates depend on the size and on the host (its memory copy, its page faults), so they
+  are results (``pageable_gbps``, ``h2d_pageable_gbps``), never a ceiling: a pageable copy
+  is staged through pinned memory and cannot beat the pinned rate.
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +41,25 @@ KERNEL_BOUND: dict[str, str] = {
     "matmul": "compute",
     "transfer": "transfer",
 }
+#: memory-bound rows whose counted bytes are at most this many L2 caches are read against
+#: the L2-resident copy (their data may be served from L2, faster than memory)
+L2_MULTIPLE = 2.0
+#: L2 size assumed where the probe could not read it (past any current GPU's L2)
+FALLBACK_L2_BYTES = 128 * 2**20
+#: the L2-resident copies: footprints (source + destination) tried, as shares of the L2;
+#: well inside it, so a hot copy is served from L2 and not from memory
+L2_COPY_SHARES = (1 / 16, 1 / 8, 1 / 4)
+#: L2-resident copies per timed batch: a copy of a few MiB lasts about a microsecond,
+#: so a single one between two events would be mostly the events' own cost
+L2_COPY_BATCH = 256
+#: a batch of host-device copies lasts about this long (fewer copies at large sizes)
+LINK_BATCH_S = 0.005
+#: most host-device copies in one batch
+LINK_MAX_BATCH = 64
+#: the transfer kernel's default sizes (float32 elements) when the probe is given none
+DEFAULT_TRANSFER_ELEMENTS = (1 << 16, 1 << 20, 1 << 24, 1 << 26)
+#: the two directions of the bus, as the transfer kernel's variants name them
+DIRECTIONS = ("h2d", "d2h")
 
 
 def _median_time(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> float:
@@ -55,12 +89,18 @@ def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, flo
     return out
 
 
-def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192) -> dict[str, Any]:
-    """GPU ceilings through PyTorch (or CuPy); raises ImportError/RuntimeError if neither."""
+def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192,
+                 transfer_bytes: Sequence[int] = ()) -> dict[str, Any]:
+    """GPU ceilings through PyTorch (or CuPy); raises ImportError/RuntimeError if neither.
+
+    ``transfer_bytes``: the sizes (bytes per copy) at which the bus is probed, those of
+    the transfer kernel's cases (default: its default sizes)."""
+    sizes = sorted({int(b) for b in transfer_bytes if int(b) > 0}) or [
+        4 * n for n in DEFAULT_TRANSFER_ELEMENTS]
     try:
-        return _torch_ceilings(copy_bytes, gemm_n)
+        return _torch_ceilings(copy_bytes, gemm_n, sizes)
     except ImportError:
-        return _cupy_ceilings(copy_bytes, gemm_n)
+        return _cupy_ceilings(copy_bytes, gemm_n, sizes)
 
 
 def _events_median(start: Any, end: Any, fn: Callable[[], Any], repeats: int,
@@ -74,6 +114,118 @@ def _events_median(start: Any, end: Any, fn: Callable[[], Any], repeats: int,
         end.synchronize()
         times.append(elapsed_s(start, end))
     return float(np.median(times))
+
+
+@dataclass
+class Events:
+    """A framework's two timing events on its current stream: how to read the time
+    between them, and whether one has been reached by the device yet."""
+
+    start: Any
+    end: Any
+    elapsed_s: Callable[[Any, Any], float]
+    done: Callable[[Any], bool]
+
+
+def batch_seconds(ev: Events, fn: Callable[[], Any], batch: int, repeats: int,
+                  busy: Callable[[], Any], busy_s: float, lead: int = 2
+                  ) -> tuple[float, bool]:
+    """Fastest seconds per call over ``repeats`` batches of ``batch`` back-to-back calls
+    of ``fn`` between two events, and whether every batch was queued whole in time.
+
+    The events time the device's rate only if the device never waits for the host to
+    queue the next call; otherwise the interval holds idle launch gaps. So each batch is
+    queued behind ``busy`` work (``busy_s`` seconds a call; enough calls to outlast the
+    host's queueing twice over), and the start event must still be pending when the end
+    event has been queued: then the device began the batch with all of it queued. If not,
+    the busy work is made four times longer and the batch timed again (twice at most);
+    the flag says whether it held in the end. ``lead`` untimed calls right before the
+    start event bring the data back into the cache after the busy work. The fastest batch
+    counts: a ceiling is what the device did at best.
+    """
+    fn()
+    ev.end.record()
+    ev.end.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(batch):
+        fn()
+    host_s = time.perf_counter() - t0
+    ev.end.record()
+    ev.end.synchronize()
+    n_busy = max(1, math.ceil(2 * host_s / busy_s)) if busy_s > 0 else 1
+    best, ahead = math.inf, False
+    for _attempt in range(3):
+        best, ahead = math.inf, True
+        for _ in range(repeats):
+            for _ in range(n_busy):
+                busy()
+            for _ in range(lead):
+                fn()
+            ev.start.record()
+            for _ in range(batch):
+                fn()
+            ev.end.record()
+            ahead = ahead and not ev.done(ev.start)
+            ev.end.synchronize()
+            best = min(best, ev.elapsed_s(ev.start, ev.end) / batch)
+        if ahead:
+            break
+        n_busy *= 4
+    return best, ahead
+
+
+def link_batch(single_s: float) -> int:
+    """Copies per batch for a host-device copy lasting ``single_s``: about
+    :data:`LINK_BATCH_S` of them, 1 to :data:`LINK_MAX_BATCH`."""
+    if not single_s > 0:
+        return 1
+    return int(min(max(math.floor(LINK_BATCH_S / single_s), 1), LINK_MAX_BATCH))
+
+
+def link_rates(ev: Events, copy: Callable[[str, int], Callable[[], Any]],
+               sizes: Sequence[int], busy: Callable[[], Any], busy_s: float,
+               repeats: int = 10) -> tuple[dict[str, dict[str, float]], bool]:
+    """GB/s of pinned host-device copies per direction and size (``{"h2d": {"<bytes>":
+    GB/s}}``), and whether every batch was queued whole in time.
+
+    ``copy(direction, nbytes)`` returns one asynchronous copy of ``nbytes`` between a
+    pinned host buffer and the device. Per size the faster of one copy at a time and a
+    batch of back-to-back copies counts (:func:`batch_seconds`, both behind busy work,
+    so the launch is not timed): queued copies overlap their set-up with the previous
+    transfer, so at small sizes a batch is faster; the figure is at least what one copy
+    at a time reaches, and the fastest of ``repeats`` tries."""
+    out: dict[str, dict[str, float]] = {}
+    all_ahead = True
+    for direction in DIRECTIONS:
+        rates = {}
+        for nbytes in sizes:
+            fn = copy(direction, nbytes)
+            single, ahead1 = batch_seconds(ev, fn, 1, repeats, busy, busy_s, lead=0)
+            batched, ahead2 = batch_seconds(ev, fn, link_batch(single), repeats, busy,
+                                            busy_s, lead=0)
+            all_ahead = all_ahead and ahead1 and ahead2
+            rates[str(int(nbytes))] = nbytes / min(single, batched) / 1e9
+        out[direction] = rates
+    return out, all_ahead
+
+
+def pageable_rates(ev: Events, copy: Callable[[str, int], Callable[[], Any]],
+                   sizes: Sequence[int], repeats: int = 5) -> dict[str, dict[str, float]]:
+    """GB/s of pageable host-device copies per direction and size (median of single
+    copies between events): results, not ceilings (see the module's docstring)."""
+    return {d: {str(int(n)): n / _events_median(ev.start, ev.end, copy(d, n), repeats,
+                                                ev.elapsed_s) / 1e9 for n in sizes}
+            for d in DIRECTIONS}
+
+
+def l2_footprints(l2_bytes: int) -> list[int]:
+    """Footprints (source + destination bytes) of the L2-resident copies: the shares
+    :data:`L2_COPY_SHARES` of the L2, rounded down to 2 KiB (two float32 buffers of a
+    multiple of 256 elements); none when the L2 size is unknown."""
+    if not l2_bytes or l2_bytes <= 0:
+        return []
+    sizes = {int(l2_bytes * s) // 2048 * 2048 for s in L2_COPY_SHARES}
+    return sorted(s for s in sizes if s > 0)
 
 
 def best_copy(out: dict[str, Any], copies: Mapping[str, float]) -> None:
@@ -91,9 +243,32 @@ def best_copy(out: dict[str, Any], copies: Mapping[str, float]) -> None:
     out["d2d_copy_gbps_by_method"] = dict(sorted(copies.items()))
 
 
-def _cupy_copies(copy_bytes: int) -> dict[str, float]:
+def best_l2_copy(out: dict[str, Any], copies: Mapping[tuple[str, int], tuple[float, bool]]
+                 ) -> None:
+    """The L2-resident ceiling: the fastest hot copy that fits in L2, over methods and
+    footprints (``copies[(method, footprint bytes)] = (GB/s, queued whole)``).
+
+    Recorded: ``l2_copy_gbps``, the ``l2_copy_bytes`` (source + destination) and
+    ``l2_copy_method`` it was reached with, whether its batches were queued whole in time
+    (``l2_copy_queued``; if not, launch gaps lowered it) and every figure
+    (``l2_copy_gbps_by_method``). With no copy measured, ``l2_copy_error`` says so."""
+    if not copies:
+        out["l2_copy_error"] = "no L2-resident copy could be measured (L2 size unknown?)"
+        return
+    (method, footprint), (gbps, ahead) = max(copies.items(), key=lambda kv: kv[1][0])
+    out["l2_copy_gbps"] = gbps
+    out["l2_copy_bytes"] = footprint
+    out["l2_copy_method"] = method
+    out["l2_copy_queued"] = bool(ahead)
+    out["l2_copy_gbps_by_method"] = {f"{m}, {fmt_bytes(b)}": v[0]
+                                     for (m, b), v in sorted(copies.items())}
+
+
+def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
+                 ) -> tuple[dict[str, float], dict[tuple[str, int], tuple[float, bool]]]:
     """Device-to-device copy rates through CuPy: ``cudaMemcpyAsync`` and an elementwise
-    copy kernel (read + write bytes per second, 1e9); empty without CuPy or a device."""
+    copy kernel (read + write bytes per second, 1e9), of ``copy_bytes`` (memory) and
+    L2-resident (see :func:`best_l2_copy`); empty without CuPy or a device."""
     try:
         import cupy
 
@@ -101,29 +276,46 @@ def _cupy_copies(copy_bytes: int) -> dict[str, float]:
         buf = {"src": cupy.random.random(n, dtype=cupy.float32)}
         buf["dst"] = cupy.empty_like(buf["src"])
     except Exception:  # noqa: BLE001 - no CuPy here: the other methods stand
-        return {}
+        return {}, {}
     s, e = cupy.cuda.Event(), cupy.cuda.Event()
 
     def ms(a: Any, b: Any) -> float:
         return cupy.cuda.get_elapsed_time(a, b) / 1e3
 
-    def memcpy() -> None:
-        cupy.cuda.runtime.memcpyAsync(buf["dst"].data.ptr, buf["src"].data.ptr, copy_bytes,
-                                      cupy.cuda.runtime.memcpyDeviceToDevice,
-                                      cupy.cuda.get_current_stream().ptr)
+    def memcpy(dst: Any, src: Any) -> Callable[[], None]:
+        def run() -> None:
+            cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
+                                          cupy.cuda.runtime.memcpyDeviceToDevice,
+                                          cupy.cuda.get_current_stream().ptr)
+        return run
 
+    def kernel(dst: Any, src: Any) -> Callable[[], None]:
+        return lambda: dst.__setitem__(Ellipsis, src)
+
+    methods = (("cudaMemcpyAsync (CuPy)", memcpy), ("elementwise copy kernel (CuPy)", kernel))
     rates = {}
-    for name, fn in (("cudaMemcpyAsync (CuPy)", memcpy),
-                     ("elementwise copy kernel (CuPy)",
-                      lambda: buf["dst"].__setitem__(Ellipsis, buf["src"]))):
-        t = _events_median(s, e, fn, 20, ms)
+    for name, make in methods:
+        t = _events_median(s, e, make(buf["dst"], buf["src"]), 20, ms)
         rates[name] = 2 * copy_bytes / t / 1e9
+    # the L2-resident batches queue behind large copies (busy_s each)
+    busy = memcpy(buf["dst"], buf["src"])
+    busy_s = 2 * copy_bytes / (max(rates.values()) * 1e9)
+    ev = Events(s, e, ms, lambda ev_: bool(ev_.done))
+    l2: dict[tuple[str, int], tuple[float, bool]] = {}
+    for footprint in l2_footprints(l2_bytes):
+        small = cupy.random.random(footprint // 8, dtype=cupy.float32)
+        into = cupy.empty_like(small)
+        for name, make in methods:
+            t, ahead = batch_seconds(ev, make(into, small), L2_COPY_BATCH, 5, busy, busy_s)
+            l2[(name, footprint)] = (footprint / t / 1e9, ahead)
+        del small, into
     buf.clear()
     cupy.get_default_memory_pool().free_all_blocks()
-    return rates
+    return rates, l2
 
 
-def _torch_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
+def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
+                    ) -> dict[str, Any]:
     import torch
 
     if not torch.cuda.is_available():
@@ -138,35 +330,72 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
     def ms(a: Any, b: Any) -> float:
         return a.elapsed_time(b) / 1e3
 
+    props = torch.cuda.get_device_properties(0)
+    l2_bytes = int(getattr(props, "L2_cache_size", 0))
     out: dict[str, Any] = {"measured_with": f"torch {torch.__version__}"}
     t = _events_median(s, e, lambda: dst.copy_(src), 20, ms)
     copies = {"torch.Tensor.copy_": 2 * copy_bytes / t / 1e9}
-    copies.update(_cupy_copies(copy_bytes))
+    more, l2 = _cupy_copies(copy_bytes, l2_bytes)
+    copies.update(more)
     best_copy(out, copies)
+
+    def busy() -> None:
+        dst.copy_(src)
+
+    busy_s = t
+    ev = Events(s, e, ms, lambda ev_: bool(ev_.query()))
+    for footprint in l2_footprints(l2_bytes):
+        small = torch.rand(footprint // 8, device=dev)
+        into = torch.empty_like(small)
+        t, ahead = batch_seconds(ev, lambda a=into, b=small: a.copy_(b), L2_COPY_BATCH, 5,
+                                 busy, busy_s)
+        l2[("torch.Tensor.copy_", footprint)] = (footprint / t / 1e9, ahead)
+        del small, into
+    best_l2_copy(out, l2)
     for dtype, key in ((torch.float32, "sgemm_gflops"), (torch.float64, "dgemm_gflops")):
         a = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
         b = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
         c = torch.empty_like(a)
         t = _events_median(s, e, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), 10, ms)
         out[key] = 2 * gemm_n**3 / t / 1e9
-    pinned = torch.empty(n, dtype=torch.float32).pin_memory()
-    pageable = torch.empty(n, dtype=torch.float32)
+        del a, b, c
+    link_n = max([n, *(b // 4 for b in transfer_bytes)])
+    pinned = torch.empty(link_n, dtype=torch.float32).pin_memory()
+    pageable = torch.empty(link_n, dtype=torch.float32)
     pinned.fill_(1.0)
     pageable.fill_(1.0)
-    t = _events_median(s, e, lambda: dst.copy_(pinned, non_blocking=True), 10, ms)
+    on_dev = dst if link_n <= n else torch.empty(link_n, device=dev)
+    t = _events_median(s, e, lambda: dst.copy_(pinned[:n], non_blocking=True), 10, ms)
     out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = _events_median(s, e, lambda: dst.copy_(pageable), 5, ms)
+    t = _events_median(s, e, lambda: dst.copy_(pageable[:n]), 5, ms)
     out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
-    props = torch.cuda.get_device_properties(0)
-    out.update(gpu_name=props.name, sm_count=props.multi_processor_count,
-               l2_bytes=int(getattr(props, "L2_cache_size", 0)))
+
+    def copier(host: Any, non_blocking: bool) -> Callable[[str, int], Callable[[], Any]]:
+        def copy(direction: str, nbytes: int) -> Callable[[], Any]:
+            h, d = host[:nbytes // 4], on_dev[:nbytes // 4]
+            if direction == "h2d":
+                return lambda: d.copy_(h, non_blocking=non_blocking)
+            return lambda: h.copy_(d, non_blocking=non_blocking)
+        return copy
+
+    out["pinned_gbps"], out["pinned_queued"] = link_rates(
+        ev, copier(pinned, True), transfer_bytes, busy, busy_s)
+    out["pageable_gbps"] = pageable_rates(ev, copier(pageable, False), transfer_bytes)
+    out.update(gpu_name=props.name, sm_count=props.multi_processor_count, l2_bytes=l2_bytes)
     return out
 
 
-def _cupy_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
+def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
+                   ) -> dict[str, Any]:
     import cupy
     import cupyx
 
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    l2_bytes = int(props["l2CacheSize"])
+    out: dict[str, Any] = {"measured_with": f"cupy {cupy.__version__}"}
+    rates, l2 = _cupy_copies(copy_bytes, l2_bytes)
+    best_copy(out, rates)
+    best_l2_copy(out, l2)
     n = copy_bytes // 4
     src = cupy.random.random(n, dtype=cupy.float32)
     dst = cupy.empty_like(src)
@@ -175,44 +404,160 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int) -> dict[str, Any]:
     def ms(a: Any, b: Any) -> float:
         return cupy.cuda.get_elapsed_time(a, b) / 1e3
 
-    out: dict[str, Any] = {"measured_with": f"cupy {cupy.__version__}"}
-    best_copy(out, _cupy_copies(copy_bytes))
     for dtype, key in ((cupy.float32, "sgemm_gflops"), (cupy.float64, "dgemm_gflops")):
         a = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
         b = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
         c = cupy.empty_like(a)
         t = _events_median(s, e, lambda a=a, b=b, c=c: cupy.matmul(a, b, out=c), 10, ms)
         out[key] = 2 * gemm_n**3 / t / 1e9
-    pinned = cupyx.empty_pinned(n, dtype=np.float32)
+        del a, b, c
+    link_n = max([n, *(b // 4 for b in transfer_bytes)])
+    pinned = cupyx.empty_pinned(link_n, dtype=np.float32)
     pinned[...] = 1.0
-    pageable = np.ones(n, dtype=np.float32)
-    t = _events_median(s, e, lambda: dst.set(pinned), 10, ms)
+    pageable = np.ones(link_n, dtype=np.float32)
+    on_dev = dst if link_n <= n else cupy.empty(link_n, dtype=cupy.float32)
+    t = _events_median(s, e, lambda: dst.set(pinned[:n]), 10, ms)
     out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = _events_median(s, e, lambda: dst.set(pageable), 5, ms)
+    t = _events_median(s, e, lambda: dst.set(pageable[:n]), 5, ms)
     out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
-    props = cupy.cuda.runtime.getDeviceProperties(0)
+    rt = cupy.cuda.runtime
+
+    def copier(host: np.ndarray) -> Callable[[str, int], Callable[[], Any]]:
+        def copy(direction: str, nbytes: int) -> Callable[[], Any]:
+            h, d = host.ctypes.data, on_dev.data.ptr
+
+            def run() -> None:
+                stream = cupy.cuda.get_current_stream().ptr
+                if direction == "h2d":
+                    rt.memcpyAsync(d, h, nbytes, rt.memcpyHostToDevice, stream)
+                else:
+                    rt.memcpyAsync(h, d, nbytes, rt.memcpyDeviceToHost, stream)
+            return run
+        return copy
+
+    def busy() -> None:
+        dst[...] = src
+
+    busy_s = 2 * copy_bytes / (out["d2d_copy_gbps"] * 1e9)
+    ev = Events(s, e, ms, lambda ev_: bool(ev_.done))
+    out["pinned_gbps"], out["pinned_queued"] = link_rates(ev, copier(pinned), transfer_bytes,
+                                                          busy, busy_s)
+    out["pageable_gbps"] = pageable_rates(ev, copier(pageable), transfer_bytes)
     out.update(gpu_name=props["name"].decode(), sm_count=props["multiProcessorCount"],
-               l2_bytes=int(props["l2CacheSize"]))
+               l2_bytes=l2_bytes)
     return out
 
 
+def fmt_bytes(nbytes: float) -> str:
+    """Bytes in binary units: ``256 KiB``, ``4 MiB``, ``1.5 GiB``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.4g} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def _positive(value: Any) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return math.nan
+    return x if math.isfinite(x) and x > 0 else math.nan
+
+
+def link_table(ceilings: Mapping[str, Any], key: str = "pinned_gbps"
+               ) -> dict[str, dict[int, float]]:
+    """``ceilings[key]`` (per direction, bytes -> GB/s) with int sizes, keeping only
+    known directions and positive finite figures: an environment record is data, not
+    trusted. Empty where the probe did not measure it (an older record)."""
+    raw = ceilings.get(key)
+    if not isinstance(raw, Mapping):
+        return {}
+    out: dict[str, dict[int, float]] = {}
+    for direction in DIRECTIONS:
+        per = raw.get(direction)
+        if not isinstance(per, Mapping):
+            continue
+        rates = {}
+        for size, gbps in per.items():
+            try:
+                nbytes = int(float(size))
+            except (TypeError, ValueError):
+                continue
+            if nbytes > 0 and _positive(gbps) > 0:
+                rates[nbytes] = _positive(gbps)
+        if rates:
+            out[direction] = dict(sorted(rates.items()))
+    return out
+
+
+def transfer_direction(row: Mapping[str, Any]) -> str:
+    """"h2d" or "d2h" from a transfer row's variant (``h2d_pinned``...), else ''."""
+    head = str(row.get("variant", "")).split("_", 1)[0]
+    return head if head in DIRECTIONS else ""
+
+
+def link_reference(row: Mapping[str, Any], ceilings: Mapping[str, Any]
+                   ) -> tuple[str, float]:
+    """(label, GB/s) of the bus a transfer row is read against; ('', nan) if none.
+
+    The pinned rate of the row's direction at the row's bytes, or at the largest probed
+    size where the row's size was not probed (the bus at its fastest, so still a bound
+    from above). A record from an older probe has one pinned rate, host to device at
+    1 GiB: host-to-device rows are read against it, device-to-host rows against nothing
+    (the other direction was never probed, and the two differ)."""
+    direction = transfer_direction(row)
+    if not direction:
+        return "", math.nan
+    table = link_table(ceilings).get(direction)
+    if table:
+        nbytes = _positive(row.get("bytes"))
+        size = int(nbytes) if nbytes in table else max(table)
+        note = "" if nbytes in table else ", largest probed"
+        return (f"{direction}_pinned {table[size]:.0f} GB/s at {fmt_bytes(size)}{note}",
+                table[size])
+    old = _positive(ceilings.get("h2d_pinned_gbps"))
+    if direction == "h2d" and old > 0:
+        return f"h2d_pinned {old:.0f} GB/s", old
+    return "", math.nan
+
+
+def in_l2(row: Mapping[str, Any], ceilings: Mapping[str, Any], fallback_l2: float) -> bool:
+    """Whether a row's counted bytes are at most :data:`L2_MULTIPLE` L2 caches (the
+    probe's L2 size, or ``fallback_l2`` where it could not read it); False if unknown."""
+    l2 = _positive(ceilings.get("l2_bytes"))
+    l2 = l2 if l2 > 0 else fallback_l2
+    nbytes = _positive(row.get("bytes"))
+    return nbytes <= L2_MULTIPLE * l2
+
+
 def ceiling_for(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> tuple[str, float]:
-    """(label, % of ceiling) for one result row; ('', nan) when none applies."""
+    """(label, % of ceiling) for one result row; ('', nan) when none applies.
+
+    A GPU memory-bound row within :data:`L2_MULTIPLE` L2 caches is read against the
+    L2-resident copy where the probe measured it (else, as older records had it, the
+    device-to-device copy); a transfer against :func:`link_reference`."""
     bound = KERNEL_BOUND.get(str(row["kernel"]))
     gpu = row["device"] == "gpu"
     if bound == "memory":
-        key, value = ("d2d_copy_gbps" if gpu else "cpu_copy_gbps"), row["gbps"]
+        key = "d2d_copy_gbps" if gpu else "cpu_copy_gbps"
+        if gpu and _positive(ceilings.get("l2_copy_gbps")) > 0 and in_l2(
+                row, ceilings, FALLBACK_L2_BYTES):
+            key = "l2_copy_gbps"
+        value = row["gbps"]
     elif bound == "compute":
         prefix = "" if gpu else "cpu_"
         key = prefix + ("sgemm_gflops" if row["dtype"] == "float32" else "dgemm_gflops")
         value = row["gflops"]
     elif bound == "transfer" and gpu:
-        pinned = "pinned" in str(row["variant"])
-        key, value = ("h2d_pinned_gbps" if pinned else "h2d_pageable_gbps"), row["gbps"]
+        label, reference = link_reference(row, ceilings)
+        value = _positive(row.get("gbps"))
+        if not label or not value > 0:
+            return "", float("nan")
+        return label, 100.0 * value / reference
     else:
         return "", float("nan")
-    ceiling = ceilings.get(key)
-    if not ceiling or value is None or not np.isfinite(value):
+    ceiling = _positive(ceilings.get(key))
+    if not ceiling > 0 or value is None or not np.isfinite(value):
         return "", float("nan")
     unit = "GFLOP/s" if key.endswith("gflops") else "GB/s"
     return f"{key.rsplit('_', 1)[0]} {ceiling:.0f} {unit}", 100.0 * float(value) / ceiling

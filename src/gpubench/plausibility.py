@@ -3,14 +3,32 @@
 A correct result can still come with an impossible time. The commonest cause is work
 that escapes the clock: an implementation that launches on a stream of its own leaves
 the CUDA events on the caller's stream around an empty stretch, and the row then reads
-tens of times faster than memory can move its bytes. Two gates turn such a row's status
-from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
+tens of times faster than memory can move its bytes. The gates below turn such a row's
+status from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
+GPU rows only (a CPU row's clock is the caller's wall clock).
 
-* **Above a measured ceiling.** On a GPU, device time whose throughput exceeds the
-  probe's copy bandwidth by more than :data:`MAX_OVER_CEILING` for a memory-bound kernel
-  whose data is more than :data:`L2_MULTIPLE` times the L2 cache (smaller data may be
-  served from L2, which is faster than memory), or a FLOP rate more than that above the
-  probe's GEMM rate for the dtype, whatever the size.
+* **Above a measured ceiling**, by more than :data:`MAX_OVER_CEILING`:
+
+  - a memory-bound kernel whose counted bytes exceed :data:`L2_MULTIPLE` times the L2
+    cache, against the probe's device-to-device copy (``d2d_copy_gbps``); one whose
+    bytes fit in that, against the probe's hot copy inside the L2 (``l2_copy_gbps``):
+    data that small may be served from L2, faster than memory, but not faster than L2.
+    A probe record without the L2-resident copy (older probes) leaves such rows
+    unchecked, as before; :func:`gate_notes` says so;
+  - a FLOP rate above the probe's GEMM rate for the dtype, whatever the size;
+  - a transfer above the pinned rate of the bus in its direction, at its size (or at
+    the largest probed size: :func:`gpubench.ceilings.link_reference`). An older probe
+    record has the host-to-device rate only: device-to-host rows are then unchecked.
+* **A caller that waited less than the device worked.** The ``sync`` caller clock is
+  one call and a wait for its result on the host clock, which contains the device's
+  work on the call; a device clock reading beyond it counted time that was not the
+  call's work. "Beyond noise" is read off the row's own quartiles: the sync clock's
+  upper quartile below the device clock's lower one (``sync_q3_s < q1_s``: the two runs
+  of samples do not overlap in their middle halves), and the medians' gap more than
+  :data:`SYNC_BELOW_TOLERANCE` of the device median and more than
+  :data:`SYNC_BELOW_MIN_S` (a host timer's resolution and a thread's wake-up). Rows on
+  the device's own clock only (events, CUPTI): a host-timed row's "device" time is the
+  same host clock and wait as its sync clock.
 * **Work missing from the timed stream.** Where the work needs at least
   :data:`ESCAPE_MIN_WORK_S` at the measured ceilings, device time below
   :data:`ESCAPE_RATIO` of the time the device provably worked per call: the pipelined
@@ -20,9 +38,17 @@ from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
   A call whose time goes to the host (dispatch, an allocation) waits little and passes:
   its device clock is right, and its caller's clock says what the host costs.
 
-The thresholds were read off the H100 evidence (``evidence/h100/README.md``, "Plausibility
-gates"): every correct GPU row stays inside them with a wide margin, and a side-stream
-``vector_add`` (:mod:`gpubench.mutants`) falls far outside both.
+The ceiling and escape thresholds were read off the H100 evidence (``evidence/h100/
+README.md``, "Plausibility gates"): every correct GPU row stays inside them with a wide
+margin, and a side-stream ``vector_add`` (:mod:`gpubench.mutants`) falls far outside
+both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
+``evidence/matrix/h100`` (torch autograd rosenbrock float32 at 65,536: sync 7.69 ms
+against 8.60 ms on the device clock; CUDA Python pageable host-to-device at 2**26: 35.6
+against 41.7 ms) and 8 of 1,051 in ``evidence/matrix/h200`` (pageable device-to-host
+copies, torch SVD at n=256, torch autograd rosenbrock): calls that block the host or
+launch thousands of small kernels, whose event interval spans host time as well,
+measured at another moment than the sync samples. Each comparison is strict (``>``,
+``<``): a row exactly at a threshold passes.
 """
 
 from __future__ import annotations
@@ -33,14 +59,23 @@ from typing import Any
 
 import pandas as pd
 
-from gpubench.ceilings import KERNEL_BOUND, ceiling_for
+from gpubench.ceilings import (
+    FALLBACK_L2_BYTES,
+    KERNEL_BOUND,
+    L2_MULTIPLE,
+    ceiling_for,
+    fmt_bytes,
+    link_reference,
+    link_table,
+)
 
 #: a throughput more than this much above its measured ceiling is refused (1.10: 10 %)
 MAX_OVER_CEILING = 1.10
-#: the memory-bandwidth gate applies to data moving more than this many L2 caches
-L2_MULTIPLE = 2.0
-#: L2 size assumed where the probe could not read it (past any current GPU's L2)
-FALLBACK_L2_BYTES = 128 * 2**20
+#: a sync caller time below the device time by more than this share of the device
+#: median (and :data:`SYNC_BELOW_MIN_S`, with non-overlapping quartiles) is refused
+SYNC_BELOW_TOLERANCE = 0.10
+#: ... and by more than this many seconds: the host timer's resolution and a wake-up
+SYNC_BELOW_MIN_S = 2e-6
 #: device time below this share of the pipelined caller time means escaped work ...
 ESCAPE_RATIO = 0.5
 #: ... where the work needs at least this long at the measured ceilings
@@ -84,21 +119,63 @@ def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:
     return max(times) if times else math.nan
 
 
+def _bandwidth_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
+    """The memory and transfer gates: throughput above the row's ceiling."""
+    bound = KERNEL_BOUND.get(str(row.get("kernel")))
+    gbps, nbytes = _num(row.get("gbps")), _num(row.get("bytes"))
+    if bound == "transfer":
+        label, ref = link_reference(row, ceilings)
+        if label and gbps > MAX_OVER_CEILING * ref:
+            return (f"device time gives {gbps:,.1f} GB/s, {100 * gbps / ref:.0f} % of the "
+                    f"measured pinned rate of the bus ({label}): faster than the link; "
+                    "work ran outside the timed stream")
+        return ""
+    if bound != "memory" or not nbytes > 0:
+        return ""
+    l2 = _num(ceilings.get("l2_bytes"))
+    l2 = l2 if l2 > 0 else FALLBACK_L2_BYTES
+    if nbytes > L2_MULTIPLE * l2:
+        copy = _num(ceilings.get("d2d_copy_gbps"))
+        if copy > 0 and gbps > MAX_OVER_CEILING * copy:
+            return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / copy:.0f} % of the "
+                    f"measured copy ceiling ({copy:,.0f} GB/s) on {nbytes / 2**20:,.0f} MiB, "
+                    f"over {L2_MULTIPLE:g}x the {l2 / 2**20:.0f} MiB L2: faster than memory; "
+                    "work ran outside the timed stream")
+        return ""
+    hot = _num(ceilings.get("l2_copy_gbps"))
+    if hot > 0 and gbps > MAX_OVER_CEILING * hot:
+        return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / hot:.0f} % of the "
+                f"measured L2-resident copy ceiling ({hot:,.0f} GB/s) on "
+                f"{fmt_bytes(nbytes)}, within {L2_MULTIPLE:g}x the {l2 / 2**20:.0f} MiB L2: "
+                "faster than the cache; work ran outside the timed stream")
+    return ""
+
+
+def _sync_reason(row: Mapping[str, Any]) -> str:
+    """The caller's sync clock below the device clock beyond noise (module docstring)."""
+    if not device_clocked(row):
+        return ""
+    device, q1 = _num(row.get("median_s")), _num(row.get("q1_s"))
+    sync, sync_q3 = _num(row.get("sync_median_s")), _num(row.get("sync_q3_s"))
+    gap = device - sync
+    if (sync_q3 < q1 and gap > SYNC_BELOW_TOLERANCE * device
+            and gap > SYNC_BELOW_MIN_S):
+        return (f"a caller that waited for each call's result (sync clock) took "
+                f"{sync * 1e6:,.1f} µs (upper quartile {sync_q3 * 1e6:,.1f} µs), "
+                f"{100 * gap / device:.0f} % less than the device clock's "
+                f"{device * 1e6:,.1f} µs (lower quartile {q1 * 1e6:,.1f} µs): a caller "
+                "that waits cannot wait less than the device worked; the device clock "
+                "counted more than the call's work")
+    return ""
+
+
 def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """Why the row's time is impossible on this machine, or '' if it is plausible."""
     if row.get("device") != "gpu":
         return ""
-    bound = KERNEL_BOUND.get(str(row.get("kernel")))
-    copy = _num(ceilings.get("d2d_copy_gbps"))
-    l2 = _num(ceilings.get("l2_bytes"))
-    l2 = l2 if l2 > 0 else FALLBACK_L2_BYTES
-    gbps, nbytes = _num(row.get("gbps")), _num(row.get("bytes"))
-    if (bound == "memory" and copy > 0 and nbytes > L2_MULTIPLE * l2
-            and gbps > MAX_OVER_CEILING * copy):
-        return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / copy:.0f} % of the "
-                f"measured copy ceiling ({copy:,.0f} GB/s) on {nbytes / 2**20:,.0f} MiB, "
-                f"over {L2_MULTIPLE:g}x the {l2 / 2**20:.0f} MiB L2: faster than memory; "
-                "work ran outside the timed stream")
+    text = _bandwidth_reason(row, ceilings)
+    if text:
+        return text
     gemm_key = _GEMM_KEY.get(str(row.get("dtype")), "")
     gemm = _num(ceilings.get(gemm_key, math.nan))
     gflops = _num(row.get("gflops"))
@@ -106,6 +183,9 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
         return (f"device time gives {gflops:,.0f} GFLOP/s, {100 * gflops / gemm:.0f} % of "
                 f"the measured {gemm_key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
                 "GFLOP/s): faster than the arithmetic units")
+    text = _sync_reason(row)
+    if text:
+        return text
     work = least_work_s(row, ceilings)
     device, busy = _num(row.get("median_s")), _num(row.get("pipelined_wait_s"))
     if (device_clocked(row) and work >= ESCAPE_MIN_WORK_S
@@ -118,14 +198,36 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     return ""
 
 
+def gate_notes(ceilings: Mapping[str, Any]) -> list[str]:
+    """What the gates could not check with this probe record (an older probe's, without
+    the newer ceilings), one sentence each; empty when every gate had its ceiling."""
+    if not any(_num(ceilings.get(k)) > 0 for k in ("d2d_copy_gbps", "sgemm_gflops",
+                                                    "dgemm_gflops")):
+        return []  # no GPU ceilings at all: nothing on the GPU was gated
+    notes = []
+    if not _num(ceilings.get("l2_copy_gbps")) > 0:
+        notes.append(f"the probe record has no L2-resident copy ceiling (an older probe): "
+                     f"memory-bound GPU rows moving at most {L2_MULTIPLE:g}x the L2 were "
+                     "not checked against a bandwidth ceiling, and read their % against "
+                     "the device-to-device copy")
+    if not link_table(ceilings):
+        notes.append("the probe record has no pinned rates per direction and size (an "
+                     "older probe): host-to-device transfers are read against the one "
+                     "pinned rate it measured (1 GiB), device-to-host transfers against "
+                     "none")
+    return notes
+
+
 def judge(frame: pd.DataFrame, ceilings: Mapping[str, Any]) -> pd.DataFrame:
     """Fill ``ceiling``/``pct_of_ceiling`` and apply the gates to every measured row.
 
     Rows with status ``ok`` or ``implausible`` are (re-)judged, so a timings file judged
     by older thresholds reads the same as a new one; other statuses are left alone.
     Returns the frame (changed in place). Ceilings that are not positive numbers are
-    ignored (an environment record is data, not trusted)."""
-    ceilings = {k: float(v) for k, v in ceilings.items() if _num(v) > 0}
+    ignored (an environment record is data, not trusted); the per-direction pinned
+    rates are a nested mapping, read by :func:`gpubench.ceilings.link_table`."""
+    ceilings = {k: (v if isinstance(v, Mapping) else float(v)) for k, v in ceilings.items()
+                if isinstance(v, Mapping) or _num(v) > 0}
     judged = frame["status"].isin(["ok", "implausible"])
     ceil_txt, pct, status, why = [], [], [], []
     for good, (_, row) in zip(judged, frame.iterrows(), strict=True):

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import time
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -103,20 +104,40 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def measure_ceilings(has_gpu: bool) -> dict[str, Any]:
-    """CPU ceilings always; GPU ceilings when a GPU and PyTorch or CuPy are there."""
+def transfer_bytes(sizes: Sequence[int] | None = None) -> list[int]:
+    """Bytes per copy of the ``transfer`` kernel's cases at ``sizes`` (its elements; the
+    kernel's default sizes when none): where the probe measures the bus."""
+    from gpubench.spec import get_kernel
+
+    spec = get_kernel("transfer")
+    cases = spec.cases([int(s) for s in sizes] if sizes else None, list(spec.dtypes),
+                       [spec.variants[0]])
+    return sorted({int(spec.bytes_moved(c)) for c in cases})
+
+
+def config_transfer_sizes(config: Mapping[str, Any]) -> list[int]:
+    """The sizes the run's ``transfer`` steps measure on a GPU (``kernels.transfer.
+    gpu_sizes``, else its ``sizes``); empty when the config leaves them to the kernel."""
+    kcfg = (config.get("kernels") or {}).get("transfer") or {}
+    return [int(s) for s in (kcfg.get("gpu_sizes") or kcfg.get("sizes") or [])]
+
+
+def measure_ceilings(has_gpu: bool, transfer_sizes: Sequence[int] | None = None
+                     ) -> dict[str, Any]:
+    """CPU ceilings always; GPU ceilings when a GPU and PyTorch or CuPy are there, with
+    the bus probed at the ``transfer`` kernel's ``transfer_sizes`` (elements)."""
     from gpubench import ceilings
 
     out: dict[str, Any] = dict(ceilings.cpu_ceilings())
     if has_gpu:
         try:
-            out.update(ceilings.gpu_ceilings())
+            out.update(ceilings.gpu_ceilings(transfer_bytes=transfer_bytes(transfer_sizes)))
         except Exception as exc:  # noqa: BLE001 - no framework to measure with: say so
             out["gpu_error"] = f"{type(exc).__name__}: {exc}"[:300]
     return out
 
 
-def probe() -> dict[str, Any]:
+def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
     gpus, reason = gpu_info()
     try:
         import psutil
@@ -133,15 +154,19 @@ def probe() -> dict[str, Any]:
         "gpus": gpus,
         "gpu_reason": reason,
         "packages": package_versions(),
-        "ceilings": measure_ceilings(bool(gpus)),
+        "ceilings": measure_ceilings(bool(gpus), transfer_sizes),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", required=True, help="JSON file to write")
+    parser.add_argument("--transfer-sizes", type=int, nargs="*", default=None,
+                        metavar="N", help="sizes (float32 elements) of the transfer "
+                        "kernel's GPU cases: the bus is probed there (default: the "
+                        "kernel's default sizes)")
     args = parser.parse_args(argv)
-    info = probe()
+    info = probe(args.transfer_sizes)
     atomic_write_text(args.out, json.dumps(info, indent=2, sort_keys=True) + "\n")
     ovh = info["timer_overhead_s"]
     print(f"timer overhead: {ovh['per_sample_s'] * 1e6:.3f} us inside a sample, "

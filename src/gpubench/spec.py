@@ -92,6 +92,11 @@ class KernelSpec:
     #: True where the call is host work (a hand-off between frameworks): samples are the
     #: host clock around the call and a wait, not device events around an idle stream
     host_timed: bool = False
+    #: the caller's clock the report ranks this kernel's rows on: "pipelined" (calls
+    #: back to back, one wait: what a loop that does not look at its results pays) or
+    #: "sync" (one call, then a wait for its result), where pipelined calls overlap
+    #: in a way a caller who needs each result cannot use (asynchronous copies)
+    rank_clock: str = "pipelined"
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,

@@ -1,3 +1,6 @@
+from gpubench.probe import config_transfer_sizes
+
+
 rule probe:
     output:
         f"{RESULTS}/env/host.json",
@@ -13,5 +16,8 @@ rule probe:
     params:
         python=step_python,
         script=SCRIPTS / "probe.py",
+        # the bus is probed at the sizes the transfer steps measure
+        transfer_sizes=" ".join(str(n) for n in config_transfer_sizes(config)),
     shell:
-        "{params.python} {params.script} --out {output} > {log} 2>&1"
+        "{params.python} {params.script} --out {output}"
+        " --transfer-sizes {params.transfer_sizes} > {log} 2>&1"

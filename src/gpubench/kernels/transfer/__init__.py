@@ -7,7 +7,11 @@ is allocated by the framework (``cupyx.empty_pinned``, ``torch.empty(pin_memory=
 ``numba.cuda.pinned_array``) and the DMA engine reads or writes it directly; compare both
 against the link's limit (PCIe 5.0 x16: 64 GB/s per direction). Seen on an H100 host
 at 2**26 elements: pinned 53-55 GB/s both ways for CuPy, PyTorch and Numba; pageable
-7-8 GB/s host to device and 12.5 GB/s back.
+7-8 GB/s host to device and 12.5 GB/s back. Every row's % of ceiling is against the
+probe's pinned rate of the bus in the row's direction at the row's size
+(:func:`gpubench.ceilings.link_reference`); a pageable rate depends on the size and the
+host, so it is a result, not a ceiling. The report ranks transfers on the sync caller's
+clock (:attr:`rank_clock`).
 
 The harness hands implementations the *host* array (``place_inputs = False``). Untimed,
 in the builder, an implementation prepares the source (a pinned copy of the input for
@@ -40,6 +44,10 @@ class Transfer(KernelSpec):
     dtypes = ("float32",)
     default_sizes = (1 << 16, 1 << 20, 1 << 24, 1 << 26)
     place_inputs = False
+    #: ranked on the sync clock: pipelined, asynchronous copies overlap one another (JAX's
+    #: ``device_put`` read 11.6 GB/s pipelined, 4.4 GB/s sync on an H100), and a caller
+    #: moves data to use it: it waits for each copy
+    rank_clock = "sync"
     #: a copy is exact: every bit must arrive
     tolerances: Mapping[str, float] = {"float32": 0.0}
 

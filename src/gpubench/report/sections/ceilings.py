@@ -1,5 +1,9 @@
 """Measured ceilings, the project's targets, % of ceiling and the roofline: every
 number on the device clock (what the hardware did).
+
+The ceilings table lists the probe's flat ceilings, then the bus per direction and size
+(pinned: the transfers' reference; pageable: results, not ceilings), then what the
+gates could not check with an older probe record (:func:`gpubench.plausibility.gate_notes`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
+from gpubench import plausibility
+from gpubench.ceilings import fmt_bytes, link_table
 from gpubench.report import figures
 from gpubench.report.base import (
     KERNELS,
@@ -29,10 +35,13 @@ from gpubench.report.sections.common import (
 
 CEILING_LABELS = {
     "d2d_copy_gbps": ("GPU device-to-device copy", "GB/s"),
+    "l2_copy_gbps": ("GPU copy inside the L2 cache (memory-bound rows within 2x L2)",
+                     "GB/s"),
     "sgemm_gflops": ("GPU SGEMM (TF32 off)", "GFLOP/s"),
     "dgemm_gflops": ("GPU DGEMM", "GFLOP/s"),
-    "h2d_pinned_gbps": ("host-to-device, pinned", "GB/s"),
-    "h2d_pageable_gbps": ("host-to-device, pageable", "GB/s"),
+    "h2d_pinned_gbps": ("host-to-device, pinned (1 GiB)", "GB/s"),
+    "h2d_pageable_gbps": ("host-to-device, pageable (1 GiB; a result, not a ceiling)",
+                          "GB/s"),
     "cpu_copy_gbps": ("CPU memory copy", "GB/s"),
     "cpu_sgemm_gflops": ("CPU SGEMM (BLAS)", "GFLOP/s"),
     "cpu_dgemm_gflops": ("CPU DGEMM (BLAS)", "GFLOP/s"),
@@ -54,9 +63,25 @@ def ceiling_table(env_data: Mapping[str, Any]) -> pd.DataFrame | None:
     raw = env_data.get("ceilings") or {}
     rows = [[CEILING_LABELS[k][0], fmt_sig(c[k], 4), CEILING_LABELS[k][1], k]
             for k in CEILING_LABELS if k in c]
+    if "l2_copy_gbps" in c and _finite(raw.get("l2_copy_bytes")):
+        # how large the L2-resident copy was, and whether launch gaps lowered it
+        row = rows[[r[3] for r in rows].index("l2_copy_gbps")]
+        row[0] += f", {fmt_bytes(float(raw['l2_copy_bytes']))} source + destination"
+        if raw.get("l2_copy_queued") is False:
+            row[0] += "; launch gaps inside its batches: a low bound"
+    names = {"h2d": "host-to-device", "d2h": "device-to-host"}
+    for key, what in (("pinned_gbps", "pinned (the transfers' reference)"),
+                      ("pageable_gbps", "pageable (a result, not a ceiling)")):
+        for direction, rates in link_table(raw, key).items():
+            rows += [[f"{names[direction]}, {what}, {fmt_bytes(n)}", fmt_sig(v, 4), "GB/s",
+                      f"{key}.{direction}.{n}"] for n, v in rates.items()]
+    if raw.get("pinned_queued") is False:
+        rows.append(["(pinned rates)", "", "", "some batches were not queued whole before "
+                     "the device reached them: launch gaps may have lowered them"])
     note = f"measured with {raw.get('measured_with')}" if raw.get("measured_with") else ""
     if note:
         rows.append(["(GPU ceilings)", "", "", note])
+    rows += [["(not checked)", "", "", text] for text in plausibility.gate_notes(raw)]
     return text_table(["ceiling", "value", "unit", "key"], rows, frozenset({"value"}))
 
 

@@ -8,20 +8,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from gpubench.report import stats
 from gpubench.report.base import (
     _finite,
+    _kernel_spec,
+    consolidate,
     fmt_speedup,
     fmt_time,
 )
 from gpubench.report.render import text_table
 from gpubench.report.sections.common import (
+    ANALYSIS_COLUMNS,
     CLASS_NAMES,
     _cases,
     best_per,
-    narrow,
     primary_mode,
     size_classes,
 )
@@ -39,9 +42,30 @@ CLOCK_MARGIN_S = 5e-6
 #: what each clock of the report is called on the page
 CLOCK_LABELS = {"caller": "caller's clock (pipelined; CPU: wall)",
                 "device": "device clock (GPU events or CUPTI; CPU: wall)"}
-#: the column a clock ranks, its quartiles, and the samples' clock
+#: the column a clock ranks, its quartiles, and the samples' clock. "sync" is the
+#: caller's clock of the kernels whose spec ranks them on it (:func:`rank_clock`)
 _RANK_COLUMNS = {"caller": ("caller_s", "caller_q1", "caller_q3", "pipelined"),
+                  "sync": ("sync_s", "sync_q1_s", "sync_q3_s", "sync"),
                   "device": ("median_s", "q1_s", "q3_s", "device")}
+
+
+def rank_clock(kernel: str, clock: str = "caller") -> str:
+    """The clock a kernel's rows are ranked on when the report ranks ``clock``: on the
+    caller's clock, the one its spec declares (``KernelSpec.rank_clock``: "sync" for
+    transfers, whose asynchronous copies overlap when pipelined); pipelined for the
+    rest and for kernels this code does not know; the device clock stays itself."""
+    if clock != "caller":
+        return clock
+    spec = _kernel_spec(kernel)
+    return "sync" if getattr(spec, "rank_clock", "pipelined") == "sync" else "caller"
+
+
+def caller_clock_label(kernels: list[str]) -> str:
+    """The caller's clock's label, naming the kernels ranked on the sync clock."""
+    synced = sorted({k for k in kernels if rank_clock(k) == "sync"})
+    if not synced:
+        return CLOCK_LABELS["caller"]
+    return f"caller's clock (pipelined; {', '.join(synced)}: sync; CPU: wall)"
 
 
 def fmt_clocks(row: pd.Series) -> str:
@@ -83,14 +107,16 @@ class Pick:
     def text(self) -> str:
         w = self.winner
         col = _RANK_COLUMNS[self.clock][0]
-        times = fmt_clocks(w) if self.clock == "caller" else fmt_time(w[col])
+        caller = self.clock in ("caller", "sync")
+        times = fmt_clocks(w) if caller else fmt_time(w[col])
         head = f"{w['backend']} {w['implementation']} ({times})"
         if self.runner is None:
             return f"{head}; no other backend"
         ratio = fmt_speedup(self.verdict.ratio if self.verdict else math.nan)
         other = self.runner["backend"]
-        if self.clock == "caller":
-            other = f"{other} ({fmt_time(self.runner[col])})"
+        if caller:
+            other = f"{other} ({fmt_time(self.runner[col])}"
+            other += " sync)" if self.clock == "sync" else ")"
         if self.clocks_differ:
             return (f"{head}; no verdict against {self.runner['backend']} ({ratio}): "
                     f"{self.winner.get('timer', '')} vs {self.runner.get('timer', '')}, "
@@ -127,15 +153,24 @@ Picks = list[tuple[str, str, str, dict[str, Pick]]]
 def picks_for(df: pd.DataFrame, samples: stats.Samples, mode: str,
               clock: str = "caller") -> Picks:
     """Per (kernel, variant, dtype), the pick at each size class in ``mode`` on ``clock``
-    (rows with no time on that clock do not compete)."""
-    col = _RANK_COLUMNS[clock][0]
+    (rows with no time on that clock do not compete). On the caller's clock each kernel
+    is ranked on the clock its spec declares (:func:`rank_clock`)."""
     out = []
-    df = narrow(df)
-    timed = df[(df["mode"] == mode) & (df["status"] == "ok") & (df[col] > 0)]
+    # the analysis columns and the sync clock's quartiles (the kernels ranked on it)
+    df = consolidate(df[[c for c in (*ANALYSIS_COLUMNS, "sync_q1_s", "sync_q3_s")
+                         if c in df.columns]])
+    here = df[(df["mode"] == mode) & (df["status"] == "ok")]
+    clocks = {k: rank_clock(str(k), clock) for k in here["kernel"].unique()}
+    cols = here["kernel"].map(lambda k: _RANK_COLUMNS[clocks[k]][0]).to_numpy()
+    times = np.full(len(here), np.nan)
+    for c in set(cols):
+        at = cols == c
+        times[at] = pd.to_numeric(here[c], errors="coerce").to_numpy(float)[at]
+    timed = here[times > 0]
     for kernel, variant, dtype, g in _cases(timed):
         per_size = g.groupby("size_key")["backend"].nunique()
         contested = per_size[per_size >= 2].index
-        found = {name: pick(g, size, samples, clock) for name, size in
+        found = {name: pick(g, size, samples, clocks[kernel]) for name, size in
                  size_classes(contested if len(contested) else g["size_key"])}
         out.append((kernel, variant, dtype, {k: v for k, v in found.items() if v}))
     return out
@@ -194,4 +229,5 @@ def build(df: pd.DataFrame, picks: Mapping[str, Picks],
     others = [(m, best_table(picks[m])) for m in sorted(m for m in picks if m != mode)]
     return Summary(mode, best_table(picks.get(mode, [])), wins_table(picks.get(mode, [])),
                    best_table(device_picks or []),
-                   [(m, t) for m, t in others if t is not None])
+                   [(m, t) for m, t in others if t is not None],
+                   caller_clock_label([k for k, _v, _d, _f in picks.get(mode, [])]))

@@ -1,0 +1,162 @@
+"""JAX's sync caller clock against an independent ``block_until_ready`` loop, in one process
+(issue 23, item 10).
+
+For JAX ``vector_add`` float32 at each size, in alternating rounds:
+
+* the harness: ``gpubench.harness.measure`` as a benchmark step runs it (first call,
+  check, warm-up, device samples, then :func:`gpubench.harness.caller_clocks`), with the
+  step's settings from ``config/config.yaml`` (``harness`` merged with ``gpu_harness``);
+  its row's ``sync_median_s`` is the sync caller clock;
+* a plain loop on the same device arrays, written as a JAX user would::
+
+      t0 = perf_counter(); y = f(a, b); y.block_until_ready(); t = perf_counter() - t0
+
+  with ``f = jax.jit(lambda a, b: a + b)`` (compiled and warmed first), many repetitions,
+  the median.
+
+Prints both per size (the median over rounds of each round's median), their ratio, and
+exits 1 if any ratio lies outside 0.9-1.1 (2 on a setup error).
+
+    python evidence/verdicts/jax_sync_check.py                   # the GPU (jax-gpu)
+    JAX_PLATFORMS=cpu python evidence/verdicts/jax_sync_check.py --platform cpu
+
+``--platform cpu`` runs the same code path on JAX's CPU device (the GPU backend's class
+on the CPU platform: the same caller clock and wait), to test the script without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "src"))
+
+SIZES = (1 << 10, 1 << 16, 1 << 20, 1 << 24)
+LOW, HIGH = 0.9, 1.1
+
+
+def settings_from_config(path: Path) -> Any:
+    """The GPU steps' harness settings: ``harness`` merged with ``gpu_harness``."""
+    import yaml
+
+    from gpubench.harness import Settings
+
+    # read as written (no schema check: the GPU machine may lack jsonschema)
+    config = yaml.safe_load(path.read_text())
+    harness = {**config.get("harness", {}), **config.get("gpu_harness", {})}
+    return Settings(**{k: v for k, v in harness.items() if k in Settings.__dataclass_fields__})
+
+
+def start_backend(platform: str, threads: int) -> Any:
+    """jax-gpu; on the CPU platform the same class (its caller clock and wait) on JAX's
+    CPU device."""
+    from gpubench.backends.jax_backend import JaxGPU
+
+    if platform == "gpu":
+        backend = JaxGPU()
+    else:
+        class JaxGPUOnCPU(JaxGPU):
+            platform = "cpu"
+
+        backend = JaxGPUOnCPU()
+    versions = backend.start(threads)
+    return backend, versions
+
+
+def harness_sync(backend: Any, size: int, settings: Any) -> tuple[float, float, str]:
+    """(sync median, pipelined median, status) of one harness measurement."""
+    from gpubench.harness import measure
+    from gpubench.spec import get_kernel, implementations
+
+    spec = get_kernel("vector_add")
+    impl = next(i for i in implementations("vector_add", "jax", "gpu") if i.name == "jit")
+    case = spec.cases([size], ["float32"])[0]
+    inputs = spec.make_inputs(case, np.random.default_rng(case.seed(settings.seed)))
+    m = measure(spec, impl, case, backend, settings, inputs, spec.reference(case, inputs))
+    f = m.fields
+    if f.get("status") != "ok":
+        return float("nan"), float("nan"), f"{f.get('status')}: {f.get('reason')}"
+    return float(f["sync_median_s"]), float(f["pipelined_median_s"]), "ok"
+
+
+def plain_loop(backend: Any, size: int, reps: int) -> float:
+    """Median seconds of ``f(a, b)`` then ``y.block_until_ready()`` on the host clock."""
+    import jax
+
+    rng = np.random.default_rng(size)
+    a = jax.device_put(rng.random(size, dtype=np.float32), backend._device)
+    b = jax.device_put(rng.random(size, dtype=np.float32), backend._device)
+    a.block_until_ready()
+    b.block_until_ready()
+    f = jax.jit(lambda x, y: x + y)
+    for _ in range(5):
+        f(a, b).block_until_ready()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        y = f(a, b)
+        y.block_until_ready()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--platform", choices=("gpu", "cpu"), default="gpu")
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="alternating rounds of harness and plain loop per size")
+    parser.add_argument("--reps", type=int, default=200, help="plain-loop calls per round")
+    parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
+    args = parser.parse_args(argv)
+    if args.platform == "cpu":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    try:
+        settings = settings_from_config(args.config)
+        backend, versions = start_backend(args.platform, os.cpu_count() or 1)
+    except Exception as exc:  # noqa: BLE001 - say why, exit 2
+        print(f"setup failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    print(f"jax {versions.get('jax')} on {versions.get('jax_device')}; caller clock: "
+          f"{backend.caller_timer}; {args.rounds} rounds per size, {args.reps} plain calls "
+          f"per round; harness settings: caller_min_samples={settings.caller_min_samples}, "
+          f"caller_max_time_s={settings.caller_max_time_s}")
+    print(f"{'size':>10} {'harness sync':>14} {'plain loop':>12} {'ratio':>7} "
+          f"{'(pipelined)':>12}  verdict")
+    bad = 0
+    for size in args.sizes:
+        syncs, pipes, plains, notes = [], [], [], []
+        for r in range(args.rounds):
+            order = ("harness", "plain") if r % 2 == 0 else ("plain", "harness")
+            for what in order:
+                if what == "harness":
+                    s, p, status = harness_sync(backend, size, settings)
+                    if status != "ok":
+                        notes.append(status)
+                    syncs.append(s)
+                    pipes.append(p)
+                else:
+                    plains.append(plain_loop(backend, size, args.reps))
+        sync, plain = float(np.nanmedian(syncs)), float(np.median(plains))
+        ratio = sync / plain if plain > 0 else float("nan")
+        ok = LOW <= ratio <= HIGH
+        bad += not ok
+        spread = (f"rounds: harness {min(syncs) * 1e6:.1f}-{max(syncs) * 1e6:.1f} us, "
+                  f"plain {min(plains) * 1e6:.1f}-{max(plains) * 1e6:.1f} us")
+        print(f"{size:>10} {sync * 1e6:>11.1f} us {plain * 1e6:>9.1f} us {ratio:>7.3f} "
+              f"{float(np.nanmedian(pipes)) * 1e6:>9.1f} us  "
+              f"{'ok' if ok else 'OUTSIDE'} {LOW}-{HIGH} ({spread})"
+              + (f"; {notes[0]}" if notes else ""))
+    print("all within" if not bad else f"{bad} size(s) outside", f"{LOW}-{HIGH}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
