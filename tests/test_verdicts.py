@@ -511,3 +511,19 @@ def test_baseline_sizes_run_for_numpy_only_at_the_full_thread_count() -> None:
     numpy = plan("numpy-cpu", config, 4)
     assert {(i.size, i.threads) for i in numpy} == {(64, 1), (64, 4), (128, 4)}
     assert {i.size for i in plan("torch-cpu", config, 4)} == {64}
+
+
+def test_work_per_joule_states_the_cross_checks_uncertainty() -> None:
+    from gpubench.probe import energy_crosscheck
+
+    assert matrix.energy_uncertainty({"energy_crosscheck": {"rel_diff": -0.021}}) == \
+        pytest.approx(0.021)
+    assert matrix.energy_uncertainty({"energy_crosscheck": {"reason": "no GPU"}}) is None
+    assert matrix.energy_uncertainty({}) is None
+    assert energy_crosscheck(False) == {"reason": "no GPU"}
+    df = frame([("cupy-gpu", "vector_add", "default", "float32", 1 << 24, 1e-4, "a")])
+    df["energy_j"], df["bytes"], df["energy_power_w"] = 0.5, 1e9, 400.0
+    df["energy_reason"] = ""
+    cell = matrix.energy_cell(df, "cupy-gpu", 0.021)
+    assert cell.text.startswith("2 ±2 % GB/J memory-bound")
+    assert matrix.energy_cell(df, "cupy-gpu").text.startswith("2 GB/J")

@@ -137,6 +137,47 @@ def measure_ceilings(has_gpu: bool, transfer_sizes: Sequence[int] | None = None
     return out
 
 
+#: the energy cross-check's windows: the rows' (harness.energy_min_time_s) and a long one
+ENERGY_SHORT_S, ENERGY_LONG_S = 0.45, 3.0
+
+
+def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
+    """Energy per call of one steady device copy (256 MiB, through PyTorch or CuPy) over
+    the rows' short window and over a long one: their relative difference
+    (``rel_diff``) is the uncertainty the report gives beside work per joule. About
+    4 s; a dict with ``reason`` where it cannot be made."""
+    from gpubench import energy
+
+    if not has_gpu:
+        return {"reason": "no GPU"}
+    try:
+        try:
+            import torch
+
+            src = torch.rand(1 << 26, device="cuda")
+            dst = torch.empty_like(src)
+            copy, wait = (lambda: dst.copy_(src)), torch.cuda.synchronize
+        except ImportError:
+            import cupy
+
+            src = cupy.random.random(1 << 26, dtype=cupy.float32)
+            dst = cupy.empty_like(src)
+            copy, wait = (lambda: dst.__setitem__(Ellipsis, src)), \
+                cupy.cuda.Device().synchronize
+        k = 8
+
+        def batch() -> None:
+            for _ in range(k):
+                copy()
+            wait()
+
+        batch()
+        return energy.crosscheck(batch, k, energy.meter_for("gpu"), ENERGY_SHORT_S,
+                                 ENERGY_LONG_S)
+    except Exception as exc:  # noqa: BLE001 - an optional reading: say why it is missing
+        return {"reason": f"{type(exc).__name__}: {exc}"[:300]}
+
+
 def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
     gpus, reason = gpu_info()
     try:
@@ -155,6 +196,7 @@ def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
         "gpu_reason": reason,
         "packages": package_versions(),
         "ceilings": measure_ceilings(bool(gpus), transfer_sizes),
+        "energy_crosscheck": energy_crosscheck(bool(gpus)),
     }
 
 
