@@ -109,7 +109,7 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         frame["schema_version"] = results.SCHEMA_VERSION
     if missing or versions - {results.SCHEMA_VERSION}:
         frame["schema_version"] = frame["schema_version"].fillna(results.SCHEMA_VERSION)
-    return results.validate(frame, str(path)), notes
+    return results.validate(frame, str(path), path), notes
 
 
 @dataclass
