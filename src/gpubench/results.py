@@ -321,6 +321,13 @@ def _raise_problems(source: str, problems: Sequence[tuple[int, str]], where: _Wh
         + (f"\n  ... and {more} more" if more else ""))
 
 
+def _show(value: Any) -> str:
+    """A cell as read: text quoted, numbers plain."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _fmt(v: float) -> str:
     """A value as read (all its digits), whole numbers without a point."""
     v = float(v)
@@ -391,8 +398,9 @@ def validate(frame: pd.DataFrame, source: str = "results",
     where = _Where(frame.reset_index(drop=True), path)
     for col in COLUMNS:
         try:
-            coerce(frame[[col.name]].copy())
-        except (ValueError, TypeError) as exc:
+            with np.errstate(invalid="ignore"):  # -inf as an int: refused below, quietly
+                coerce(frame[[col.name]].copy())
+        except (ValueError, TypeError, OverflowError) as exc:  # Overflow: inf as an int
             raise SchemaError(f"{source}: column {col.name!r} is not {col.kind}: "
                               f"{_first_uncoercible(frame[col.name], col.kind, where)}"
                               f"{exc}") from exc
@@ -433,9 +441,7 @@ def _first_uncoercible(values: pd.Series, kind: str, where: _Where) -> str:
     hits = np.flatnonzero(bad.to_numpy())
     if not len(hits):
         return ""
-    value = raw.iloc[hits[0]]
-    shown = repr(value) if isinstance(value, str) else str(value)
-    return f"{where(int(hits[0]))} has {shown} ({len(hits)} row(s)); "
+    return f"{where(int(hits[0]))} has {_show(raw.iloc[hits[0]])} ({len(hits)} row(s)); "
 
 
 def check_whole(path: str | os.PathLike[str]) -> None:
@@ -504,11 +510,11 @@ def sample_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
         bad_index = ~(np.isfinite(index) & (index >= 0) & (np.floor(index) == index))
         bad_time = ~(np.isfinite(time) & (time > 0))
     for pos in np.flatnonzero(bad_index):
-        problems.append((int(pos), f"column 'sample' = {frame['sample'].iloc[pos]!r}: must be "
-                                   "a whole number >= 0 (the call's index in its run)"))
+        problems.append((int(pos), f"column 'sample' = {_show(frame['sample'].iloc[pos])}: "
+                                   "must be a whole number >= 0 (the call's index in its run)"))
     for pos in np.flatnonzero(bad_time):
-        problems.append((int(pos), f"column 'time_s' = {frame['time_s'].iloc[pos]!r}: must "
-                                   "be finite and > 0: a call takes time"))
+        problems.append((int(pos), f"column 'time_s' = {_show(frame['time_s'].iloc[pos])}: "
+                                   "must be finite and > 0: a call takes time"))
     return problems
 
 
