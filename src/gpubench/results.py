@@ -1,7 +1,9 @@
 """The results schema: one tidy row per measurement, raw samples in a sibling file.
 
-Every column is declared once here; collect validates against it and the README's
-table of columns is generated from it (``python -m gpubench schema``).
+Every column is declared once here; collect, the report and compare validate against it
+(:func:`validate`: types, statuses, keys, and every measured column's bound and order in
+:data:`MEASURED` and :data:`ORDERS`; :func:`check_samples` for the samples) and the
+README's table of columns is generated from it (``python -m gpubench schema``).
 """
 
 from __future__ import annotations
