@@ -473,3 +473,16 @@ def test_the_installed_entry_points_exit_2(tmp_path: Path) -> None:
         assert proc.returncode == 2, proc.stderr
         assert f"gpubench {argv[0]}: {paths['timings']}: " in proc.stderr
         assert "column 'q1_s' = -1: must be finite and > 0" in proc.stderr
+
+
+def test_a_compressed_samples_file_names_its_lines(tmp_path: Path) -> None:
+    """samples.csv.gz, as the workflow commits it: the error still gives the line."""
+    rows = [other_row(), full_row()]
+    frame = sample_frame(rows)
+    path = tmp_path / "samples.csv.gz"
+    pd.concat([frame, frame.iloc[5:]], ignore_index=True).to_csv(path, index=False)
+    with pytest.raises(results.SchemaError) as exc:
+        stats.load_samples(path, results.rows_frame(rows))
+    message = str(exc.value)
+    assert message.startswith(f"{path}: 1 problem(s)")
+    assert "line 12 (cupy-gpu" in message and "(first given on line 7)" in message
