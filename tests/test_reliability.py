@@ -925,7 +925,7 @@ def test_no_command_goes_through_a_shell(tmp_path: Path) -> None:
 #: a tag, an attribute-breaking quote, and an unbalanced matplotlib mathtext
 TAINT = "<script>alert('{}')</script>\"'&$x^$"
 KEEP = {"status", "device", "mode", "dtype", "timestamp", "kernel", "job", "path",
-        "size_meaning", "stop_reason"}
+        "size_meaning", "stop_reason", "clock"}
 
 
 def _taint_frame(frame: pd.DataFrame, source: str) -> pd.DataFrame:

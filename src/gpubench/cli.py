@@ -223,8 +223,9 @@ def collect_main(argv: list[str] | None = None) -> int:
     try:
         frames = [results.read_timings(f) for f in args.timings]
         merged = results.validate(pd.concat(frames, ignore_index=True), "merged timings")
-        samples = pd.concat([results.read_samples(f) for f in args.samples],
-                            ignore_index=True)
+        parts = [results.read_samples(f) for f in args.samples]
+        check_sample_files(args.samples, parts, merged)
+        samples = pd.concat(parts, ignore_index=True)
     except results.SchemaError as exc:
         print(f"collect: {exc}", file=sys.stderr)
         return 1
@@ -235,6 +236,30 @@ def collect_main(argv: list[str] | None = None) -> int:
     counts = merged["status"].value_counts().to_dict()
     print(f"collect: {len(merged)} rows from {len(frames)} files {counts}")
     return 0
+
+
+def check_sample_files(paths: list[str], parts: list[pd.DataFrame],
+                       timings: pd.DataFrame) -> None:
+    """Refuse samples that would be merged twice: a key whose samples are in two files
+    (each step writes its own keys: a file given twice, or two copies of a step's file),
+    or samples doubled within a file (:func:`results.check_samples`), judged against the
+    merged timings. Raises :class:`results.SchemaError` naming the files."""
+    from gpubench import results
+
+    owner: dict[tuple[str, ...], str] = {}
+    for path, part in zip(paths, parts, strict=True):
+        keys = results.key_frame(part, results.KEY_NAMES).drop_duplicates()
+        for key in keys.itertuples(index=False, name=None):
+            if key in owner:
+                where = dict(zip(results.KEY_NAMES, key, strict=True))
+                raise results.SchemaError(
+                    f"{path}: has samples of {where['backend']} {where['kernel']}/"
+                    f"{where['variant']} {where['dtype']} size={where['size']:.0f} "
+                    f"{where['implementation']} threads={where['threads']:.0f}, which "
+                    f"{owner[key]} has too: a file given twice, or two copies of a step's "
+                    "samples? Each step's samples are collected once")
+            owner[key] = path
+        results.check_samples(part, path, timings, path)
 
 
 def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:

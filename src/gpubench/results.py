@@ -1,19 +1,24 @@
 """The results schema: one tidy row per measurement, raw samples in a sibling file.
 
-Every column is declared once here; collect validates against it and the README's
-table of columns is generated from it (``python -m gpubench schema``).
+Every column is declared once here; collect, the report and compare validate against it
+(:func:`validate`: types, statuses, keys, and every measured column's bound and order in
+:data:`MEASURED` and :data:`ORDERS`; :func:`check_samples` for the samples) and the
+README's table of columns is generated from it (``python -m gpubench schema``).
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
@@ -178,8 +183,210 @@ def coerce(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
-    """Check a timings table against the schema; raise :class:`SchemaError` naming the problem."""
+#: The measured columns of a row of status ``ok`` or ``implausible`` (what the verdicts,
+#: speedups, crossovers and comparisons are computed from), each with its bound and why.
+#: A value must be finite and meet the bound; an empty cell (NaN) means "not measured"
+#: and passes (a CPU row of an older file without the caller's clocks, a row without an
+#: energy reading, a kernel without a byte or flop count), except in ``median_s``, the
+#: row's time, which these rows must have. ``int > 0``: a whole number above zero.
+MEASURED: tuple[tuple[str, str, str], ...] = (
+    # column                bound      why
+    ("median_s",            "> 0",     "a measured row needs a positive median_s, its "
+                                       "time"),
+    ("min_s",               "> 0",     "a call takes time"),
+    ("max_s",               "> 0",     "a call takes time"),
+    ("q1_s",                "> 0",     "a call takes time"),
+    ("q3_s",                "> 0",     "a call takes time"),
+    ("mean_s",              "> 0",     "a call takes time"),
+    ("iqr_s",               ">= 0",    "0 when the quartiles are equal (a coarse timer)"),
+    ("rel_spread",          ">= 0",    "iqr_s / median_s"),
+    ("first_call_s",        "> 0",     "a call takes time"),
+    ("setup_s",             ">= 0",    "0 when there is nothing to build"),
+    ("bytes",               ">= 0",    "0 for kernels that move no array (monte_carlo_pi)"),
+    ("flops",               ">= 0",    "0 for kernels without arithmetic (copies)"),
+    ("gbps",                "> 0",     "bytes / median_s; empty where bytes is 0"),
+    ("gflops",              "> 0",     "flops / median_s; empty where flops is 0"),
+    ("sync_median_s",       "> 0",     "a call takes time"),
+    ("sync_q1_s",           "> 0",     "a call takes time"),
+    ("sync_q3_s",           "> 0",     "a call takes time"),
+    ("pipelined_median_s",  "> 0",     "a call takes time"),
+    ("pipelined_q1_s",      "> 0",     "a call takes time"),
+    ("pipelined_q3_s",      "> 0",     "a call takes time"),
+    ("pipelined_wait_s",    ">= 0",    "0 when the device had finished when the calls "
+                                       "returned"),
+    ("energy_j",            "> 0",     "a call takes energy"),
+    ("energy_power_w",      "> 0",     "a board draws power"),
+    ("energy_sm_mhz",       "> 0",     "a clock that runs"),
+    ("energy_calls",        "> 0",     "calls completed in the window (interpolated)"),
+    ("energy_window_s",     "> 0",     "a window takes time"),
+    ("rel_err",             ">= 0",    "a norm; 0 for an exact result"),
+    ("tolerance",           ">= 0",    "0 where the result must be exact"),
+    ("pct_of_ceiling",      "> 0",     "of a positive throughput"),
+    ("samples",             "int > 0", "a time needs at least one call"),
+    ("sync_samples",        "int > 0", "a time needs at least one call"),
+    ("pipelined_k",         "int > 0", "calls per sample"),
+    ("pipelined_samples",   "int > 0", "a time needs at least one call"),
+)
+
+#: per clock, quantiles in order: each value at most the next present one (empty cells
+#: are skipped), within :data:`ORDER_RTOL`
+ORDERS: tuple[tuple[str, ...], ...] = (
+    ("min_s", "q1_s", "median_s", "q3_s", "max_s"),
+    ("min_s", "mean_s", "max_s"),
+    ("sync_q1_s", "sync_median_s", "sync_q3_s"),
+    ("pipelined_q1_s", "pipelined_median_s", "pipelined_q3_s"),
+)
+
+#: relative slack in the order checks: a mean of equal samples may differ from them in
+#: its last bits
+ORDER_RTOL = 1e-9
+
+#: how many problems an error message lists before it gives the count of the rest
+SHOWN_PROBLEMS = 5
+
+#: the statuses whose rows carry measurements the report uses
+MEASURED_STATUSES = ("ok", "implausible")
+
+
+def record_lines(path: str | os.PathLike[str]) -> list[int] | None:
+    """The line in ``path`` on which each data record starts (1 = the header), as pandas
+    reads them (blank lines skipped), or None if the file cannot be read again. Only
+    called to word an error: a quoted field can span lines, so the row number plus 2 is
+    not always the line."""
+    path = Path(path)
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as fh:
+            reader = csv.reader(fh)
+            starts, end = [], 0
+            for record in reader:
+                if record:
+                    starts.append(end + 1)
+                end = reader.line_num
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError):
+        return None
+    return starts[1:]
+
+
+class _Where:
+    """Words a row's place for an error: its line in the file (or its row number in a
+    table that came from no one file) and its key."""
+
+    def __init__(self, frame: pd.DataFrame, path: str | os.PathLike[str] | None) -> None:
+        self.frame = frame
+        self.path = path
+        self._lines: list[int] | None = None
+        self._read = False
+
+    def line(self, pos: int) -> str:
+        if self.path is not None and not self._read:
+            self._read = True
+            lines = record_lines(self.path)
+            self._lines = lines if lines is not None and len(lines) == len(self.frame) else None
+        if self._lines is not None:
+            return f"line {self._lines[pos]}"
+        return f"row {pos + 1}"
+
+    def key(self, pos: int) -> str:
+        r = self.frame.iloc[pos]
+
+        def get(col: str) -> str:
+            if col not in r.index:
+                return "?"
+            v = r[col]
+            if pd.isna(v) or v == "":
+                return "?"
+            if isinstance(v, float) and v.is_integer():
+                return str(int(v))
+            return str(v)
+
+        mode = f" {get('mode')}" if "mode" in r.index else ""
+        return (f"{get('backend')} {get('kernel')}/{get('variant')} {get('dtype')} "
+                f"size={get('size')} {get('implementation')}{mode} threads={get('threads')}")
+
+    def __call__(self, pos: int) -> str:
+        return f"{self.line(pos)} ({self.key(pos)})"
+
+
+def _raise_problems(source: str, problems: Sequence[tuple[int, str]], where: _Where,
+                    what: str) -> None:
+    """One :class:`SchemaError` listing the first problems (by row) and the count."""
+    if not problems:
+        return
+    problems = sorted(problems, key=lambda p: p[0])
+    rows = len({pos for pos, _ in problems})
+    shown = [f"  {where(pos)}: {text}" for pos, text in problems[:SHOWN_PROBLEMS]]
+    more = len(problems) - len(shown)
+    raise SchemaError(
+        f"{source}: {len(problems)} problem(s) in {rows} {what}"
+        + (f"; the first {len(shown)}" if more else "") + ":\n" + "\n".join(shown)
+        + (f"\n  ... and {more} more" if more else ""))
+
+
+def _show(value: Any) -> str:
+    """A cell as read: text quoted, numbers plain."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _fmt(v: float) -> str:
+    """A value as read (all its digits), whole numbers without a point."""
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
+
+
+def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for every value of :data:`MEASURED` and order of
+    :data:`ORDERS` that a measured row (status ``ok`` or ``implausible``) breaks."""
+    measured = frame["status"].isin(MEASURED_STATUSES).to_numpy()
+    problems: list[tuple[int, str]] = []
+    for col, bound, why in MEASURED:
+        if col not in frame.columns:
+            continue
+        v = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        present = ~np.isnan(v)
+        with np.errstate(invalid="ignore"):
+            fine = np.isfinite(v) & ((v > 0) if bound.endswith("> 0") else (v >= 0))
+            if bound.startswith("int"):
+                fine &= np.floor(v) == v
+        bad = measured & ~fine & (present | (col == "median_s"))
+        must = (f"a whole number {bound.removeprefix('int ')}" if bound.startswith("int")
+                else f"finite and {bound}")
+        for pos in np.flatnonzero(bad):
+            problems.append((int(pos), f"column {col!r} = {_fmt(v[pos])}: must be {must}: "
+                                       f"{why}"))
+    for chain in ORDERS:
+        cols = [c for c in chain if c in frame.columns]
+        if len(cols) < 2:
+            continue
+        vals = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(
+            dtype=float, na_value=np.nan) for c in cols])
+        vals[~np.isfinite(vals)] = np.nan  # out of bounds already: not ordered as well
+        prev = vals[:, 0].copy()
+        prev_col = np.zeros(len(frame), dtype=int)
+        for j in range(1, len(cols)):
+            cur = vals[:, j]
+            with np.errstate(invalid="ignore"):
+                slack = ORDER_RTOL * np.maximum(np.abs(prev), np.abs(cur))
+                wrong = measured & (prev > cur + slack)
+            for pos in np.flatnonzero(wrong):
+                a = cols[prev_col[pos]]
+                problems.append((int(pos), f"{a} = {_fmt(prev[pos])} > {cols[j]} = "
+                                           f"{_fmt(cur[pos])}: must be {' <= '.join(cols)}"))
+            have = ~np.isnan(cur)
+            prev = np.where(have, cur, prev)
+            prev_col = np.where(have, j, prev_col)
+    return problems
+
+
+def validate(frame: pd.DataFrame, source: str = "results",
+             path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """Check a timings table against the schema; raise :class:`SchemaError` naming the
+    problem: the file (``source``), the row (its line in ``path``, the CSV the frame was
+    read from with its row order, or else its row number, and its key), the column and
+    the value. Every measured column is checked (:data:`MEASURED`, :data:`ORDERS`): a
+    negative, infinite or out-of-order time would turn a verdict without a word."""
     missing = [c for c in COLUMN_NAMES if c not in frame.columns]
     if missing:
         raise SchemaError(f"{source}: missing columns {missing} (schema v{SCHEMA_VERSION})")
@@ -187,11 +394,18 @@ def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     if extra:
         raise SchemaError(f"{source}: unknown columns {extra} (schema v{SCHEMA_VERSION})")
     frame = frame[list(COLUMN_NAMES)].copy()
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 \
+            or frame.index.step != 1:
+        path = None  # rows reordered or dropped: their lines are not known
+    where = _Where(frame.reset_index(drop=True), path)
     for col in COLUMNS:
         try:
-            coerce(frame[[col.name]].copy())
-        except (ValueError, TypeError) as exc:
-            raise SchemaError(f"{source}: column {col.name!r} is not {col.kind}: {exc}") from exc
+            with np.errstate(invalid="ignore"):  # -inf as an int: refused below, quietly
+                coerce(frame[[col.name]].copy())
+        except (ValueError, TypeError, OverflowError) as exc:  # Overflow: inf as an int
+            raise SchemaError(f"{source}: column {col.name!r} is not {col.kind}: "
+                              f"{_first_uncoercible(frame[col.name], col.kind, where)}"
+                              f"{exc}") from exc
     frame = coerce(frame)
     versions = set(frame["schema_version"].dropna().astype(int))
     if versions - {SCHEMA_VERSION}:
@@ -203,9 +417,6 @@ def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
     if bad:
         raise SchemaError(f"{source}: column 'status' has unknown values {bad}")
     ok = frame["status"] == "ok"
-    no_time = frame["status"].isin(["ok", "implausible"]) & ~(frame["median_s"] > 0)
-    if no_time.any():
-        raise SchemaError(f"{source}: {int(no_time.sum())} ok rows without a positive median_s")
     no_reason = ~ok & (frame["reason"].str.len() == 0)
     if no_reason.any():
         raise SchemaError(f"{source}: {int(no_reason.sum())} non-ok rows without a reason")
@@ -216,7 +427,23 @@ def validate(frame: pd.DataFrame, source: str = "results") -> pd.DataFrame:
             f"{source}: {int(dup.sum())} rows share a key, e.g. "
             + ", ".join(f"{k}={first[k]}" for k in KEY_NAMES)
         )
+    _raise_problems(source, measured_problems(frame), where,
+                    "row(s) of status ok or implausible")
     return frame
+
+
+def _first_uncoercible(values: pd.Series, kind: str, where: _Where) -> str:
+    """Where the first value that is not a number (or not a whole one) is, for a message."""
+    raw = values.reset_index(drop=True)
+    num = pd.to_numeric(raw, errors="coerce")
+    bad = num.isna() & raw.notna() & (raw.astype(str) != "")
+    if kind == "int":
+        with np.errstate(invalid="ignore"):
+            bad |= num.notna() & ~(np.isfinite(num) & (np.floor(num) == num))
+    hits = np.flatnonzero(bad.to_numpy())
+    if not len(hits):
+        return ""
+    return f"{where(int(hits[0]))} has {_show(raw.iloc[hits[0]])} ({len(hits)} row(s)); "
 
 
 def check_whole(path: str | os.PathLike[str]) -> None:
@@ -247,7 +474,7 @@ def read_timings(path: str | os.PathLike[str]) -> pd.DataFrame:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
-    return validate(frame, str(path))
+    return validate(frame, str(path), path)
 
 
 def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
@@ -264,7 +491,104 @@ def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
         raise SchemaError(f"{path}: missing columns {missing}")
-    return frame[list(SAMPLE_COLUMNS)]
+    frame = frame[list(SAMPLE_COLUMNS)]
+    check_samples(frame, str(path), path=path)
+    return frame
+
+
+def sample_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for each sample off its clock, index or time: ``clock`` one
+    of :data:`CLOCKS`, ``sample`` a whole number from 0, ``time_s`` finite and > 0."""
+    problems: list[tuple[int, str]] = []
+    clock = frame["clock"].astype(str)
+    for pos in np.flatnonzero(~clock.isin(CLOCKS).to_numpy()):
+        problems.append((int(pos), f"column 'clock' = {clock.iloc[pos]!r}: must be one of "
+                                   f"{', '.join(CLOCKS)}"))
+    index = pd.to_numeric(frame["sample"], errors="coerce").to_numpy(dtype=float,
+                                                                      na_value=np.nan)
+    time = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float,
+                                                                     na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        bad_index = ~(np.isfinite(index) & (index >= 0) & (np.floor(index) == index))
+        bad_time = ~(np.isfinite(time) & (time > 0))
+    for pos in np.flatnonzero(bad_index):
+        problems.append((int(pos), f"column 'sample' = {_show(frame['sample'].iloc[pos])}: "
+                                   "must be a whole number >= 0 (the call's index in its run)"))
+    for pos in np.flatnonzero(bad_time):
+        problems.append((int(pos), f"column 'time_s' = {_show(frame['time_s'].iloc[pos])}: "
+                                   "must be finite and > 0: a call takes time"))
+    return problems
+
+
+def key_frame(frame: pd.DataFrame, cols: Sequence[str]) -> pd.DataFrame:
+    """The key columns in one form whatever the file's dtypes: numbers as floats (NaN
+    when empty), the rest as text."""
+    kinds = {c.name: c.kind for c in COLUMNS}
+    return pd.DataFrame({c: pd.to_numeric(frame[c], errors="coerce").astype(float)
+                         if kinds.get(c) == "int"
+                         else frame[c].where(frame[c].notna(), "").astype(str)
+                         for c in cols}, index=frame.index)
+
+
+def duplicate_samples(frame: pd.DataFrame, rows: pd.DataFrame,
+                      line: Callable[[int], str] | None = None) -> list[tuple[int, str]]:
+    """(row position, problem) for each sample that repeats one already given: the same
+    key, clock and sample index (and ``mode``, where the file has one) more often than the
+    timings have rows of that key.
+
+    The samples' key has no ``mode``, so a case measured hot and cold legitimately gives
+    each index twice; a key may appear once per row of it in ``rows``, at least once. More
+    is a file concatenated twice or a step collected twice, which would otherwise attach
+    as extra runs. (A key with two rows of which one has no samples can hide one doubled
+    run; any key with both runs does not.) ``line`` words a row position (default: its
+    row number)."""
+    line = line or (lambda pos: f"row {pos + 1}")
+    keys = [*KEY_NAMES, *(["mode"] if "mode" in frame.columns else [])]
+    cols = [*keys, "clock", "sample"]
+    # a file's columns have one dtype each, so its own values compare as they are
+    dup = frame.duplicated(cols, keep=False).to_numpy()
+    if not dup.any():
+        return []
+    sub = key_frame(frame[dup], keys).reset_index(drop=True)
+    sub["clock"] = frame.loc[dup, "clock"].astype(str).to_numpy()
+    sub["sample"] = pd.to_numeric(frame.loc[dup, "sample"], errors="coerce").to_numpy(float)
+    sub["pos"] = np.flatnonzero(dup)
+    known = [k for k in keys if k in rows.columns]
+    allowed = key_frame(rows, known).groupby(known, dropna=False).size().rename("allowed")
+    sub = sub.join(allowed, on=known)
+    sub["allowed"] = sub["allowed"].fillna(1).clip(lower=1).astype(int)
+    groups = sub.groupby(cols, dropna=False, sort=False)
+    sub["rank"] = groups.cumcount()
+    sub["count"] = groups["pos"].transform("size")
+    sub["first"] = groups["pos"].transform("min")
+    over = sub[sub["rank"] >= sub["allowed"]]
+    # one problem per run that repeats (key and clock), at its first repeated sample
+    runs = over.groupby([*keys, "clock"], dropna=False, sort=False).agg(
+        pos=("pos", "min"), first=("first", "min"), n=("sample", "nunique"),
+        lo=("sample", "min"), hi=("sample", "max"), most=("count", "max"),
+        allowed=("allowed", "first"))
+    return [(int(r.pos), f"clock {clock!r}: {r.n} sample index(es) ({r.lo:.0f} to {r.hi:.0f}) "
+                         f"given up to {r.most} times, where the timings have {r.allowed} "
+                         f"row(s) of this key (first given on {line(int(r.first))}): "
+                         "doubled samples (a file concatenated twice, a step collected "
+                         "twice?)")
+            for (*_, clock), r in zip(runs.index, runs.itertuples(index=False), strict=True)]
+
+
+def check_samples(frame: pd.DataFrame, source: str, rows: pd.DataFrame | None = None,
+                  path: str | os.PathLike[str] | None = None) -> None:
+    """Raise :class:`SchemaError` for samples the report must not use: off their clock,
+    index or time (:func:`sample_problems`), or, given the timings ``rows``, doubled
+    (:func:`duplicate_samples`). Errors name ``source``, the line in ``path`` (or the row
+    number) and the key, like :func:`validate`'s."""
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 \
+            or frame.index.step != 1:
+        path = None
+    where = _Where(frame.reset_index(drop=True), path)
+    problems = sample_problems(frame)
+    if rows is not None:
+        problems += duplicate_samples(frame, rows, where.line)
+    _raise_problems(source, problems, where, "sample row(s)")
 
 
 def schema_markdown() -> str:

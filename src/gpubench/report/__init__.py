@@ -69,8 +69,11 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
 
     A missing, unreadable or structurally wrong file (no key or status columns, duplicate
     keys, ok rows without a time) raises :class:`results.SchemaError` with a message that
-    names the file. Columns an older schema did not have are filled as unknown; columns
-    this code does not know are dropped; both are reported on the page."""
+    names the file; so does a measured value the verdicts would use that is not finite,
+    out of its bound or out of order (:func:`results.validate`: the message names the
+    line, the row's key, the column and the value). Columns an older schema did not have
+    are filled as unknown (absent, which the checks allow); columns this code does not
+    know are dropped; both are reported on the page."""
     path = Path(path)
     if not path.exists():
         raise results.SchemaError(f"{path}: file is missing")
@@ -109,7 +112,7 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         frame["schema_version"] = results.SCHEMA_VERSION
     if missing or versions - {results.SCHEMA_VERSION}:
         frame["schema_version"] = frame["schema_version"].fillna(results.SCHEMA_VERSION)
-    return results.validate(frame, str(path)), notes
+    return results.validate(frame, str(path), path), notes
 
 
 @dataclass

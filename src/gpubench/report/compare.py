@@ -13,6 +13,11 @@ Hodges–Lehmann confidence interval of the time ratio new / base (from the two-
 Mann–Whitney U test on the two sets of samples) against a minimum effect, in the spirit
 of nvbench's ``compare.py``; where a set has no samples, the interquartile ranges stand
 in for the interval.
+
+Both sets are read and checked as the report reads its input (:func:`resolve`): a time,
+throughput or quantile that is not finite, out of its bound or out of order, and samples
+that are bad or doubled, stop the comparison (exit 2, naming file, line, key, column and
+value), so a row with an infinite median is never labelled SAME.
 """
 
 from __future__ import annotations
@@ -67,7 +72,8 @@ def _first(*paths: Path) -> Path | None:
 
 def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
     """A results folder (``timings.csv``, ``samples.csv[.gz]``, ``host.json`` or
-    ``env/host.json``) or a timings CSV with those files beside it."""
+    ``env/host.json``) or a timings CSV with those files beside it, validated as the
+    report's input (:class:`results.SchemaError` when it is not)."""
     from gpubench.report import read_timings_lenient
 
     path = Path(spec)

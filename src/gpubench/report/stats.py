@@ -217,7 +217,12 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
     a key. Each run starts at ``sample == 0`` and is written contiguously; a run belongs
     to the row of the same key whose sample count and median it reproduces exactly.
     A ``mode`` column, where a file has one, is used as part of the key. A missing or
-    unreadable file is a note, never an error: comparisons then fall back to quartiles.
+    unreadable file is a note: comparisons then fall back to quartiles. A readable file
+    with samples that are wrong (a time not finite and positive, a clock or index off) or
+    doubled (a key, clock and index given more often than the rows have that key: a file
+    concatenated twice, a step collected twice) raises :class:`results.SchemaError`
+    naming the file, line, key and value: attached, such samples would change verdicts
+    (a doubled run attaches as a second run), and set aside they would hide the fault.
     """
     if not path:
         return Samples({}, "not given")
@@ -233,6 +238,7 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
     missing = [c for c in results.SAMPLE_COLUMNS if c not in frame.columns]
     if missing:
         return Samples({}, f"{path.name} (missing columns {missing}; not used)")
+    results.check_samples(frame, str(path), rows, path)
     try:
         return _attach(frame, rows, path.name)
     except (ValueError, TypeError, KeyError) as exc:
