@@ -141,6 +141,19 @@ def test_rounds_keep_every_sample_and_keep_their_gap():
     assert backend.settled == 1  # no interlude: one settling call before the rounds
 
 
+def test_calls_too_long_to_batch_keep_the_gap_before_each_round():
+    clock = _Clock()
+    backend = _Transient(clock, burst_s=0.0)
+    settings = Settings(caller_rounds=3, caller_min_samples=6, caller_round_gap_s=0.01,
+                        pipeline_batch_s=1e-6)  # every call "long": k = 1
+    cc = CallerClock(backend.call, backend, settings, clock)
+    cc.run()
+    f = cc.fields()
+    assert f["pipelined_k"] == 1 and f["caller_rounds"] == 3
+    assert len(cc.sync) == 6 and cc.samples()["pipelined"] == cc.sync
+    assert clock.t >= 2 * 0.01  # two gaps filled by untimed calls (15 µs samples)
+
+
 def test_the_interlude_runs_between_the_first_two_rounds_and_the_clock_settles_after():
     clock = _Clock()
     backend = _Transient(clock, burst_s=0.0)
@@ -286,3 +299,24 @@ def test_one_round_with_no_recheck_is_the_old_row(rounds_plugin, tmp_path):
                                    "caller_max_rounds": 1})
     ok = df[df["status"] == "ok"]
     assert len(ok) == 6 and (ok["caller_rounds"] == 1).all()
+
+
+def test_the_worker_keeps_each_implementations_least_pipelined_median():
+    from gpubench.worker import Floors
+
+    floors = Floors()
+    item = {"kernel": "vector_add", "variant": "default", "dtype": "float32",
+            "implementation": "jit", "mode": "hot", "size": 1024}
+    assert floors.get(item) is None  # first size: no floor yet
+    floors.update(item, {"status": "ok", "pipelined_median_s": 50e-6})
+    floors.update({**item, "size": 4096}, {"status": "ok", "pipelined_median_s": 40e-6})
+    floors.update({**item, "size": 16384}, {"status": "ok", "pipelined_median_s": 60e-6})
+    # a failed or unmeasured row says nothing about the floor
+    floors.update({**item, "size": 65536}, {"status": "wrong_result",
+                                            "pipelined_median_s": 1e-6})
+    floors.update({**item, "size": 65536}, {"status": "ok"})
+    assert floors.get({**item, "size": 1 << 20}) == 40e-6
+    # another dtype, implementation or mode has its own
+    assert floors.get({**item, "dtype": "float64"}) is None
+    assert floors.get({**item, "implementation": "pmap"}) is None
+    assert floors.get({**item, "mode": "cold"}) is None

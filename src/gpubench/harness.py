@@ -267,14 +267,14 @@ class CallerClock:
 
     A round is a sync part (at least ``least`` samples, then until the spread target or
     ``caller_max_time_s / caller_rounds``), then, from the second round on, untimed
-    calls and waits until ``gap`` seconds have passed since the last pipelined part
+    calls and waits until ``gap`` seconds have passed since the last round's samples
     ended (the caller's loop keeps running, so the GPU does not idle and clock down),
     then a pipelined part (at least ``least`` samples, then until the spread target or
     the same time). k is fixed from the first round's sync samples, after which one
     untimed batch of k calls runs (k calls in flight may need what one did not: an
     allocator's blocks for k sets of temporaries). With k = 1 the pipelined samples are
-    the sync ones. Every sample is kept, in the order taken; the row's statistics are
-    those of all of them."""
+    the sync ones, and the gap comes before them. Every sample is kept, in the order
+    taken; the row's statistics are those of all of them."""
 
     def __init__(self, call: Callable[[], Any], backend: Backend, settings: Settings,
                  clock: Callable[[], float] | None = None) -> None:
@@ -290,6 +290,8 @@ class CallerClock:
         self.sync_waits: list[float] = []
         self.pipe_waits: list[float] = []
         self.result: Any = None
+        #: when the last round's samples ended (the next keeps its gap from there)
+        self.last_end: float | None = None
         #: why the row got rounds beyond the planned ones ('' if it did not)
         self.recheck = ""
         #: ... and why it still looked off after them ('' if it did not)
@@ -301,18 +303,24 @@ class CallerClock:
         self.backend.before_caller_clock()
         self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
 
+    def fill(self, gap_s: float) -> None:
+        """Untimed calls and waits until ``gap_s`` has passed since the last round."""
+        if self.last_end is None:
+            return
+        while self.clock() - self.last_end < gap_s:
+            self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
     def take_round(self, gap_s: float) -> None:
         s = self.settings
-        since = self.clock()
 
         def sync() -> tuple[Any, float]:
             return caller_sample(self.call, self.backend, 1, self.sync_waits, self.clock)
 
+        if self.k == 1:
+            # the sync samples are the pipelined ones: the gap goes before them
+            self.fill(gap_s)
         self.result = _take(sync, self.sync, self.least, self.part_s,
                             s.target_rel_spread, s.max_samples, self.clock)
-        if self.rounds:
-            while self.clock() - since < gap_s:
-                self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
         if not self.k:
             self.k = pipeline_depth(float(np.median(self.sync)), s)
             if self.k > 1:
@@ -322,9 +330,11 @@ class CallerClock:
                 return caller_sample(self.call, self.backend, self.k, self.pipe_waits,
                                      self.clock)
 
+            self.fill(gap_s)
             self.result = _take(pipelined, self.pipe, self.least, self.part_s,
                                 s.target_rel_spread, s.max_samples, self.clock)
         self.rounds += 1
+        self.last_end = self.clock()
 
     @property
     def pipelined(self) -> list[float]:
