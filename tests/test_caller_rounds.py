@@ -320,3 +320,14 @@ def test_the_worker_keeps_each_implementations_least_pipelined_median():
     assert floors.get({**item, "dtype": "float64"}) is None
     assert floors.get({**item, "implementation": "pmap"}) is None
     assert floors.get({**item, "mode": "cold"}) is None
+
+
+def test_calls_longer_than_the_gap_get_no_filler():
+    clock = _Clock()
+    backend = _Transient(clock, burst_s=0.0)
+    settings = Settings(caller_rounds=3, caller_min_samples=6, caller_round_gap_s=1e-5,
+                        pipeline_batch_s=1e-6)  # k = 1, and one call (15 µs) > the gap
+    cc = CallerClock(backend.call, backend, settings, clock)
+    cc.run()
+    calls = clock.t / (CALL_S + WAIT_S)
+    assert cc.k == 1 and round(calls) == 1 + len(cc.sync)  # the settling call and samples

@@ -304,8 +304,10 @@ class CallerClock:
         self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
 
     def fill(self, gap_s: float) -> None:
-        """Untimed calls and waits until ``gap_s`` has passed since the last round."""
-        if self.last_end is None:
+        """Untimed calls and waits until ``gap_s`` has passed since the last round; none
+        where one call lasts that long (k = 1 calls of ``gap_s`` or more: their samples
+        already span that much time each)."""
+        if self.last_end is None or (self.k == 1 and np.median(self.sync) >= gap_s):
             return
         while self.clock() - self.last_end < gap_s:
             self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
