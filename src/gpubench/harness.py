@@ -13,14 +13,27 @@ the *caller's clock*: host ``perf_counter`` around calls followed by the framewo
 device-wide wait (:meth:`Backend.device_sync`), in two forms: ``sync`` (one call, then
 wait) and ``pipelined`` (k calls back to back, one wait, divided by k). A CPU row's
 caller clock is its wall time: the samples themselves.
+
+The caller's clock is taken in rounds (:class:`CallerClock`), each a sync part and a
+pipelined part; the device clock's samples fall between the first two rounds, and a
+round's pipelined part starts at least ``caller_round_gap_s`` after the one before
+ended. So a row's pipelined samples span its time instead of ~15 ms in one piece, and a
+transient of the host or the device (in which every sample of a row could read 3x)
+hits one round of it. A row whose pipelined median still disagrees with its own sync
+median, or with its device time and its implementation's smaller sizes, gets more
+rounds, further apart (:func:`recheck_reason`). Every sample of every round is kept
+(calls that only fill a gap are not samples, as warm-up calls are not).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +68,23 @@ class Settings:
     pipeline_batch_s: float = 0.002
     #: most calls in one pipelined sample
     pipeline_max_k: int = 256
+    #: the caller's clocks come in this many rounds (a sync part, then a pipelined
+    #: part), each with ceil(caller_min_samples / rounds) samples or more and at most
+    #: caller_max_time_s / rounds of pipelined sampling; the device clock's samples are
+    #: taken between the first two rounds
+    caller_rounds: int = 3
+    #: least time between two rounds' pipelined parts: the next round's sync samples,
+    #: then untimed calls and waits if those took less (the GPU never idles)
+    caller_round_gap_s: float = 0.005
+    #: a row whose pipelined median is more than this many times its sync median, or
+    #: (past its implementation's first size here) the larger of its device median and
+    #: the least pipelined median of the implementation's earlier sizes, gets more rounds
+    caller_recheck_factor: float = 1.5
+    #: ... up to this many rounds in all (then it stands as measured)
+    caller_max_rounds: int = 7
+    #: ... with at least this long between their pipelined parts: further from the
+    #: state the first rounds met
+    caller_recheck_gap_s: float = 0.03
     #: energy per call (cases the plan marks): the window between two updates of the
     #: energy counter lasts at least this long, calls running back to back throughout
     energy_min_time_s: float = 0.45
@@ -72,6 +102,8 @@ class Measurement:
     fields: dict[str, Any]
     samples: list[float]
     caller: dict[str, list[float]] = field(default_factory=dict)
+    #: what the step's log should say about the row beyond its fields (a re-measurement)
+    notes: list[str] = field(default_factory=list)
 
 
 def summarize(samples: list[float]) -> dict[str, float]:
@@ -120,8 +152,6 @@ def converge(sample: Callable[[], tuple[Any, float]], min_samples: int, max_samp
     """Take samples until IQR / median <= the target, or the time or sample cap is hit.
 
     Returns (samples, stop reason, the last call's result). Every sample is kept."""
-    import time
-
     clock = clock or time.perf_counter
     samples: list[float] = []
     started = clock()
@@ -144,7 +174,8 @@ def converge(sample: Callable[[], tuple[Any, float]], min_samples: int, max_samp
 
 
 def caller_sample(call: Callable[[], Any], backend: Backend, k: int = 1,
-                  waits: list[float] | None = None) -> tuple[Any, float]:
+                  waits: list[float] | None = None,
+                  clock: Callable[[], float] = time.perf_counter) -> tuple[Any, float]:
     """One sample of the caller's clock: ``k`` calls back to back, then the framework's
     device-wide wait, on the host clock; seconds per call.
 
@@ -154,15 +185,13 @@ def caller_sample(call: Callable[[], Any], backend: Backend, k: int = 1,
     call i, as a loop that does not look at its results does. ``waits`` gets the part
     of it spent in the wait after the calls had returned, per call: the device was busy
     at least that long, so it bounds the device's work from below."""
-    import time
-
-    t0 = time.perf_counter()
+    t0 = clock()
     result = None
     for _ in range(k):
         result = call()
-    t1 = time.perf_counter()
+    t1 = clock()
     backend.device_sync(result)
-    t2 = time.perf_counter()
+    t2 = clock()
     if waits is not None:
         waits.append((t2 - t1) / k)
     return result, (t2 - t0) / k
@@ -179,41 +208,202 @@ def pipeline_depth(sync_median_s: float, settings: Settings) -> int:
     return int(min(max(k, 1), settings.pipeline_max_k))
 
 
-def caller_clocks(call: Callable[[], Any], backend: Backend,
-                  settings: Settings) -> tuple[dict[str, Any], dict[str, list[float]], Any]:
-    """Time ``call`` on the caller's clock, sync then pipelined: (row fields, samples by
-    clock, last result). The result is checked by the caller of this function."""
-    backend.before_caller_clock()
-    # one untimed call and wait first: whatever the device clock's set-up left behind
-    # (JAX's CUPTI detached just now) is not the first sample's to pay
-    caller_sample(call, backend)
-    sync_waits: list[float] = []
+def recheck_reason(pipelined_s: float, sync_s: float, device_s: float | None,
+                   floor_s: float | None, factor: float) -> str:
+    """Why a row's pipelined median is far off what it should be near ('' if it is not).
 
-    def sync() -> tuple[Any, float]:
-        return caller_sample(call, backend, 1, sync_waits)
+    Pipelining can only hide a call's wait, so the pipelined median should not exceed
+    the sync one; and a call costs about the larger of its device work and the dispatch
+    floor of its implementation (``floor_s``: the least pipelined median of the
+    implementation's earlier sizes of the same kernel, variant and dtype; None at its
+    first size), with the two overlapping when pipelined, so at most twice that. A
+    median more than ``factor`` times either bound met a transient in most of its
+    samples (or the call does work neither bound sees: then more rounds change
+    nothing and cost a little)."""
+    if not (factor > 0 and math.isfinite(factor) and pipelined_s > 0):
+        return ""
+    if sync_s > 0 and pipelined_s > factor * sync_s:
+        return (f"pipelined median {pipelined_s * 1e6:.4g} us > {factor:g} x its sync "
+                f"median {sync_s * 1e6:.4g} us")
+    if floor_s is not None and floor_s > 0:
+        device = device_s if device_s is not None and device_s > 0 else 0.0
+        bound = max(device, floor_s)
+        if pipelined_s > factor * bound:
+            return (f"pipelined median {pipelined_s * 1e6:.4g} us > {factor:g} x "
+                    f"max(device median {device * 1e6:.4g} us, the implementation's "
+                    f"floor {floor_s * 1e6:.4g} us at smaller sizes)")
+    return ""
 
-    sync_s, _, result = converge(sync, settings.caller_min_samples, settings.max_samples,
-                                 settings.target_rel_spread, settings.caller_max_time_s)
-    k = pipeline_depth(float(np.median(sync_s)), settings)
-    if k == 1:
-        pipe_s, waits = list(sync_s), sync_waits
-    else:
-        waits = []
-        # one untimed batch first: k calls in flight may need what one call did not (an
-        # allocator's blocks for k sets of temporaries), and a loop pays that once
-        caller_sample(call, backend, k)
 
-        def pipelined() -> tuple[Any, float]:
-            return caller_sample(call, backend, k, waits)
+def _take(sample: Callable[[], tuple[Any, float]], samples: list[float], least: int,
+          most_s: float, target: float, max_samples: int,
+          clock: Callable[[], float]) -> Any:
+    """One part of a round: append at least ``least`` samples, then stop once this
+    clock's samples so far meet the spread target or the part has lasted ``most_s`` (or
+    the clock holds ``max_samples``). Returns the last call's result."""
+    started = clock()
+    n0 = len(samples)
+    next_check = 0
+    while True:
+        result, seconds = sample()
+        samples.append(seconds)
+        n = len(samples)
+        if n - n0 < least:
+            continue
+        if n >= max_samples:
+            return result
+        if clock() - started >= most_s:
+            return result
+        if n >= next_check:
+            # checking every sample would cost more than tiny calls: at ~10% steps
+            next_check = n + max(1, n // 10)
+            q1, med, q3 = np.percentile(samples, [25, 50, 75])
+            if med > 0 and (q3 - q1) / med <= target:
+                return result
 
-        pipe_s, _, result = converge(pipelined, settings.caller_min_samples,
-                                     settings.max_samples, settings.target_rel_spread,
-                                     settings.caller_max_time_s)
-    fields: dict[str, Any] = {"caller_timer": backend.caller_timer, "pipelined_k": k,
-                              "pipelined_wait_s": float(np.median(waits))}
-    for name, s in (("sync", sync_s), ("pipelined", pipe_s)):
-        fields.update(caller_stats(name, s))
-    return fields, {"sync": sync_s, "pipelined": pipe_s}, result
+
+class CallerClock:
+    """The caller's clocks of one row, sync and pipelined, taken in rounds.
+
+    A round is a sync part (at least ``least`` samples, then until the spread target or
+    ``caller_max_time_s / caller_rounds``), then, from the second round on, untimed
+    calls and waits until ``gap`` seconds have passed since the last round's samples
+    ended (the caller's loop keeps running, so the GPU does not idle and clock down),
+    then a pipelined part (at least ``least`` samples, then until the spread target or
+    the same time). k is fixed from the first round's sync samples, after which one
+    untimed batch of k calls runs (k calls in flight may need what one did not: an
+    allocator's blocks for k sets of temporaries). With k = 1 the pipelined samples are
+    the sync ones, and the gap comes before them. Every sample is kept, in the order
+    taken; the row's statistics are those of all of them."""
+
+    def __init__(self, call: Callable[[], Any], backend: Backend, settings: Settings,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.call, self.backend, self.settings = call, backend, settings
+        self.clock = clock or time.perf_counter
+        self.planned = max(1, int(settings.caller_rounds))
+        self.least = max(1, math.ceil(settings.caller_min_samples / self.planned))
+        self.part_s = settings.caller_max_time_s / self.planned
+        self.rounds = 0
+        self.k = 0
+        self.sync: list[float] = []
+        self.pipe: list[float] = []
+        self.sync_waits: list[float] = []
+        self.pipe_waits: list[float] = []
+        self.result: Any = None
+        #: when the last round's samples ended (the next keeps its gap from there)
+        self.last_end: float | None = None
+        #: why the row got rounds beyond the planned ones ('' if it did not)
+        self.recheck = ""
+        #: ... and why it still looked off after them ('' if it did not)
+        self.still = ""
+
+    def settle(self) -> None:
+        """Undo what the device clock set up (JAX's CUPTI), then one untimed call and
+        wait: what that left behind is not the next sample's to pay."""
+        self.backend.before_caller_clock()
+        self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
+    def fill(self, gap_s: float) -> None:
+        """Untimed calls and waits until ``gap_s`` has passed since the last round; none
+        where one call lasts that long (k = 1 calls of ``gap_s`` or more: their samples
+        already span that much time each)."""
+        if self.last_end is None or (self.k == 1 and np.median(self.sync) >= gap_s):
+            return
+        while self.clock() - self.last_end < gap_s:
+            self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
+    def take_round(self, gap_s: float) -> None:
+        s = self.settings
+
+        def sync() -> tuple[Any, float]:
+            return caller_sample(self.call, self.backend, 1, self.sync_waits, self.clock)
+
+        if self.k == 1:
+            # the sync samples are the pipelined ones: the gap goes before them
+            self.fill(gap_s)
+        self.result = _take(sync, self.sync, self.least, self.part_s,
+                            s.target_rel_spread, s.max_samples, self.clock)
+        if not self.k:
+            self.k = pipeline_depth(float(np.median(self.sync)), s)
+            if self.k > 1:
+                caller_sample(self.call, self.backend, self.k, clock=self.clock)
+        if self.k > 1:
+            def pipelined() -> tuple[Any, float]:
+                return caller_sample(self.call, self.backend, self.k, self.pipe_waits,
+                                     self.clock)
+
+            self.fill(gap_s)
+            self.result = _take(pipelined, self.pipe, self.least, self.part_s,
+                                s.target_rel_spread, s.max_samples, self.clock)
+        self.rounds += 1
+        self.last_end = self.clock()
+
+    @property
+    def pipelined(self) -> list[float]:
+        return self.pipe if self.k > 1 else self.sync
+
+    def run(self, interlude: Callable[[], None] | None = None,
+            device_s: Callable[[], float | None] | float | None = None,
+            floor_s: float | None = None) -> None:
+        """Every round: the planned ones (``interlude``, the device clock's sampling,
+        between the first two), then extra ones, ``caller_recheck_gap_s`` apart, while
+        :func:`recheck_reason` finds the pipelined median off and ``caller_max_rounds``
+        allows. ``device_s``: the row's device median (or a function giving it once
+        the interlude has run); ``floor_s``: see :func:`recheck_reason`."""
+        s = self.settings
+        self.settle()
+        self.take_round(s.caller_round_gap_s)
+        if interlude is not None:
+            interlude()
+            self.settle()
+        while self.rounds < self.planned:
+            self.take_round(s.caller_round_gap_s)
+        device = device_s() if callable(device_s) else device_s
+
+        def off() -> str:
+            return recheck_reason(float(np.median(self.pipelined)),
+                                  float(np.median(self.sync)), device, floor_s,
+                                  s.caller_recheck_factor)
+
+        why = off()
+        while why and self.rounds < s.caller_max_rounds:
+            self.recheck = self.recheck or why
+            self.take_round(s.caller_recheck_gap_s)
+            why = off()
+        self.still = why if self.recheck else ""
+
+    def fields(self) -> dict[str, Any]:
+        waits = self.pipe_waits if self.k > 1 else self.sync_waits
+        out: dict[str, Any] = {"caller_timer": self.backend.caller_timer,
+                               "pipelined_k": self.k,
+                               "pipelined_wait_s": float(np.median(waits)),
+                               "caller_rounds": self.rounds}
+        out.update(caller_stats("sync", self.sync))
+        out.update(caller_stats("pipelined", self.pipelined))
+        return out
+
+    def samples(self) -> dict[str, list[float]]:
+        return {"sync": list(self.sync), "pipelined": list(self.pipelined)}
+
+    def note(self) -> str:
+        """The log's line on a re-measured row ('' if it was not)."""
+        if not self.recheck:
+            return ""
+        return (f"caller's clock re-measured, {self.rounds} rounds: {self.recheck}"
+                + (f"; after them {self.still}" if self.still else "; not after them"))
+
+
+def caller_clocks(call: Callable[[], Any], backend: Backend, settings: Settings,
+                  device_s: float | None = None, floor_s: float | None = None,
+                  clock: Callable[[], float] | None = None,
+                  ) -> tuple[dict[str, Any], dict[str, list[float]], Any]:
+    """Time ``call`` on the caller's clock, sync and pipelined, in rounds back to back
+    (:class:`CallerClock`; :func:`measure` puts the device clock between the first two):
+    (row fields, samples by clock, last result). The result is checked by the caller of
+    this function."""
+    cc = CallerClock(call, backend, settings, clock)
+    cc.run(device_s=device_s, floor_s=floor_s)
+    return cc.fields(), cc.samples(), cc.result
 
 
 def caller_stats(clock: str, samples: list[float]) -> dict[str, float]:
@@ -237,6 +427,56 @@ def measure_energy(call: Callable[[], Any], backend: Backend, settings: Settings
 
     return energy_meter.energy_window(batch, k, energy_meter.meter_for(backend.device),
                                       settings.energy_min_time_s, settings.energy_max_wait_s)
+
+
+def cache_snapshot(dirs: Iterable[Path | str]) -> tuple[int, int] | None:
+    """(files, newest modification of a folder in ns) under those of ``dirs`` that
+    exist, or None if none does. A cache adds a file by creating it, or a temporary
+    one renamed into place, which changes its folder's modification time too; no file
+    is opened or stat'ed, only listed (about 4 ms for 5,000 files in 50 folders on this
+    project's CI machine). Taken before a row's build and after its first call, outside
+    every timed region."""
+    found = False
+    files = newest = 0
+    stack = [os.fspath(d) for d in dirs]
+    while stack:
+        path = stack.pop()
+        try:
+            newest = max(newest, os.stat(path).st_mtime_ns)
+            listing = os.scandir(path)
+        except OSError:  # absent, not a folder, unreadable, removed meanwhile
+            continue
+        found = True
+        with listing:
+            for entry in listing:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        files += 1
+                except OSError:
+                    continue
+    return (files, newest) if found else None
+
+
+def cache_state(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str:
+    """The ``cache_state`` of a row from :func:`cache_snapshot` before its build and
+    after its first call: ``cold`` (the cache gained files, or a folder of it changed:
+    the row compiled and stored), ``warm`` (it existed and gained nothing: a compile, if
+    any, was served from it, or not stored), ``none`` (no cache folder, or one that
+    stayed empty)."""
+    if after is None or (before is None and after[0] == 0):
+        return "none"
+    if before is None or after[0] > before[0] or after[1] > before[1]:
+        return "cold"
+    return "warm"
+
+
+def _cache_dirs(backend: Backend) -> list[Path]:
+    try:
+        return [Path(d) for d in backend.compile_cache_dirs()]
+    except Exception:  # noqa: BLE001 - a framework that cannot say has none we can watch
+        return []
 
 
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
@@ -276,13 +516,14 @@ def measure(
     progress: Callable[[str], None] = lambda msg: None,
     mode: str = "hot",
     energy: bool = False,
+    caller_floor: float | None = None,
 ) -> Measurement:
     """Measure one implementation on one case; never raises for the implementation's faults.
 
     ``energy``: read the energy per call too (after the clocks; the plan marks the
-    largest size of each case)."""
-    import time
-
+    largest size of each case). ``caller_floor``: the least pipelined median of this
+    implementation's earlier sizes of the same kernel, variant and dtype (the worker
+    keeps it), which the caller's clock is rechecked against (:func:`recheck_reason`)."""
     timer = backend.select_timer(spec)
     fields: dict[str, Any] = {
         "bytes": spec.bytes_moved(case),
@@ -296,6 +537,7 @@ def measure(
         return Measurement({**fields, "status": "skipped", "reason": reason}, [])
     stage = "placing inputs on the device"
     caller: dict[str, list[float]] = {}
+    notes: list[str] = []
     try:
         inputs = ({k: backend.to_device(v) for k, v in host_inputs.items()}
                   if spec.place_inputs else dict(host_inputs))
@@ -304,16 +546,24 @@ def measure(
         outputs = {k: v for k, v in outputs.items() if v is not None}
         ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed),
                            host_inputs)
-        stage = "building"
-        t0 = time.perf_counter()
-        call = impl.builder(ctx)
-        fields["setup_s"] = time.perf_counter() - t0
-        for buf in outputs.values():
-            backend.poison(buf)
-        stage = "first call"
-        # The wait a user sees (compilation, autotuning, the run) on the host clock,
-        # whatever times the samples: a device timer would miss the host-side work.
-        result, fields["first_call_s"] = Backend.time_call(backend, call)
+        # whether the framework's persistent compilation cache served this row's build
+        # and first call or gained from them; read outside the timed regions
+        cache_dirs = _cache_dirs(backend)
+        cache_before = cache_snapshot(cache_dirs)
+        try:
+            stage = "building"
+            t0 = time.perf_counter()
+            call = impl.builder(ctx)
+            fields["setup_s"] = time.perf_counter() - t0
+            for buf in outputs.values():
+                backend.poison(buf)
+            stage = "first call"
+            # The wait a user sees (compilation, autotuning, the run) on the host clock,
+            # whatever times the samples: a device timer would miss the host-side work.
+            result, fields["first_call_s"] = Backend.time_call(backend, call)
+        finally:
+            fields["cache_state"] = ("none" if not cache_dirs else
+                                     cache_state(cache_before, cache_snapshot(cache_dirs)))
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = check.rel_err
         if not check.passed:
@@ -327,15 +577,36 @@ def measure(
             warm_calls += 1
         for buf in outputs.values():
             backend.poison(buf)
-        stage = "timed calls"
-        samples, stop, result = time_samples(call, backend, settings, cold=mode == "cold",
-                                             hide_launch=spec.hide_launch,
-                                             host_timed=spec.host_timed)
-        progress(f"{len(samples)} samples ({stop})")
+        device: dict[str, Any] = {}
+
+        def device_clock(then: str = "timed calls") -> None:
+            nonlocal stage
+            stage = "timed calls"
+            device["samples"], device["stop"], device["result"] = time_samples(
+                call, backend, settings, cold=mode == "cold", hide_launch=spec.hide_launch,
+                host_timed=spec.host_timed)
+            progress(f"{len(device['samples'])} samples ({device['stop']})")
+            stage = then
+
         if backend.device == "gpu" and mode == "hot" and settings.caller_clocks:
+            # the device clock's samples between the caller's first two rounds (with one
+            # round, before it, as they always were)
+            cc = CallerClock(call, backend, settings)
+            spread = cc.planned > 1
+            if not spread:
+                device_clock()
             stage = "caller clocks"
-            caller_fields, caller, result = caller_clocks(call, backend, settings)
-            fields.update(caller_fields)
+            cc.run(interlude=(lambda: device_clock("caller clocks")) if spread else None,
+                   device_s=lambda: float(np.median(device["samples"])),
+                   floor_s=caller_floor)
+            fields.update(cc.fields())
+            caller, result = cc.samples(), cc.result
+            if cc.note():
+                notes.append(cc.note())
+        else:
+            device_clock()
+            result = device["result"]
+        samples, stop = device["samples"], device["stop"]
         if energy:
             stage = "energy"
             k = int(fields.get("pipelined_k") or
@@ -350,7 +621,7 @@ def measure(
         if not check.passed:
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"after timed calls: {check.reason}"}, samples,
-                               caller)
+                               caller, notes)
     except MemoryError as exc:
         return Measurement({**fields, "status": "skipped",
                             "reason": f"out of memory while {stage}: {exc}"}, [])
@@ -378,7 +649,7 @@ def measure(
         "gbps": fields["bytes"] / med / 1e9 if med > 0 and fields["bytes"] else math.nan,
         "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
     })
-    return Measurement(fields, samples, caller)
+    return Measurement(fields, samples, caller, notes)
 
 
 def _is_oom(exc: BaseException) -> bool:

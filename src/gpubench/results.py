@@ -23,8 +23,8 @@ import pandas as pd
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
-#: (``energy_*``)
-SCHEMA_VERSION = 3
+#: (``energy_*``); 4: ``caller_rounds``, ``cache_state``
+SCHEMA_VERSION = 4
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -70,6 +70,13 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("first_call_s", "float",
            "the first call alone on the host clock (includes JIT compilation)"),
     Column("setup_s", "float", "building the implementation (tracing, allocation)"),
+    Column("cache_state", "str", "the framework's persistent compilation cache over the "
+           "build and first call: cold (it gained files: the row compiled and stored), "
+           "warm (it existed and gained nothing: a compile, if any, was served from it or "
+           "not stored; JAX stores only compiles over 1 s), none (no persistent cache in "
+           "use: NumPy, Numba (no cache=True here), CUDA Python's NVRTC, JAX without a "
+           "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
+           "never built"),
     Column("bytes", "float", "fewest bytes moved per call"),
     Column("flops", "float", "floating-point operations per call"),
     Column("gbps", "float", "bytes / median_s / 1e9"),
@@ -89,6 +96,11 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("pipelined_wait_s", "float", "of the pipelined time per call, the median part "
            "spent waiting for the device after the calls had returned: the device was busy "
            "at least this long per call"),
+    Column("caller_rounds", "int", "rounds the caller's clocks were taken in (a sync "
+           "then a pipelined part each, spread over the row's time): harness.caller_rounds, "
+           "more where the pipelined median stayed over caller_recheck_factor times its sync "
+           "median or the larger of its device median and the implementation's least "
+           "pipelined median at smaller sizes (up to caller_max_rounds)"),
     Column("energy_j", "float", "energy per call, joules: the counter's rise between two of "
            "its updates while calls ran back to back, over the calls completed between them "
            "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),

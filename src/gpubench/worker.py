@@ -20,6 +20,31 @@ def emit(msg: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+class Floors:
+    """Per implementation, kernel, variant, dtype and mode: the least pipelined median
+    measured so far in this worker (the dispatch floor its larger sizes should not
+    exceed by much; :func:`gpubench.harness.recheck_reason`)."""
+
+    def __init__(self) -> None:
+        self._least: dict[tuple[Any, ...], float] = {}
+
+    @staticmethod
+    def key(item: dict[str, Any]) -> tuple[Any, ...]:
+        return (item["kernel"], item["variant"], item["dtype"], item["implementation"],
+                item.get("mode", "hot"), json.dumps(item.get("params", {}), sort_keys=True))
+
+    def get(self, item: dict[str, Any]) -> float | None:
+        return self._least.get(self.key(item))
+
+    def update(self, item: dict[str, Any], fields: dict[str, Any]) -> None:
+        """Take an ok row's pipelined median into its implementation's floor."""
+        value = fields.get("pipelined_median_s")
+        if fields.get("status") != "ok" or not isinstance(value, float) or not value > 0:
+            return
+        key = self.key(item)
+        self._least[key] = min(self._least.get(key, value), value)
+
+
 def pin_cpus(threads: int) -> None:
     """Confine the process to ``threads`` cores so every runtime's pool honours the count."""
     if hasattr(os, "sched_getaffinity"):
@@ -63,6 +88,7 @@ def main() -> int:
     print(f"{tag} started in {hello['start_s']:.2f} s on {hello['device_name']}",
           file=sys.stderr, flush=True)
     cached_key: tuple | None = None
+    floors = Floors()
     host_inputs: dict[str, np.ndarray] = {}
     ref: Any = None
     for index, item in enumerate(job["items"]):
@@ -95,7 +121,9 @@ def main() -> int:
         t0 = time.perf_counter()
         mode = item.get("mode", "hot")
         m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode,
-                    energy=bool(item.get("energy")))
+                    energy=bool(item.get("energy")), caller_floor=floors.get(item))
+        if m.caller:
+            floors.update(item, m.fields)
         med = m.fields.get("median_s")
         extra = f" median {med * 1e3:.4g} ms" if med else ""
         if m.fields.get("energy_j"):
@@ -104,11 +132,13 @@ def main() -> int:
         if m.caller:
             extra += (f", caller sync {m.fields['sync_median_s'] * 1e3:.4g} ms, pipelined "
                       f"{m.fields['pipelined_median_s'] * 1e3:.4g} ms "
-                      f"(k={m.fields['pipelined_k']})")
+                      f"(k={m.fields['pipelined_k']}, {m.fields['caller_rounds']} rounds)")
         print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} {mode} "
               f"{impl.name}: {m.fields['status']}, {len(m.samples)} samples{extra} "
               f"({time.perf_counter() - t0:.2f} s) {m.fields.get('reason', '')}",
               file=sys.stderr, flush=True)
+        for note in m.notes:
+            print(f"{tag}   {note}", file=sys.stderr, flush=True)
         emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples,
               "caller": m.caller})
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -273,6 +274,14 @@ class Backend:
     def before_caller_clock(self) -> None:
         """Undo whatever the device clock set up that a caller would not pay (JAX's
         CUPTI tracing), before the caller's clock is read."""
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """Folders of the framework's persistent compilation cache in use here (kernels
+        compiled in an earlier process are loaded from them instead of compiled again);
+        [] where it keeps none. The harness watches them around each row's build and
+        first call (the row's ``cache_state``). Must not create them, and must not
+        import anything the step has not imported already."""
+        return []
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run ``fn`` once to completion and return (result, seconds)."""

@@ -24,6 +24,7 @@ import re
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -244,6 +245,11 @@ class CudaPythonGPU(Backend):
     #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
     local_implementations = {"reduction": "nvrtc", "matmul": "tiled",
                              "monte_carlo_pi": "nvrtc"}
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """None: NVRTC compiles each source to a cubin in this process and
+        :func:`compile_module` keeps it in memory only; a new process compiles anew."""
+        return []
 
     def start(self, threads: int) -> dict[str, str]:
         """Import cuda.core/cuda.bindings, select device 0, create the stream and events.

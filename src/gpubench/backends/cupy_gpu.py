@@ -7,7 +7,9 @@ into :class:`Unavailable` with the reason, so the step records it instead of cra
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -74,6 +76,27 @@ class CupyGPU(Backend):
             raise Unavailable(f"cupy {cupy.__version__}: {no_gpu_reason(exc)}") from exc
         self._cupy = cupy
         return versions
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """CuPy's kernel cache: every kernel it compiles (its ufuncs and reductions,
+        ElementwiseKernel, RawKernel, RawModule) is stored there as a cubin keyed by
+        source, options and compiler, and a later process loads it instead of running
+        NVRTC. ``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``; none with
+        ``CUPY_CACHE_IN_MEMORY=1``."""
+        value = os.environ.get("CUPY_CACHE_IN_MEMORY", "")
+        try:
+            in_memory = bool(value) and int(value) == 1  # as CuPy reads it
+        except ValueError:
+            in_memory = False
+        if in_memory:
+            return []
+        cupy = getattr(self, "_cupy", None)
+        get_dir = getattr(getattr(getattr(cupy, "cuda", None), "compiler", None),
+                          "get_cache_dir", None)
+        if callable(get_dir):
+            return [Path(get_dir())]
+        return [Path(os.environ.get("CUPY_CACHE_DIR")
+                     or os.path.expanduser("~/.cupy/kernel_cache"))]
 
     def device_name(self) -> str:
         name = self._cupy.cuda.runtime.getDeviceProperties(self.device_index)["name"]

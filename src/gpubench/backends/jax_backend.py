@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +38,20 @@ class JaxBase(Backend):
 
         return {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
                 "jax_device": str(self._device)}
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """JAX's persistent compilation cache, where one is configured
+        (``jax_compilation_cache_dir``, or the ``JAX_COMPILATION_CACHE_DIR`` it reads;
+        unset by default, and this project sets none): XLA executables whose compile
+        took at least ``jax_persistent_cache_min_compile_time_secs`` (1 s by default)
+        are stored there. A remote location (``gs://``) is not watched."""
+        config = getattr(getattr(self, "_jax", None), "config", None)
+        if config is None or not getattr(config, "jax_enable_compilation_cache", True):
+            return []
+        where = getattr(config, "jax_compilation_cache_dir", None)
+        if not where or "://" in str(where):
+            return []
+        return [Path(os.path.expanduser(str(where)))]
 
     def device_name(self) -> str:
         if self.platform == "cpu":

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpubench.backends.base import Backend, Unavailable
 
 
 class NumbaCPU(Backend):
     framework = "numba"
     device = "cpu"
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """None: Numba stores compiled functions (``NUMBA_CACHE_DIR``, or
+        ``__pycache__`` beside the source) only for ``cache=True``, which no
+        implementation here uses, so every process compiles anew."""
+        return []
 
     def start(self, threads: int) -> dict[str, str]:
         try:

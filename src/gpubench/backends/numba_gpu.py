@@ -23,6 +23,7 @@ import importlib.metadata
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -163,6 +164,13 @@ class NumbaGPU(Backend):
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
                              "monte_carlo_pi": "xoroshiro"}
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """None: Numba caches ``@cuda.jit`` kernels on disk only for ``cache=True``,
+        which no implementation here uses (nor can its CUDA ufuncs), so every process
+        compiles anew. (The driver's own PTX cache, ``CUDA_CACHE_PATH``, is not
+        watched: the PTX-to-SASS step it saves is a small part of Numba's compile.)"""
+        return []
 
     def start(self, threads: int) -> dict[str, str]:
         try:

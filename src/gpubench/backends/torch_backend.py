@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+import getpass
+import os
+import re
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
+
+
+def inductor_cache_dir() -> Path:
+    """TorchInductor's cache folder as ``torch._inductor`` would choose it, without
+    importing Inductor or creating the folder (its own ``cache_dir()`` does both)."""
+    where = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if where:
+        return Path(os.path.abspath(where))
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        getuid = getattr(os, "getuid", None)
+        user = f"uid_{getuid()}" if callable(getuid) else "unknown_user"
+    return Path(tempfile.gettempdir()) / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
 class TorchBase(Backend):
@@ -22,6 +41,13 @@ class TorchBase(Backend):
         torch.set_num_threads(threads)
         self._torch = torch
         return {"torch": torch.__version__, "torch_threads": str(torch.get_num_threads())}
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """TorchInductor's cache (``torch.compile``: FX graphs, generated code, compiled
+        kernels, and on GPUs Triton's cubins in its ``triton/`` folder):
+        ``TORCHINDUCTOR_CACHE_DIR``, default ``<tmp>/torchinductor_<user>``. Eager
+        calls compile nothing there."""
+        return [inductor_cache_dir()]
 
     def to_device(self, array: np.ndarray) -> Any:
         return self._torch.from_numpy(np.array(array, copy=True)).to(self.torch_device)
@@ -87,6 +113,14 @@ class TorchGPU(TorchBase):
         self._end = torch.cuda.Event(enable_timing=True)
         versions.update(cuda=str(torch.version.cuda), cudnn=str(torch.backends.cudnn.version()))
         return versions
+
+    def compile_cache_dirs(self) -> list[Path]:
+        """Inductor's cache and Triton's own (``TRITON_CACHE_DIR``, default
+        ``~/.triton/cache``; Inductor sends Triton into its own folder unless that
+        variable is set)."""
+        triton = os.environ.get("TRITON_CACHE_DIR") or os.path.join(
+            os.path.expanduser("~"), ".triton", "cache")
+        return [*super().compile_cache_dirs(), Path(triton)]
 
     def device_name(self) -> str:
         return self._torch.cuda.get_device_name(0)
