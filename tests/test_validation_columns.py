@@ -38,7 +38,8 @@ def full_row(**kw: Any) -> dict[str, Any]:
     row.update(
         framework="cupy", device="gpu", backend="cupy-gpu", implementation="elementwise",
         kernel="vector_add", variant="default", size=1 << 20, dtype="float32", threads=8,
-        status="ok", reason="", mode="hot", timer="cuda_event", schema_version=3,
+        status="ok", reason="", mode="hot", timer="cuda_event",
+        schema_version=results.SCHEMA_VERSION,
         samples=21, median_s=1.2e-5, min_s=1.0e-5, max_s=2.0e-5, q1_s=1.1e-5, q3_s=1.3e-5,
         iqr_s=2e-6, mean_s=1.25e-5, rel_spread=2e-6 / 1.2e-5, stop_reason="converged",
         first_call_s=0.2, setup_s=0.01, bytes=12.0 * (1 << 20), flops=float(1 << 20),

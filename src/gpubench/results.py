@@ -238,6 +238,7 @@ MEASURED: tuple[tuple[str, str, str], ...] = (
     ("sync_samples",        "int > 0", "a time needs at least one call"),
     ("pipelined_k",         "int > 0", "calls per sample"),
     ("pipelined_samples",   "int > 0", "a time needs at least one call"),
+    ("caller_rounds",       "int > 0", "the caller's clock takes at least one round"),
 )
 
 #: per clock, quantiles in order: each value at most the next present one (empty cells
