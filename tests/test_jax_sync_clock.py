@@ -48,7 +48,7 @@ class _Leaf:
         return self
 
 
-def test_the_wait_is_block_until_ready_on_the_result_then_the_effects(backend):
+def test_the_wait_is_block_until_ready_on_the_result_and_nothing_else(backend):
     calls = []
 
     class FakeJax:
@@ -63,7 +63,8 @@ def test_the_wait_is_block_until_ready_on_the_result_then_the_effects(backend):
     be = _JaxGPUOnCPU()
     be._jax = FakeJax()
     be.device_sync(result)
-    assert calls == [("block_until_ready", result), ("effects_barrier", None)]
+    # what a JAX user waits for; no effects barrier (it cost 10-55 µs a call on the H100)
+    assert calls == [("block_until_ready", result)]
     assert calls[0][1] is result
     assert "block_until_ready" in JaxGPU.caller_timer
 
