@@ -196,3 +196,18 @@ def test_judge_applies_both_new_gates_and_keeps_the_numbers():
     # sync gate needs no ceiling at all
     plausibility.judge(frame, OLD)
     assert list(frame["status"]) == ["ok", "implausible", "ok", "error"]
+
+
+def test_the_l2_loop_kernels_compile_for_h100_and_keep_every_pass() -> None:
+    """The L2-resident ceiling's loops compile with NVRTC for sm_90, and every pass's
+    loads and stores survive into the code (volatile asm: none merged or hoisted)."""
+    from test_cuda_sources import nvrtc_compile
+
+    from gpubench.ceilings import L2_LOOP_SOURCE, l2_loop_reps
+
+    ok, log, ptx = nvrtc_compile(L2_LOOP_SOURCE, "l2_loop.cu", ["--gpu-architecture=sm_90"])
+    assert ok, log
+    text = ptx.decode() if isinstance(ptx, bytes) else str(ptx)
+    assert text.count("ld.global.cg.v4.f32") >= 2 and "st.global.cg.v4.f32" in text
+    # one launch lasts long enough that launch gaps do not count: 12.5 MiB at 5 TB/s
+    assert l2_loop_reps(13_107_200) * 13_107_200 / 5e12 >= 2e-4

@@ -264,6 +264,87 @@ def best_l2_copy(out: dict[str, Any], copies: Mapping[tuple[str, int], tuple[flo
                                      for (m, b), v in sorted(copies.items())}
 
 
+#: the L2-resident loops: one launch moves the footprint this many times or for about
+#: :data:`L2_LOOP_S`, whichever is more, so no launch gap or tail is in the interval
+L2_LOOP_S = 2e-4
+#: one kernel launch that copies (or reads) an L2-resident buffer ``reps`` times, through
+#: L2 only (``.cg``: not kept in L1, so L1 cannot serve later passes); volatile asm, so no
+#: pass can be merged, hoisted or left out by the compiler
+L2_LOOP_SOURCE = r"""
+extern "C" __global__ void gpubench_l2_copy_loop(const float4* src, float4* dst,
+                                                 long long n4, int reps) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  for (int r = 0; r < reps; ++r) {
+    for (long long i = start; i < n4; i += stride) {
+      float a, b, c, d;
+      asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+                   : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(src + i));
+      asm volatile("st.global.cg.v4.f32 [%0], {%1,%2,%3,%4};"
+                   :: "l"(dst + i), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
+    }
+  }
+}
+
+extern "C" __global__ void gpubench_l2_read_loop(const float4* src, float* out,
+                                                 long long n4, int reps) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  long long start = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  for (int r = 0; r < reps; ++r) {
+    for (long long i = start; i < n4; i += stride) {
+      float a, b, c, d;
+      asm volatile("ld.global.cg.v4.f32 {%0,%1,%2,%3}, [%4];"
+                   : "=f"(a), "=f"(b), "=f"(c), "=f"(d) : "l"(src + i));
+      acc += a + b + c + d;
+    }
+  }
+  out[start] = acc;
+}
+"""
+
+
+def l2_loop_reps(footprint: int, guess_gbps: float = 5000.0) -> int:
+    """Passes over the footprint per launch: enough for :data:`L2_LOOP_S` at an L2 rate
+    of ``guess_gbps`` (at least 4)."""
+    return max(4, math.ceil(L2_LOOP_S * guess_gbps * 1e9 / max(footprint, 1)))
+
+
+def _cupy_l2_loops(cupy: Any, footprints: Sequence[int], sms: int
+                   ) -> dict[tuple[str, int], tuple[float, bool]]:
+    """The L2-resident rates of :data:`L2_LOOP_SOURCE`'s two loops (bytes moved per
+    second, 1e9): copy (read + write, as a copy counts them) and read-only. One launch,
+    many passes: the rate of L2 itself, which the batches of small copies (each a launch
+    of a few microseconds) understate."""
+    module = cupy.RawModule(code=L2_LOOP_SOURCE)
+    copy_k = module.get_function("gpubench_l2_copy_loop")
+    read_k = module.get_function("gpubench_l2_read_loop")
+    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    threads, blocks = 256, 8 * sms
+    out: dict[tuple[str, int], tuple[float, bool]] = {}
+    sink = cupy.empty(threads * blocks, dtype=cupy.float32)
+    for footprint in footprints:
+        n4 = footprint // 32  # two buffers of float4 (16 bytes each)
+        src = cupy.random.random(4 * n4, dtype=cupy.float32)
+        dst = cupy.empty_like(src)
+        reps = l2_loop_reps(footprint)
+        size = (cupy.int64(n4), cupy.int32(reps))
+        for name, kernel, args, moved in (
+                ("L2 copy loop (CuPy RawKernel)", copy_k, (src, dst, *size), reps * footprint),
+                ("L2 read loop (CuPy RawKernel)", read_k, (src, sink, *size),
+                 reps * footprint // 2)):
+            kernel((blocks,), (threads,), args)
+            times = []
+            for _ in range(5):
+                s.record()
+                kernel((blocks,), (threads,), args)
+                e.record()
+                e.synchronize()
+                times.append(cupy.cuda.get_elapsed_time(s, e) / 1e3)
+            out[(name, footprint)] = (moved / min(times) / 1e9, True)
+    return out
+
+
 def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
                  ) -> tuple[dict[str, float], dict[tuple[str, int], tuple[float, bool]]]:
     """Device-to-device copy rates through CuPy: ``cudaMemcpyAsync`` and an elementwise
@@ -309,6 +390,12 @@ def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
             t, ahead = batch_seconds(ev, make(into, small), L2_COPY_BATCH, 5, busy, busy_s)
             l2[(name, footprint)] = (footprint / t / 1e9, ahead)
         del small, into
+    try:
+        sms = int(cupy.cuda.runtime.getDeviceProperties(
+            cupy.cuda.Device().id)["multiProcessorCount"])
+        l2.update(_cupy_l2_loops(cupy, l2_footprints(l2_bytes), sms))
+    except Exception:  # noqa: BLE001 - no kernel compiler here: the copies stand
+        pass
     buf.clear()
     cupy.get_default_memory_pool().free_all_blocks()
     return rates, l2
