@@ -156,3 +156,15 @@ def test_sync_and_device_clocks_can_be_judged_too(rep, tmp_path):
     paths = _write(tmp_path, [_rows(seed=0), _rows(seed=1), _rows({5: 3.0}, seed=2)])
     assert rep.main([*paths, "--clock", "device"]) == 1
     assert rep.main([*paths, "--clock", "sync", "--max-ratio", "4"]) == 0
+
+
+def test_the_gpu_rows_are_split_by_what_bounds_them(rep):
+    """A diagnostic beside the bar: rows whose device time is >= 90 % of their caller's
+    time in every run are device-bound, the rest host-bound, each with its share."""
+    idx = pd.MultiIndex.from_tuples([("a",), ("b",), ("c",)], names=["k"])
+    ratios = pd.DataFrame({1: [1.0, 1.0, 1.5], 2: [1.0, 1.2, 1.0], 3: [1.0, 1.0, 1.0]},
+                          index=idx)
+    share = pd.Series([0.95, 0.9, 0.2], index=idx)
+    text = rep.bound_split(ratios, share, 0.10)
+    assert "device-bound" in text and "2 rows, 50.0% within" in text
+    assert "host-bound (the rest): 1 rows, 0.0% within ±10%, largest 1.5x off" in text

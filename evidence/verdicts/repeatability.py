@@ -116,9 +116,33 @@ def _fmt_s(seconds: float) -> str:
     return f"{seconds * 1e9:.4g} ns"
 
 
+#: a GPU row whose device time is at least this share of its caller's time in every run
+#: is device-bound: its time is the GPU's; below it, the host's dispatch dominates
+DEVICE_BOUND = 0.9
+
+
+def bound_split(ratios: pd.DataFrame, device_share: pd.Series, within: float) -> str:
+    """The GPU rows' spread apart by what bounds them (device time over caller time):
+    a diagnostic beside the bar, never part of it."""
+    share = device_share.reindex(ratios.index)
+    row_ok = ((ratios - 1).abs() <= within + 1e-12).all(axis=1)
+    parts = []
+    for name, sel in ((f"device-bound (device time >= {DEVICE_BOUND:.0%} of the caller's "
+                       "in every run)", share >= DEVICE_BOUND),
+                      ("host-bound (the rest)", ~(share >= DEVICE_BOUND))):
+        if sel.any():
+            off = np.maximum(ratios[sel], 1 / ratios[sel]).to_numpy().max()
+            parts.append(f"  {name}: {int(sel.sum()):,} rows, {row_ok[sel].mean():.1%} "
+                         f"within ±{within:.0%}, largest {off:.3g}x off")
+    return "\n".join(parts)
+
+
 def report(runs: Sequence[pd.Series], names: Sequence[str], clock: str, within: float,
-           share: float, max_ratio: float, worst_n: int, devices: Sequence[str]) -> bool:
-    """Print the spread per device; True when every judged device meets the bar."""
+           share: float, max_ratio: float, worst_n: int, devices: Sequence[str],
+           device_share: pd.Series | None = None) -> bool:
+    """Print the spread per device; True when every judged device meets the bar.
+    ``device_share``: per GPU row, its least device time over caller time across the
+    runs (:func:`bound_split`)."""
     ok = True
     print(f"repeatability of {CLOCKS[clock]} over {len(runs)} runs:")
     for i, name in enumerate(names, 1):
@@ -142,6 +166,8 @@ def report(runs: Sequence[pd.Series], names: Sequence[str], clock: str, within: 
         print(f"  largest ratio off: {res['largest']:.3g}x")
         if len(gaps):
             print(f"  {len(gaps):,} rows ranked in only some runs (not judged)")
+        if device == "gpu" and device_share is not None and not part.empty:
+            print(bound_split(part, device_share, within))
         if not part.empty:
             row_ok = ((part - 1).abs() <= within + 1e-12).all(axis=1)
             by_backend = row_ok.groupby(level="backend")
@@ -192,8 +218,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     devices = ("gpu", "cpu") if args.device == "all" else (args.device,)
     names = [str(p) for p in args.runs]
+    share = None
+    if args.clock != "device":
+        try:
+            device = [load_run(path, CLOCKS["device"]) for path in args.runs]
+            share = pd.concat([d / r for d, r in zip(device, runs, strict=True)],
+                              axis=1).min(axis=1)
+        except Unusable:
+            share = None
     ok = report(runs, names, args.clock, args.within, args.share, args.max_ratio,
-                args.worst, devices)
+                args.worst, devices, share)
     return 0 if ok else 1
 
 
