@@ -79,13 +79,13 @@ def test_caller_clocks_k1_reuses_the_sync_samples_and_k_gt_1_measures_anew():
     backend = _Counting()
     fields, samples, _ = caller_clocks(call, backend, Settings(
         caller_min_samples=3, caller_max_time_s=0.0, pipeline_batch_s=10.0,
-        pipeline_max_k=5, caller_round_gap_s=0.0))
+        pipeline_max_k=5, caller_round_gap_s=0.0, caller_settle_s=0.0))
     assert fields["pipelined_k"] == 5
     assert fields["pipelined_samples"] == len(samples["pipelined"]) >= 3
     assert fields["pipelined_wait_s"] >= 0
     # one untimed call before the clocks, one per sync sample, one for the untimed batch
     # that warms the pipeline, one per pipelined batch (no gap between the rounds: no
-    # calls that only fill one; tests/test_caller_rounds.py has those)
+    # calls that only fill one, no settling calls; tests/test_caller_rounds.py has those)
     assert backend.waits == 1 + len(samples["sync"]) + 1 + len(samples["pipelined"])
 
 

@@ -30,7 +30,8 @@ CALL_S = 10e-6  # one call's host time on the stand-in
 WAIT_S = 5e-6  # the device-wide wait after the calls
 #: the caller's clock as it was before rounds: one run of sync samples, then one of
 #: pipelined samples, each at least 6 and at most 15 ms, no re-measurement
-BACK_TO_BACK = Settings(caller_rounds=1, caller_round_gap_s=0.0, caller_max_rounds=1)
+BACK_TO_BACK = Settings(caller_rounds=1, caller_round_gap_s=0.0, caller_max_rounds=1,
+                        caller_settle_s=0.0)
 
 
 class _Clock:
@@ -326,8 +327,28 @@ def test_calls_longer_than_the_gap_get_no_filler():
     clock = _Clock()
     backend = _Transient(clock, burst_s=0.0)
     settings = Settings(caller_rounds=3, caller_min_samples=6, caller_round_gap_s=1e-5,
-                        pipeline_batch_s=1e-6)  # k = 1, and one call (15 µs) > the gap
+                        pipeline_batch_s=1e-6,  # k = 1, and one call (15 µs) > the gap
+                        caller_settle_s=0.0)
     cc = CallerClock(backend.call, backend, settings, clock)
     cc.run()
     calls = clock.t / (CALL_S + WAIT_S)
     assert cc.k == 1 and round(calls) == 1 + len(cc.sync)  # the settling call and samples
+
+
+def test_each_rounds_sync_samples_follow_untimed_settling_calls():
+    """caller_settle_s of untimed sync calls before every round's sync samples: the first
+    sync calls after the pipelined part or the device clock are not the samples'."""
+    clock = _Clock()
+    backend = _Transient(clock, burst_s=0.0)
+    settle = 50 * (CALL_S + WAIT_S)
+    base = dict(caller_rounds=3, caller_min_samples=6, caller_round_gap_s=0.0,
+                caller_max_rounds=3, pipeline_batch_s=1e-6)
+    quiet = CallerClock(backend.call, backend, Settings(**base, caller_settle_s=0.0), clock)
+    quiet.run()
+    before = clock.t
+    settled = CallerClock(backend.call, backend, Settings(**base, caller_settle_s=settle),
+                          clock)
+    settled.run()
+    extra = (clock.t - before - before) / (CALL_S + WAIT_S)
+    assert len(settled.sync) == len(quiet.sync)  # no sample more, none dropped
+    assert round(extra) >= 3 * 50 - 3  # about 50 settling calls before each of 3 rounds

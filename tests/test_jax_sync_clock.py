@@ -106,5 +106,7 @@ def test_evidence_script_runs_on_the_cpu():
     assert "perf_counter+block_until_ready" in lines[0]
     row = next(ln for ln in lines if ln.split() and ln.split()[0] == "1024")
     sync, plain, ratio = float(row.split()[1]), float(row.split()[3]), float(row.split()[5])
-    assert sync > 0 and plain > 0 and ratio == pytest.approx(sync / plain, rel=2e-3)
+    # the times are printed to 0.1 µs: the ratio of the printed times is within that
+    assert sync > 0 and plain > 0
+    assert ratio == pytest.approx(sync / plain, abs=0.06 * (1 + sync / plain) / plain)
     assert ("OUTSIDE" in row) == (out.returncode == 1)
