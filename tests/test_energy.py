@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -43,10 +44,52 @@ def _batch(call_s: float, k: int):
     return run
 
 
+class VirtualClock:
+    """Time that passes only when a simulated call runs: a loaded machine that
+    deschedules the test's threads changes no reading (wall-clock simulations did)."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self.lock:
+            return self.t
+
+    def advance(self, dt: float) -> None:
+        with self.lock:
+            self.t += dt
+
+
+class VirtualCounter(SimCounter):
+    """SimCounter on a :class:`VirtualClock`; its update period is known (the window
+    method reads it once per meter)."""
+
+    def __init__(self, watts: float, period: float, clock: VirtualClock) -> None:
+        super().__init__(watts, period)
+        self.clock, self.period_s = clock, period
+
+    def read(self) -> float:
+        time.sleep(1e-5)  # a read takes time, as NVML's does (the thread yields)
+        return math.floor(self.clock() / self.period) * self.period * self.watts
+
+
+def _vbatch(call_s: float, k: int, clock: VirtualClock):
+    """k calls of ``call_s`` virtual seconds each, yielding after each so that the
+    counter's thread sees every update before time moves on."""
+    def run() -> str:
+        for _ in range(k):
+            clock.advance(call_s)
+            time.sleep(2e-5)
+        return "last"
+    return run
+
+
 def test_window_gives_power_and_energy_per_call_despite_a_coarse_slow_counter() -> None:
-    meter = SimCounter(watts=300.0, period=0.02, read_s=0.004)
-    fields, last = energy.energy_window(_batch(1e-4, 20), 20, meter, min_time_s=0.1,
-                                        max_wait_s=1.0)
+    clock = VirtualClock()
+    meter = VirtualCounter(watts=300.0, period=0.02, clock=clock)
+    fields, last = energy.energy_window(_vbatch(1e-4, 20, clock), 20, meter, min_time_s=0.1,
+                                        max_wait_s=1.0, clock=clock)
     assert last == "last"
     assert fields["energy_reason"] == ""
     assert fields["energy_power_w"] == pytest.approx(300.0, rel=0.1)
@@ -58,8 +101,11 @@ def test_window_gives_power_and_energy_per_call_despite_a_coarse_slow_counter() 
 
 
 def test_the_reading_follows_the_power() -> None:
-    low = energy.energy_window(_batch(1e-4, 20), 20, SimCounter(100.0, 0.02), 0.06, 1.0)[0]
-    high = energy.energy_window(_batch(1e-4, 20), 20, SimCounter(400.0, 0.02), 0.06, 1.0)[0]
+    c1, c2 = VirtualClock(), VirtualClock()
+    low = energy.energy_window(_vbatch(1e-4, 20, c1), 20, VirtualCounter(100.0, 0.02, c1),
+                               0.06, 1.0, clock=c1)[0]
+    high = energy.energy_window(_vbatch(1e-4, 20, c2), 20, VirtualCounter(400.0, 0.02, c2),
+                                0.06, 1.0, clock=c2)[0]
     assert high["energy_j"] / low["energy_j"] == pytest.approx(4.0, rel=0.25)
 
 
@@ -213,8 +259,10 @@ def test_the_update_period_is_read_once_and_spans_snap_to_it() -> None:
 
 
 def test_crosscheck_compares_the_short_window_with_a_long_one() -> None:
-    meter = SimCounter(watts=250.0, period=0.01)
-    out = energy.crosscheck(_batch(2e-4, 20), 20, meter, short_s=0.05, long_s=0.2)
+    clock = VirtualClock()
+    meter = VirtualCounter(watts=250.0, period=0.01, clock=clock)
+    out = energy.crosscheck(_vbatch(2e-4, 20, clock), 20, meter, short_s=0.05, long_s=0.2,
+                            clock=clock)
     assert out["long_window_s"] > out["short_window_s"] > 0
     assert out["short_j"] > 0 and out["long_j"] > 0
     assert out["rel_diff"] == pytest.approx(out["short_j"] / out["long_j"] - 1)
