@@ -1,0 +1,342 @@
+"""What the workflow's SLURM executor decides, as plain functions (no SLURM needed).
+
+snakemake-executor-plugin-slurm 2.8.0, the newest release, reads ``sacct`` and fails a
+job only when its state is one of a fixed set of words, so a job that SLURM ends as
+``CANCELLED by 0`` (how sacct writes an scancel) or ``PREEMPTED`` reads as still running
+and the run waits forever; a controller that lost track of its jobs is not noticed at
+all. :mod:`gpubench.slurm.executor` subclasses the plugin's executor and uses these
+functions for its status checks; :func:`install` puts it in place of the plugin's class,
+so ``executor: slurm`` and every ``slurm-*`` setting work as before (README "When SLURM
+misbehaves").
+
+Settings (environment variables, read before any job; a bad value is refused naming it):
+
+- ``GPUBENCH_SLURM_QUIET_S`` (900): warn when no job of the run has changed state for
+  this long, or at once when ``sacct``/``squeue`` fail; the warning names the run's jobs
+  and the recovery steps, and repeats at this interval while it lasts.
+- ``GPUBENCH_SLURM_GIVE_UP_S`` (3600, 0: never): when SLURM has been in trouble this
+  long (its controller down, status queries failing, jobs lost, held or waiting on
+  drained nodes), cancel the run's own jobs by id and end the run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: states after which SLURM never runs the job again: SLURM ended it. ``FAILED`` (the
+#: job's own command failed) is not here: that is an ordinary failed step, retried and
+#: then failed as the plugin does.
+ENDED_BY_SLURM = frozenset({"BOOT_FAIL", "CANCELLED", "DEADLINE", "NODE_FAIL",
+                            "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT",
+                            # gpubench's own: sacct says active, slurmctld does not know
+                            # the job (lost with the controller's state); SLURM holds it
+                            # after a failed launch and will never start it by itself
+                            "LOST", "HELD"})
+#: a person's decision (scancel, an admin): recorded at once, not retried
+NOT_RETRIED = frozenset({"CANCELLED"})
+FAILED = frozenset({"FAILED"})
+DONE = frozenset({"COMPLETED"})
+#: pending reasons (squeue ``%r``) no job of this run gets past by waiting alone
+STUCK_REASONS = ("ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive",
+                 "launch failed requeued held", "BadConstraints", "InvalidAccount",
+                 "InvalidQOS")
+
+QUIET_VAR = "GPUBENCH_SLURM_QUIET_S"
+GIVE_UP_VAR = "GPUBENCH_SLURM_GIVE_UP_S"
+QUIET_DEFAULT_S = 900.0
+GIVE_UP_DEFAULT_S = 3600.0
+
+#: called for each single job of a job SLURM ended on its last attempt: write the
+#: step's outputs as records of the failure (reason as the second argument); True when
+#: every output is now there
+Salvage = Callable[[Any, str], bool]
+
+
+class SettingError(ValueError):
+    """An environment setting of the SLURM watch is not a number of seconds."""
+
+
+def seconds_setting(name: str, default: float,
+                    environ: Mapping[str, str] = os.environ) -> float:
+    """A non-negative number of seconds from the environment, or ``default``."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise SettingError(f"environment variable {name}={raw!r}: expected a number of "
+                           "seconds >= 0")
+    return value
+
+
+def base_state(raw: str) -> str:
+    """``CANCELLED by 0`` -> ``CANCELLED``; ``CANCELLED+`` -> ``CANCELLED``."""
+    words = raw.strip().split()
+    return words[0].rstrip("+").upper() if words else ""
+
+
+def classify(raw: str) -> str:
+    """``done``, ``ended`` (SLURM ended it), ``failed`` (its command failed) or
+    ``active`` (pending, running, requeued, suspended, completing, ...)."""
+    state = base_state(raw)
+    if state in DONE:
+        return "done"
+    if state in ENDED_BY_SLURM:
+        return "ended"
+    if state in FAILED:
+        return "failed"
+    return "active"
+
+
+def parse_states(text: str) -> dict[str, str]:
+    """``<jobid>|<state>[|...]`` lines (sacct --parsable2, squeue -o '%i|%T|...') ->
+    {jobid: rest}. The rest keeps squeue's reason after a ``|``."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        parts = line.strip().split("|", 1)
+        if len(parts) == 2 and parts[0].strip():
+            out[parts[0].strip()] = parts[1].strip()
+    return out
+
+
+def lookup(states: Mapping[str, str], jobid: str) -> str | None:
+    """A job's state; an array task (``<id>_<task>``) falls back to its parent id."""
+    if jobid in states:
+        return states[jobid]
+    parent, _, task = jobid.partition("_")
+    if task.isdigit() and parent in states:
+        return states[parent]
+    return None
+
+
+def retried(state: str, attempt: int, attempts: int) -> bool:
+    """Whether Snakemake should run the step again: SLURM's fault (preempted, a node
+    failed, out of memory or time: the next attempt gets more) while attempts are left;
+    never for a cancel, which a person decided."""
+    return base_state(state) not in NOT_RETRIED and attempt < attempts
+
+
+def failure_reason(jobid: str, state: str, attempt: int, attempts: int,
+                   log: str | None = None) -> str:
+    """The reason a step's rows give when SLURM ended its job."""
+    if base_state(state) in NOT_RETRIED:
+        tail = "not retried: cancelled"
+    elif attempt < attempts:
+        tail = "retried"
+    else:
+        tail = "no retry left"
+    text = f"SLURM job {jobid} ended {state} (attempt {attempt} of {attempts}, {tail})"
+    return text + (f"; SLURM log {log}" if log else "")
+
+
+# -- the watch: a scheduler that says nothing is noticed -----------------------------------
+
+
+@dataclass
+class Diagnosis:
+    """What slurmctld says about the run, asked when the run has gone quiet.
+
+    ``controller``: ``scontrol ping``'s answer; ``up``: whether it answered that it is
+    up. ``queue``: {jobid: "STATE|reason"} of the run's jobs slurmctld knows (None when
+    squeue failed). ``nodes``: ``sinfo -R`` lines (drained and down nodes with their
+    reasons).
+    """
+
+    up: bool
+    controller: str = ""
+    queue: dict[str, str] | None = None
+    nodes: list[str] = field(default_factory=list)
+
+    def lost(self, active: Iterable[str]) -> set[str]:
+        """Jobs sacct lists as active that slurmctld, answering, does not know."""
+        if not self.up or self.queue is None:
+            return set()
+        return {j for j in active if lookup(self.queue, j) is None}
+
+    def held(self) -> set[str]:
+        """Jobs SLURM holds after a failed launch: nothing starts them again."""
+        return {j for j, s in (self.queue or {}).items()
+                if "launch failed requeued held" in s.lower()}
+
+    def stuck(self) -> set[str]:
+        """Pending jobs whose reason waiting does not cure (drained or down nodes, a
+        partition down, held)."""
+        return {j for j, s in (self.queue or {}).items()
+                if any(r.lower() in s.lower() for r in STUCK_REASONS)}
+
+    def trouble(self, active: Iterable[str]) -> bool:
+        return not self.up or self.queue is None or bool(
+            self.lost(active) or self.stuck())
+
+
+class Watch:
+    """Notices a silent scheduler: status queries failing, or no job changing state.
+
+    Feed it every status check (:meth:`observe`); :meth:`warn_due` says when to warn
+    (at once when queries fail, after ``quiet_s`` without a state change, then every
+    ``quiet_s``); :meth:`give_up_due` says when trouble has lasted ``give_up_s``.
+    Times are the caller's (monotonic seconds) so tests need no clock.
+    """
+
+    def __init__(self, quiet_s: float, give_up_s: float, now: float) -> None:
+        self.quiet_s, self.give_up_s = quiet_s, give_up_s
+        self.states: dict[str, str] = {}
+        self.last_change = now
+        self.failing_since: float | None = None
+        self.failure = ""
+        self.trouble_since: float | None = None
+        self.last_warning: float | None = None
+
+    def change(self, now: float, moved: bool = True) -> None:
+        """Something happened (a submission, a job that changed state or ended): not
+        quiet. ``moved``: SLURM itself moved a job, so it is not in trouble either (a
+        submission or a job the driver ended proves nothing about SLURM)."""
+        self.last_change = now
+        self.last_warning = None
+        if moved:
+            self.trouble_since = None
+
+    def observe(self, now: float, states: Mapping[str, str] | None,
+                failure: str = "") -> None:
+        """One status check: the states of the run's active jobs, or None (failed)."""
+        if states is None:
+            if self.failing_since is None:
+                self.failing_since = now
+                self.last_warning = None  # a new kind of trouble: warn at once
+            self.failure = failure
+            if self.trouble_since is None:
+                self.trouble_since = now
+            return
+        self.failing_since, self.failure = None, ""
+        moved = {j: s for j, s in states.items() if self.states.get(j) != s}
+        self.states = dict(states)
+        if moved:
+            self.change(now)
+
+    def forget(self, jobid: str, now: float, moved: bool = True) -> None:
+        """A job ended (``moved``: SLURM ended it; False: the driver did)."""
+        self.states.pop(jobid, None)
+        self.change(now, moved)
+
+    def quiet_for(self, now: float) -> float:
+        return now - self.last_change
+
+    def warn_due(self, now: float) -> bool:
+        if self.failing_since is None and self.quiet_for(now) < self.quiet_s:
+            return False
+        return self.last_warning is None or now - self.last_warning >= self.quiet_s
+
+    def warned(self, now: float) -> None:
+        self.last_warning = now
+
+    def diagnosed(self, now: float, trouble: bool) -> None:
+        """Trouble starts counting when a diagnosis finds it; a healthy one resets."""
+        if not trouble and self.failing_since is None:
+            self.trouble_since = None
+        elif self.trouble_since is None:
+            self.trouble_since = now
+
+    def give_up_due(self, now: float) -> bool:
+        return bool(self.give_up_s) and self.trouble_since is not None and \
+            now - self.trouble_since >= self.give_up_s
+
+
+def recovery_steps(jobids: Iterable[str], profile_hint: str = "--profile profiles/slurm"
+                   ) -> str:
+    """What a user does about it (README "When SLURM misbehaves")."""
+    ids = sorted(jobids, key=_jobid_key)
+    listed = ",".join(ids) or "<jobid>"
+    cancel = " ".join(ids) or "<jobid>"
+    return (
+        "What to do (README 'When SLURM misbehaves'):\n"
+        f"  1. look: `scontrol ping` (is slurmctld up?), `squeue -j {listed} -o '%i %T %r'`"
+        ", `sinfo -R` (drained or down nodes and why)\n"
+        "  2. a node SLURM drained (e.g. 'Duplicate jobid' after a controller restart): "
+        "an admin resumes it, `scontrol update nodename=<node> state=resume`\n"
+        "  3. this run goes on by itself once SLURM answers and its jobs move; to stop it, "
+        f"press Ctrl-C: it cancels exactly this run's jobs (`scancel {cancel}`)\n"
+        f"  4. then re-run the same command (`snakemake {profile_hint} ...`); if Snakemake "
+        "says the directory is locked (the driver was killed), first `--unlock` with the "
+        "same command; finished steps are kept")
+
+
+def _jobid_key(jobid: str) -> tuple[int, str]:
+    head = re.match(r"\d+", jobid)
+    return (int(head.group()) if head else 0, jobid)
+
+
+def describe_jobs(jobs: Mapping[str, str], states: Mapping[str, str],
+                  queue: Mapping[str, str] | None = None) -> str:
+    """``123 run_backend backend=numpy-cpu: RUNNING (slurmctld: RUNNING|None)``, one a
+    line, in job id order."""
+    lines = []
+    for jobid in sorted(jobs, key=_jobid_key):
+        state = states.get(jobid, "not yet in sacct")
+        extra = ""
+        if queue is not None:
+            known = lookup(queue, jobid)
+            extra = f"; slurmctld: {known}" if known else "; slurmctld: does not know it"
+        lines.append(f"  {jobid} {jobs[jobid]}: sacct {state}{extra}")
+    return "\n".join(lines)
+
+
+def quiet_warning(watch: Watch, now: float, jobs: Mapping[str, str],
+                  diagnosis: Diagnosis | None) -> str:
+    """The driver's warning: what is wrong, the run's jobs, what to do."""
+    if watch.failing_since is not None:
+        head = (f"SLURM does not answer: the status query has failed for "
+                f"{now - watch.failing_since:.0f} s ({watch.failure or 'no message'})")
+    else:
+        head = (f"no job of this run has changed state for {watch.quiet_for(now):.0f} s "
+                f"({QUIET_VAR}={watch.quiet_s:g})")
+    parts = [f"gpubench: {head}."]
+    if diagnosis is not None:
+        parts.append(f"slurmctld: {diagnosis.controller or ('up' if diagnosis.up else 'down')}")
+        if diagnosis.nodes:
+            parts.append("nodes SLURM drained or lost (sinfo -R): "
+                         + "; ".join(diagnosis.nodes))
+    parts.append(f"This run's SLURM jobs ({len(jobs)}):")
+    parts.append(describe_jobs(jobs, watch.states,
+                               None if diagnosis is None else diagnosis.queue))
+    if watch.give_up_s:
+        parts.append(f"If SLURM stays in trouble, this run cancels its jobs and stops after "
+                     f"{watch.give_up_s:g} s ({GIVE_UP_VAR}).")
+    parts.append(recovery_steps(jobs))
+    return "\n".join(parts)
+
+
+# -- installing the executor ---------------------------------------------------------------
+
+
+def install(salvage: Salvage | None = None,
+            environ: MutableMapping[str, str] = os.environ) -> bool:
+    """Use :class:`gpubench.slurm.executor.Executor` wherever ``executor: slurm`` is
+    asked for, with ``salvage`` for the steps SLURM ends. Returns whether the plugin is
+    installed here (without it there is nothing to replace: a laptop, a step's venv).
+
+    Raises SettingError for a bad ``GPUBENCH_SLURM_*`` setting, before any job.
+    """
+    quiet = seconds_setting(QUIET_VAR, QUIET_DEFAULT_S, environ)
+    give_up = seconds_setting(GIVE_UP_VAR, GIVE_UP_DEFAULT_S, environ)
+    try:
+        from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
+
+        from gpubench.slurm import executor
+    except ImportError:
+        return False
+    registry = ExecutorPluginRegistry()
+    if not registry.is_installed("slurm"):
+        return False
+    plugin = registry.get_plugin("slurm")
+    cls = executor.executor_class(plugin.executor)
+    cls.salvage_job = staticmethod(salvage) if salvage else None
+    cls.quiet_s, cls.give_up_s = quiet, give_up
+    plugin.executor = cls
+    return True
