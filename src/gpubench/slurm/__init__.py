@@ -77,22 +77,79 @@ def seconds_setting(name: str, default: float,
 
 
 def base_state(raw: str) -> str:
-    """``CANCELLED by 0`` -> ``CANCELLED``; ``CANCELLED+`` -> ``CANCELLED``."""
-    words = raw.strip().split()
+    """``CANCELLED by 0`` -> ``CANCELLED``; ``CANCELLED+|0:15`` -> ``CANCELLED``."""
+    words = raw.split("|")[0].strip().split()
     return words[0].rstrip("+").upper() if words else ""
+
+
+def exit_signal(raw: str) -> int:
+    """The signal in sacct's ExitCode (``<code>:<signal>``) after the state, or 0."""
+    parts = raw.split("|")
+    code = parts[1].strip() if len(parts) > 1 else ""
+    signal = code.partition(":")[2]
+    return int(signal) if signal.isdigit() else 0
 
 
 def classify(raw: str) -> str:
     """``done``, ``ended`` (SLURM ended it), ``failed`` (its command failed) or
-    ``active`` (pending, running, requeued, suspended, completing, ...)."""
+    ``active`` (pending, running, requeued, suspended, completing, ...).
+
+    ``raw`` is sacct's ``State|ExitCode`` (or a state alone). A job killed by a signal
+    (``FAILED`` with ExitCode ``0:9``) was ended from outside before its step could
+    write anything: where SLURM enforces memory by sampling (JobAcctGatherParams=
+    OverMemoryKill, no cgroups) that is how a job over its memory ends.
+    """
     state = base_state(raw)
     if state in DONE:
         return "done"
-    if state in ENDED_BY_SLURM:
+    if state in ENDED_BY_SLURM or (state in FAILED and exit_signal(raw)):
         return "ended"
     if state in FAILED:
         return "failed"
     return "active"
+
+
+def show_state(raw: str) -> str:
+    """``FAILED|0:9`` -> ``FAILED (killed by signal 9)``; ``CANCELLED by 0|0:15`` ->
+    ``CANCELLED by 0``: the state as the rows' reasons give it."""
+    state = raw.split("|")[0].strip()
+    signal = exit_signal(raw)
+    if signal and base_state(raw) in FAILED:
+        return f"{state} (killed by signal {signal})"
+    return state
+
+
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_bytes(text: str, default_unit: str = "K") -> float | None:
+    """sacct sizes (``335964K``, ``50M``, ``4000Mn``, ``2G``) in bytes; None if empty."""
+    m = re.fullmatch(r"\s*([\d.]+)\s*([KMGT]?)[nc]?\s*", text or "")
+    if not m:
+        return None
+    return float(m.group(1)) * _UNITS[m.group(2) or default_unit]
+
+
+def memory_note(steps: str) -> str:
+    """From ``sacct -j ID -n -P -o JobID,State,ExitCode,MaxRSS,ReqMem``: the step that
+    used more memory than the job asked for (``the batch step used 328 MiB of its 50
+    MiB``), or ''."""
+    requested = None
+    worst: tuple[float, str] | None = None
+    for line in steps.splitlines():
+        cols = line.split("|")
+        if len(cols) < 5:
+            continue
+        if "." not in cols[0]:
+            requested = size_bytes(cols[4], "M")
+            continue
+        rss = size_bytes(cols[3])
+        if rss is not None and (worst is None or rss > worst[0]):
+            worst = (rss, cols[0].partition(".")[2])
+    if not requested or worst is None or worst[0] < 0.9 * requested:
+        return ""
+    return (f"its {worst[1]} step used {worst[0] / 2**20:.0f} MiB of its "
+            f"{requested / 2**20:.0f} MiB memory (mem_mb)")
 
 
 def parse_states(text: str) -> dict[str, str]:
@@ -124,15 +181,17 @@ def retried(state: str, attempt: int, attempts: int) -> bool:
 
 
 def failure_reason(jobid: str, state: str, attempt: int, attempts: int,
-                   log: str | None = None) -> str:
-    """The reason a step's rows give when SLURM ended its job."""
+                   log: str | None = None, note: str = "") -> str:
+    """The reason a step's rows give when SLURM ended its job (``state`` as sacct gives
+    it, ``State|ExitCode``; ``note``: what else is known, e.g. its memory)."""
     if base_state(state) in NOT_RETRIED:
         tail = "not retried: cancelled"
     elif attempt < attempts:
         tail = "retried"
     else:
         tail = "no retry left"
-    text = f"SLURM job {jobid} ended {state} (attempt {attempt} of {attempts}, {tail})"
+    text = (f"SLURM job {jobid} ended {show_state(state)}{': ' + note if note else ''} "
+            f"(attempt {attempt} of {attempts}, {tail})")
     return text + (f"; SLURM log {log}" if log else "")
 
 
@@ -155,21 +214,27 @@ class Diagnosis:
     nodes: list[str] = field(default_factory=list)
 
     def lost(self, active: Iterable[str]) -> set[str]:
-        """Jobs sacct lists as active that slurmctld, answering, does not know."""
+        """Of ``active`` (jobs sacct lists as active, or not at all), those slurmctld,
+        answering, does not know: lost with its state."""
         if not self.up or self.queue is None:
             return set()
         return {j for j in active if lookup(self.queue, j) is None}
 
+    def pending(self) -> dict[str, str]:
+        """{jobid: reason} of the run's pending jobs."""
+        return {j: s.partition("|")[2] for j, s in (self.queue or {}).items()
+                if base_state(s) == "PENDING"}
+
     def held(self) -> set[str]:
         """Jobs SLURM holds after a failed launch: nothing starts them again."""
-        return {j for j, s in (self.queue or {}).items()
-                if "launch failed requeued held" in s.lower()}
+        return {j for j, r in self.pending().items()
+                if "launch failed requeued held" in r.lower()}
 
     def stuck(self) -> set[str]:
         """Pending jobs whose reason waiting does not cure (drained or down nodes, a
         partition down, held)."""
-        return {j for j, s in (self.queue or {}).items()
-                if any(r.lower() in s.lower() for r in STUCK_REASONS)}
+        return {j for j, r in self.pending().items()
+                if any(s.lower() in r.lower() for s in STUCK_REASONS)}
 
     def trouble(self, active: Iterable[str]) -> bool:
         return not self.up or self.queue is None or bool(
@@ -215,7 +280,11 @@ class Watch:
                 self.trouble_since = now
             return
         self.failing_since, self.failure = None, ""
-        moved = {j: s for j, s in states.items() if self.states.get(j) != s}
+        # SLURM moved a job: a known job changed state, or a new one showed up already
+        # past pending (a job the driver just submitted, pending, proves nothing)
+        moved = [j for j, s in states.items()
+                 if (j in self.states and self.states[j] != s)
+                 or (j not in self.states and base_state(s) != "PENDING")]
         self.states = dict(states)
         if moved:
             self.change(now)
@@ -251,7 +320,7 @@ class Watch:
 def recovery_steps(jobids: Iterable[str], profile_hint: str = "--profile profiles/slurm"
                    ) -> str:
     """What a user does about it (README "When SLURM misbehaves")."""
-    ids = sorted(jobids, key=_jobid_key)
+    ids = sorted(jobids, key=jobid_key)
     listed = ",".join(ids) or "<jobid>"
     cancel = " ".join(ids) or "<jobid>"
     return (
@@ -267,7 +336,7 @@ def recovery_steps(jobids: Iterable[str], profile_hint: str = "--profile profile
         "same command; finished steps are kept")
 
 
-def _jobid_key(jobid: str) -> tuple[int, str]:
+def jobid_key(jobid: str) -> tuple[int, str]:
     head = re.match(r"\d+", jobid)
     return (int(head.group()) if head else 0, jobid)
 
@@ -277,7 +346,7 @@ def describe_jobs(jobs: Mapping[str, str], states: Mapping[str, str],
     """``123 run_backend backend=numpy-cpu: RUNNING (slurmctld: RUNNING|None)``, one a
     line, in job id order."""
     lines = []
-    for jobid in sorted(jobs, key=_jobid_key):
+    for jobid in sorted(jobs, key=jobid_key):
         state = states.get(jobid, "not yet in sacct")
         extra = ""
         if queue is not None:

@@ -27,6 +27,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import AsyncGenerator, Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from snakemake_executor_plugin_slurm import job_status_query as status_query
@@ -40,6 +41,8 @@ from gpubench import slurm
 CLIENT_TIMEOUT_S = 30.0
 #: longest wait between status checks (the plugin's is 180 s)
 MAX_INTERVAL_S = 60.0
+#: a job slurmctld does not know this long after its submission was lost
+MIN_AGE_S = 10.0
 
 
 def run_client(cmd: list[str], timeout: float = CLIENT_TIMEOUT_S) -> tuple[int, str, str]:
@@ -102,12 +105,18 @@ def executor_class(base: type) -> type:
 
         def __post_init__(self, *args: Any, **kwargs: Any) -> None:
             super().__post_init__(*args, **kwargs)
-            #: every job this run submitted and has not seen end: {slurm id: what}
-            self._mine: dict[str, str] = {}
+            #: every job this run submitted and has not seen end: {slurm id: its newest
+            #: submission} (a controller that lost its state gives an id out again)
+            self._mine: dict[str, SubmittedJobInfo] = {}
+            #: submissions to end at the next status check, whatever sacct says of their
+            #: id: {id(submission): (state, detail)}, and those found lost or held, ended
+            #: while sacct still lists them as active
+            self._superseded: dict[int, tuple[str, str]] = {}
+            self._verdicts: dict[int, tuple[str, str]] = {}
+            #: when each submission was reported: {id(submission): monotonic seconds}
+            self._submitted: dict[int, float] = {}
             self._cancelling = False
             self._watch = slurm.Watch(self.quiet_s, self.give_up_s, time.monotonic())
-            #: what a diagnosis found about jobs sacct still lists as active: {id: state}
-            self._verdicts: dict[str, tuple[str, str]] = {}
             self.logger.info(
                 "gpubench: SLURM status checks by gpubench.slurm (the plugin's executor "
                 f"with a status check that holds); quiet warning after {self.quiet_s:g} s, "
@@ -120,19 +129,35 @@ def executor_class(base: type) -> type:
         def report_job_submission(self, job_info: SubmittedJobInfo,
                                   register_job: bool = True) -> None:
             super().report_job_submission(job_info, register_job=register_job)
-            jobid = job_info.external_jobid
-            if jobid is None:
+            if job_info.external_jobid is None:
                 return
-            self._mine[str(jobid)] = describe(job_info.job)
+            jobid = str(job_info.external_jobid)
+            older = self._mine.get(jobid)
+            if older is not None and older is not job_info:
+                # only a controller that lost its state gives an id out twice
+                self._superseded[id(older)] = (
+                    "LOST", f"SLURM gave its job id {jobid} to a newer job of this run: "
+                    "slurmctld lost its state")
+                self.logger.warning(f"gpubench: {describe(older.job)}: SLURM gave its job "
+                                    f"id {jobid} to {describe(job_info.job)}; slurmctld "
+                                    "lost its state, the older job counts as lost")
+            self._mine[jobid] = job_info
+            self._submitted[id(job_info)] = time.monotonic()
             self._watch.change(time.monotonic(), moved=False)
             if self._cancelling:  # its sbatch answered after Ctrl-C
-                self._scancel([str(jobid)])
+                self._scancel([jobid])
+
+        def _newest(self, job_info: SubmittedJobInfo) -> bool:
+            """Whether slurmctld's job of this id is this submission."""
+            return self._mine.get(str(job_info.external_jobid)) is job_info
 
         def _done(self, job_info: SubmittedJobInfo, moved: bool = True) -> None:
-            jobid = str(job_info.external_jobid)
-            self._mine.pop(jobid, None)
-            self._verdicts.pop(jobid, None)
-            self._watch.forget(jobid, time.monotonic(), moved)
+            if self._newest(job_info):
+                del self._mine[str(job_info.external_jobid)]
+                self._watch.forget(str(job_info.external_jobid), time.monotonic(), moved)
+            self._superseded.pop(id(job_info), None)
+            self._verdicts.pop(id(job_info), None)
+            self._submitted.pop(id(job_info), None)
 
         # -- status checks -------------------------------------------------------------
 
@@ -148,9 +173,13 @@ def executor_class(base: type) -> type:
                     name = "sacct"
             if name == "sacct" and not sacct:
                 name = "squeue"
-            cmd = (status_query.query_job_status_sacct(self.run_uuid) if name == "sacct"
-                   else status_query.query_job_status_squeue(self.run_uuid))
-            return name, shlex.split(cmd)
+            if name == "squeue":
+                return name, shlex.split(status_query.query_job_status_squeue(self.run_uuid))
+            # the plugin's sacct query, with the exit code (a job killed by a signal)
+            start = f"{datetime.now() - timedelta(days=2):%Y-%m-%dT%H:00}"
+            return name, ["sacct", "-X", "--parsable2", "--clusters", "all", "--noheader",
+                          "--format=JobIdRaw,State,ExitCode", "--starttime", start,
+                          "--endtime", "now", "--name", self.run_uuid]
 
         async def check_active_jobs(self, active_jobs: list[SubmittedJobInfo]
                                     ) -> AsyncGenerator[SubmittedJobInfo, None]:
@@ -189,12 +218,15 @@ def executor_class(base: type) -> type:
             else:
                 for j in active_jobs:
                     raw = slurm.lookup(states, str(j.external_jobid))
-                    if raw is None:  # not in sacct yet
+                    verdict = self._verdicts.get(id(j))
+                    if id(j) in self._superseded:  # sacct's record is the newer job's
+                        raw = "{} ({})".format(*self._superseded[id(j)])
+                    elif verdict and (raw is None or slurm.classify(raw) == "active"):
+                        sacct = slurm.show_state(raw) if raw else "no record"
+                        raw = f"{verdict[0]} ({verdict[1]}; sacct: {sacct})"
+                    elif raw is None:  # not in sacct yet
                         yield j
                         continue
-                    verdict = self._verdicts.get(str(j.external_jobid))
-                    if verdict and slurm.classify(raw) == "active":
-                        raw = f"{verdict[0]} ({verdict[1]}; sacct said {raw})"
                     kind = slurm.classify(raw)
                     if kind == "active":
                         yield j
@@ -207,20 +239,23 @@ def executor_class(base: type) -> type:
                         self._done(j)
                         finished = True
                         self.report_job_error(
-                            j, msg=f"SLURM job {j.external_jobid} ended {raw}; see its "
-                            f"SLURM log {j.aux.get('slurm_logfile')}",
+                            j, msg=f"SLURM job {j.external_jobid} ended "
+                            f"{slurm.show_state(raw)}; see its SLURM log "
+                            f"{j.aux.get('slurm_logfile')}. ",
                             aux_logs=[str(j.aux.get("slurm_logfile"))])
                     elif self._ended(j, raw, name):
                         finished = True
                     else:
                         yield j
-            self._verdicts.clear()
+            if states is not None:
+                self._verdicts.clear()
             if self._watch.warn_due(time.monotonic()) and self.wait:
                 self._warn_quiet(active_jobs)
             if self._watch.give_up_due(time.monotonic()) and self.wait:
                 self._give_up()
             # the plugin's back-off (capped lower); at once when jobs are to be ended
-            self.next_seconds_between_status_checks = 1 if self._verdicts else (
+            self.next_seconds_between_status_checks = 1 if (
+                self._verdicts or self._superseded) else (
                 init if finished else min(self.next_seconds_between_status_checks + 10,
                                           MAX_INTERVAL_S))
 
@@ -234,7 +269,7 @@ def executor_class(base: type) -> type:
                 return False  # SLURM requeues it
             if state == "NODE_FAIL":
                 self._note_failed_node(jobid)
-            if state == "HELD":
+            if state == "HELD" and self._newest(j):
                 self._scancel([jobid])  # this run's own: it must never start late
             elif state != "LOST" and command == "sacct" and self._completing(jobid):
                 return False
@@ -242,8 +277,13 @@ def executor_class(base: type) -> type:
             job = j.job
             attempt, attempts = int(job.attempt), int(job.restart_times) + 1
             log = j.aux.get("slurm_logfile")
+            note = ""
+            if state not in ("LOST", "HELD") and command == "sacct":
+                rc, out, _ = run_client(["sacct", "-j", jobid, "-n", "-P", "-o",
+                                         "JobID,State,ExitCode,MaxRSS,ReqMem"], 15)
+                note = slurm.memory_note(out) if rc == 0 else ""
             reason = slurm.failure_reason(jobid, raw, attempt, attempts,
-                                          str(log) if log else None)
+                                          str(log) if log else None, note)
             if state == "LOST" and all(os.path.exists(f) for m in members(job)
                                        for f in m.output):
                 self.logger.warning(f"gpubench: {describe(job)}: {reason}; its outputs "
@@ -251,7 +291,7 @@ def executor_class(base: type) -> type:
                 self.report_job_success(j)
                 return True
             if slurm.retried(raw, attempt, attempts):
-                self.report_job_error(j, msg=reason + "; Snakemake retries it",
+                self.report_job_error(j, msg=reason + "; Snakemake retries it. ",
                                       aux_logs=[str(log)])
                 return True
             if self._salvage(job, reason):
@@ -263,7 +303,7 @@ def executor_class(base: type) -> type:
                                m.output[:1]))
                 self.report_job_success(j)
             else:
-                self.report_job_error(j, msg=reason, aux_logs=[str(log)])
+                self.report_job_error(j, msg=reason + ". ", aux_logs=[str(log)])
             return True
 
         def _salvage(self, job: Any, reason: str) -> bool:
@@ -321,15 +361,16 @@ def executor_class(base: type) -> type:
         def _warn_quiet(self, active_jobs: list[SubmittedJobInfo]) -> None:
             now = time.monotonic()
             diagnosis = self._diagnose()
-            active = [str(j.external_jobid) for j in active_jobs
-                      if slurm.classify(self._watch.states.get(str(j.external_jobid), "")
-                                        ) == "active"
-                      and str(j.external_jobid) in self._watch.states]
+            # jobs sacct lists as active or not at all (a job submitted just before the
+            # controller lost its state never reaches sacct), and not just submitted
+            active = [jobid for jobid, info in self._mine.items()
+                      if now - self._submitted.get(id(info), now) >= MIN_AGE_S
+                      and slurm.classify(self._watch.states.get(jobid, "PENDING")) == "active"]
             lost = diagnosis.lost(active)
-            held = diagnosis.held()
+            held = diagnosis.held() & set(self._mine)
             self._watch.diagnosed(now, diagnosis.trouble(active))
             self._watch.warned(now)
-            jobs = dict(self._mine)
+            jobs = {jobid: describe(info.job) for jobid, info in self._mine.items()}
             self.logger.warning(slurm.quiet_warning(self._watch, now, jobs, diagnosis))
             # slurmctld answers and lost these jobs (or holds them after a failed launch
             # for ever): end them at the next status check, retried or recorded
@@ -337,15 +378,15 @@ def executor_class(base: type) -> type:
                 self.logger.warning(
                     "gpubench: ending the jobs slurmctld lost or holds for ever at the next "
                     "status check (retried while attempts are left): "
-                    + ", ".join(sorted(lost | held, key=slurm._jobid_key)))
-                self._verdicts.update(
-                    {j: ("LOST", "slurmctld does not know the job") for j in lost})
-                self._verdicts.update(
-                    {j: ("HELD", (diagnosis.queue or {}).get(j, "").replace("|", ", "))
-                     for j in held})
+                    + ", ".join(sorted(lost | held, key=slurm.jobid_key)))
+                pending = diagnosis.pending()
+                self._verdicts.update({id(self._mine[j]): (
+                    "LOST", "slurmctld does not know the job") for j in lost})
+                self._verdicts.update({id(self._mine[j]): (
+                    "HELD", f"pending: {pending.get(j, '?')}") for j in held})
 
         def _give_up(self) -> None:
-            ids = sorted(self._mine, key=slurm._jobid_key)
+            ids = sorted(self._mine, key=slurm.jobid_key)
             self.logger.error(
                 f"gpubench: SLURM has been in trouble for over {self.give_up_s:g} s "
                 f"({slurm.GIVE_UP_VAR}); cancelling this run's SLURM jobs "
@@ -357,7 +398,7 @@ def executor_class(base: type) -> type:
         # -- stopping ------------------------------------------------------------------
 
         def _scancel(self, ids: Iterable[str]) -> bool:
-            ids = sorted(set(ids), key=slurm._jobid_key)
+            ids = sorted(set(ids), key=slurm.jobid_key)
             if not ids:
                 return True
             cmd = ["scancel", *ids]
@@ -376,7 +417,7 @@ def executor_class(base: type) -> type:
             if ids:
                 self.logger.info(
                     "gpubench: cancelling this run's SLURM jobs by id: "
-                    + " ".join(sorted(ids, key=slurm._jobid_key)))
+                    + " ".join(sorted(ids, key=slurm.jobid_key)))
             self._scancel(ids)
 
         def cancel(self) -> None:
