@@ -45,6 +45,11 @@ MAX_INTERVAL_S = 60.0
 MIN_AGE_S = 10.0
 
 
+def clock() -> float:
+    """Monotonic seconds (the watch's clock; tests replace it)."""
+    return time.monotonic()
+
+
 def run_client(cmd: list[str], timeout: float = CLIENT_TIMEOUT_S) -> tuple[int, str, str]:
     """(returncode, stdout, stderr) of a SLURM client; 124 when it timed out or is
     missing."""
@@ -116,7 +121,7 @@ def executor_class(base: type) -> type:
             #: when each submission was reported: {id(submission): monotonic seconds}
             self._submitted: dict[int, float] = {}
             self._cancelling = False
-            self._watch = slurm.Watch(self.quiet_s, self.give_up_s, time.monotonic())
+            self._watch = slurm.Watch(self.quiet_s, self.give_up_s, clock())
             self.logger.info(
                 "gpubench: SLURM status checks by gpubench.slurm (the plugin's executor "
                 f"with a status check that holds); quiet warning after {self.quiet_s:g} s, "
@@ -142,8 +147,8 @@ def executor_class(base: type) -> type:
                                     f"id {jobid} to {describe(job_info.job)}; slurmctld "
                                     "lost its state, the older job counts as lost")
             self._mine[jobid] = job_info
-            self._submitted[id(job_info)] = time.monotonic()
-            self._watch.change(time.monotonic(), moved=False)
+            self._submitted[id(job_info)] = clock()
+            self._watch.change(clock(), moved=False)
             if self._cancelling:  # its sbatch answered after Ctrl-C
                 self._scancel([jobid])
 
@@ -154,7 +159,7 @@ def executor_class(base: type) -> type:
         def _done(self, job_info: SubmittedJobInfo, moved: bool = True) -> None:
             if self._newest(job_info):
                 del self._mine[str(job_info.external_jobid)]
-                self._watch.forget(str(job_info.external_jobid), time.monotonic(), moved)
+                self._watch.forget(str(job_info.external_jobid), clock(), moved)
             self._superseded.pop(id(job_info), None)
             self._verdicts.pop(id(job_info), None)
             self._submitted.pop(id(job_info), None)
@@ -205,7 +210,7 @@ def executor_class(base: type) -> type:
                         break
                 elif attempt + 1 < attempts:
                     await asyncio.sleep(1)
-            now = time.monotonic()
+            now = clock()
             seen = None if states is None else {
                 str(j.external_jobid): s for j in active_jobs
                 if (s := slurm.lookup(states, str(j.external_jobid))) is not None}
@@ -249,14 +254,18 @@ def executor_class(base: type) -> type:
                         yield j
             if states is not None:
                 self._verdicts.clear()
-            if self._watch.warn_due(time.monotonic()) and self.wait:
+            if self._watch.warn_due(clock()) and self.wait:
                 self._warn_quiet(active_jobs)
-            if self._watch.give_up_due(time.monotonic()) and self.wait:
+            if self._watch.give_up_due(clock()) and self.wait:
                 self._give_up()
-            # the plugin's back-off (capped lower); at once when jobs are to be ended
+            # the plugin's back-off, in steps of Snakemake's --seconds-between-status-checks
+            # (10 s by default, as the plugin's) and capped lower; at once when jobs are
+            # to be ended
+            step = getattr(getattr(self.workflow, "remote_execution_settings", None),
+                           "seconds_between_status_checks", None) or 10
             self.next_seconds_between_status_checks = 1 if (
                 self._verdicts or self._superseded) else (
-                init if finished else min(self.next_seconds_between_status_checks + 10,
+                init if finished else min(self.next_seconds_between_status_checks + step,
                                           MAX_INTERVAL_S))
 
         def _ended(self, j: SubmittedJobInfo, raw: str, command: str) -> bool:
@@ -284,10 +293,12 @@ def executor_class(base: type) -> type:
                 note = slurm.memory_note(out) if rc == 0 else ""
             reason = slurm.failure_reason(jobid, raw, attempt, attempts,
                                           str(log) if log else None, note)
-            if state == "LOST" and all(os.path.exists(f) for m in members(job)
-                                       for f in m.output):
-                self.logger.warning(f"gpubench: {describe(job)}: {reason}; its outputs "
-                                    "are complete, so it counts as done")
+            outputs = [f for m in members(job) for f in m.output]
+            if state == "LOST" and outputs and all(os.path.exists(f) for f in outputs):
+                self.logger.warning(
+                    f"gpubench: {describe(job)}: SLURM job {jobid} ended "
+                    f"{slurm.show_state(raw)}, but its step had written all its outputs: "
+                    "it counts as done")
                 self.report_job_success(j)
                 return True
             if slurm.retried(raw, attempt, attempts):
@@ -359,7 +370,7 @@ def executor_class(base: type) -> type:
             return slurm.Diagnosis(up, text, queue, nodes)
 
         def _warn_quiet(self, active_jobs: list[SubmittedJobInfo]) -> None:
-            now = time.monotonic()
+            now = clock()
             diagnosis = self._diagnose()
             # jobs sacct lists as active or not at all (a job submitted just before the
             # controller lost its state never reaches sacct), and not just submitted
