@@ -317,23 +317,25 @@ class Watch:
             now - self.trouble_since >= self.give_up_s
 
 
-def recovery_steps(jobids: Iterable[str], profile_hint: str = "--profile profiles/slurm"
-                   ) -> str:
-    """What a user does about it (README "When SLURM misbehaves")."""
+def recovery_steps(jobids: Iterable[str], stopped: bool = False) -> str:
+    """What a user does about it (README "When SLURM misbehaves"); ``stopped``: the run
+    has given up and cancelled its jobs."""
     ids = sorted(jobids, key=jobid_key)
     listed = ",".join(ids) or "<jobid>"
     cancel = " ".join(ids) or "<jobid>"
+    wait = ("  3. this run has cancelled its jobs and stops\n" if stopped else
+            "  3. this run goes on by itself once SLURM answers and its jobs move; to stop "
+            f"it, press Ctrl-C: it cancels exactly this run's jobs (`scancel {cancel}`)\n")
     return (
         "What to do (README 'When SLURM misbehaves'):\n"
         f"  1. look: `scontrol ping` (is slurmctld up?), `squeue -j {listed} -o '%i %T %r'`"
         ", `sinfo -R` (drained or down nodes and why)\n"
         "  2. a node SLURM drained (e.g. 'Duplicate jobid' after a controller restart): "
         "an admin resumes it, `scontrol update nodename=<node> state=resume`\n"
-        "  3. this run goes on by itself once SLURM answers and its jobs move; to stop it, "
-        f"press Ctrl-C: it cancels exactly this run's jobs (`scancel {cancel}`)\n"
-        f"  4. then re-run the same command (`snakemake {profile_hint} ...`); if Snakemake "
-        "says the directory is locked (the driver was killed), first `--unlock` with the "
-        "same command; finished steps are kept")
+        + wait +
+        "  4. then run the same snakemake command again; if Snakemake says the directory is "
+        "locked (its driver was killed), first the same command with `--unlock`; finished "
+        "steps are kept")
 
 
 def jobid_key(jobid: str) -> tuple[int, str]:

@@ -357,7 +357,8 @@ def executor_class(base: type) -> type:
 
         def _diagnose(self) -> slurm.Diagnosis:
             rc, out, err = run_client(["scontrol", "ping"], 15)
-            text = " ".join((out + err).split())[:200]
+            # "Slurmctld(primary) at c1 is DOWN", without the banner of stars after it
+            text = " ".join((out + err).split("*")[0].split())[:200]
             up = rc == 0 and " is UP" in out
             queue = None
             if up:
@@ -402,7 +403,7 @@ def executor_class(base: type) -> type:
                 f"gpubench: SLURM has been in trouble for over {self.give_up_s:g} s "
                 f"({slurm.GIVE_UP_VAR}); cancelling this run's SLURM jobs "
                 f"({', '.join(ids) or 'none'}) and stopping.\n"
-                + slurm.recovery_steps(ids))
+                + slurm.recovery_steps(ids, stopped=True))
             self._scancel(ids)
             raise WorkflowError("gpubench: stopped waiting for SLURM (see the warning above)")
 
