@@ -321,7 +321,7 @@ def test_quiet_scheduler_is_noticed_naming_the_jobs_and_what_to_do(cluster):
     assert len(check(ex)) == 2  # still waiting for them
     text = ex.logger.text("warning")
     assert "no job of this run has changed state for 61 s" in text
-    assert "11 run_backend backend=numpy-cpu: sacct RUNNING" in text
+    assert "11 run_backend backend=numpy-cpu: sacct: RUNNING; slurmctld: RUNNING\n" in text
     assert "12 mpi_job job=halo backend=numpy-cpu ranks=2" in text
     assert "scancel 11 12" in text and "state=resume" in text and "--unlock" in text
 

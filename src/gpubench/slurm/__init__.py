@@ -345,16 +345,20 @@ def jobid_key(jobid: str) -> tuple[int, str]:
 
 def describe_jobs(jobs: Mapping[str, str], states: Mapping[str, str],
                   queue: Mapping[str, str] | None = None) -> str:
-    """``123 run_backend backend=numpy-cpu: RUNNING (slurmctld: RUNNING|None)``, one a
+    """``  123 run_backend backend=numpy-cpu: sacct: RUNNING; slurmctld: RUNNING``, one a
     line, in job id order."""
     lines = []
     for jobid in sorted(jobs, key=jobid_key):
-        state = states.get(jobid, "not yet in sacct")
+        state = show_state(states[jobid]) if jobid in states else "no record yet"
         extra = ""
         if queue is not None:
             known = lookup(queue, jobid)
-            extra = f"; slurmctld: {known}" if known else "; slurmctld: does not know it"
-        lines.append(f"  {jobid} {jobs[jobid]}: sacct {state}{extra}")
+            if known:
+                what, _, why = known.partition("|")
+                extra = f"; slurmctld: {what}" + (f" ({why})" if why and why != "None" else "")
+            else:
+                extra = "; slurmctld: does not know it"
+        lines.append(f"  {jobid} {jobs[jobid]}: sacct: {state}{extra}")
     return "\n".join(lines)
 
 
