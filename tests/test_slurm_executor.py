@@ -287,6 +287,28 @@ def test_a_job_slurm_ended_is_retried_then_recorded(cluster, state):
     assert "(attempt 3 of 3, no retry left)" in calls[0]
 
 
+def test_a_group_job_slurm_ended_is_recorded_member_by_member(cluster):
+    """The GPU steps and the probe run as one SLURM job: each member gets its records;
+    if one cannot be recorded, the group job fails."""
+    fake, _ = cluster
+    seen: list[str] = []
+    ex = make_executor(salvage=lambda job, reason: seen.append(job.rule.name)
+                       or job.rule.name != "collect")
+    members = [fake_job("probe"), fake_job(backend="cupy-gpu")]
+    group = SimpleNamespace(name="gpu", jobs=members, attempt=1, restart_times=2,
+                            is_group=lambda: True)
+    info = submit(ex, "81", group)
+    fake.states = {"81": "CANCELLED by 1000|0:15"}
+    check(ex)
+    assert sorted(seen) == ["probe", "run_backend"] and ex.succeeded == [info]
+    members.append(fake_job("collect"))
+    info = submit(ex, "82", group)
+    fake.states = {"82": "CANCELLED by 1000|0:15"}
+    check(ex)
+    assert [j for j, _ in ex.failed] == [info]
+    assert ex.failed[0][1].startswith("SLURM job 82 ended CANCELLED by 1000 (attempt 1 of 3")
+
+
 def test_a_failed_command_stays_a_failure(cluster):
     """FAILED with an exit code (the step's command failed, e.g. mpi.enabled true without
     MPI) is not SLURM's doing: no rows are made up for it."""
