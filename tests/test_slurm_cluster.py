@@ -449,8 +449,9 @@ def test_step_killed_for_memory_is_retried_then_recorded(fault_run):
 
 def test_ctrl_c_cancels_this_runs_jobs_and_no_one_elses(cluster, tmp_path):
     foreign = subprocess.run(["sbatch", "--parsable", "-p", "debug", "-A", "gpubench", "-n",
-                              "1", "-t", "10", "--mem", "100", "-J", "someone-else",
-                              "--wrap", "sleep 600"], capture_output=True, text=True,
+                              "1", "-t", "10", "--mem", "100", "-J", "someone-else", "-o",
+                              str(tmp_path / "someone-else.out"), "--wrap", "sleep 600"],
+                             capture_output=True, text=True,
                              check=True, timeout=60).stdout.strip().split(";")[0]
     cfg = small_config(tmp_path, ["numpy-cpu", "numba-cpu"])
     driver = Driver(tmp_path, "--configfile", str(cfg), env={
