@@ -556,6 +556,8 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
         rc = driver.wait(timeout=540)  # bounded: ends by itself
     finally:
         driver.stop()
+        if subprocess.run(["scontrol", "ping"], capture_output=True, timeout=60).returncode:
+            subprocess.run(["slurmctld"], timeout=60)  # the other tests need it
     took = time.monotonic() - driver.start
     text = driver.text()
     print(f"\nlost controller: the driver ended with {rc} after {took:.0f} s", file=sys.stderr)
