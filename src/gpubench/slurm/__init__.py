@@ -32,9 +32,10 @@ from typing import Any
 #: then failed as the plugin does.
 ENDED_BY_SLURM = frozenset({"BOOT_FAIL", "CANCELLED", "DEADLINE", "NODE_FAIL",
                             "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT",
-                            # gpubench's own: sacct says active, slurmctld does not know
-                            # the job (lost with the controller's state); SLURM holds it
-                            # after a failed launch and will never start it by itself
+                            # gpubench's own: slurmctld lost the job with its state
+                            # (it does not know it, or gave its id to a newer job) while
+                            # sacct says active or has no record; SLURM holds the job after
+                            # a failed launch and will never start it by itself
                             "LOST", "HELD"})
 #: a person's decision (scancel, an admin): recorded at once, not retried
 NOT_RETRIED = frozenset({"CANCELLED"})
