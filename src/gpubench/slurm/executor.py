@@ -158,7 +158,7 @@ def executor_class(base: type) -> type:
 
         def _done(self, job_info: SubmittedJobInfo, moved: bool = True) -> None:
             if self._newest(job_info):
-                del self._mine[str(job_info.external_jobid)]
+                self._mine.pop(str(job_info.external_jobid), None)
                 self._watch.forget(str(job_info.external_jobid), clock(), moved)
             self._superseded.pop(id(job_info), None)
             self._verdicts.pop(id(job_info), None)
@@ -362,7 +362,9 @@ def executor_class(base: type) -> type:
             up = rc == 0 and " is UP" in out
             queue = None
             if up:
-                rc, out, _ = run_client(["squeue", "-h", "-t", "all", "--name",
+                # every cluster this run submitted to (a job elsewhere is not lost)
+                where = ["--clusters=all"] if self._submitted_job_clusters else []
+                rc, out, _ = run_client(["squeue", "-h", "-t", "all", *where, "--name",
                                          self.run_uuid, "-o", "%i|%T|%r"], 20)
                 queue = slurm.parse_states(out) if rc == 0 else None
             rc, out, _ = run_client(["sinfo", "-h", "-R", "-o", "%n: %T, %E"], 15) \
@@ -373,16 +375,17 @@ def executor_class(base: type) -> type:
         def _warn_quiet(self, active_jobs: list[SubmittedJobInfo]) -> None:
             now = clock()
             diagnosis = self._diagnose()
+            mine = dict(self._mine)  # a copy: submissions are reported from other threads
             # jobs sacct lists as active or not at all (a job submitted just before the
             # controller lost its state never reaches sacct), and not just submitted
-            active = [jobid for jobid, info in self._mine.items()
+            active = [jobid for jobid, info in mine.items()
                       if now - self._submitted.get(id(info), now) >= MIN_AGE_S
                       and slurm.classify(self._watch.states.get(jobid, "PENDING")) == "active"]
             lost = diagnosis.lost(active)
-            held = diagnosis.held() & set(self._mine)
+            held = diagnosis.held() & set(mine)
             self._watch.diagnosed(now, diagnosis.trouble(active))
             self._watch.warned(now)
-            jobs = {jobid: describe(info.job) for jobid, info in self._mine.items()}
+            jobs = {jobid: describe(info.job) for jobid, info in mine.items()}
             self.logger.warning(slurm.quiet_warning(self._watch, now, jobs, diagnosis))
             # slurmctld answers and lost these jobs (or holds them after a failed launch
             # for ever): end them at the next status check, retried or recorded
@@ -392,13 +395,13 @@ def executor_class(base: type) -> type:
                     "status check (retried while attempts are left): "
                     + ", ".join(sorted(lost | held, key=slurm.jobid_key)))
                 pending = diagnosis.pending()
-                self._verdicts.update({id(self._mine[j]): (
+                self._verdicts.update({id(mine[j]): (
                     "LOST", "slurmctld does not know the job") for j in lost})
-                self._verdicts.update({id(self._mine[j]): (
+                self._verdicts.update({id(mine[j]): (
                     "HELD", f"pending: {pending.get(j, '?')}") for j in held})
 
         def _give_up(self) -> None:
-            ids = sorted(self._mine, key=slurm.jobid_key)
+            ids = sorted(dict(self._mine), key=slurm.jobid_key)
             self.logger.error(
                 f"gpubench: SLURM has been in trouble for over {self.give_up_s:g} s "
                 f"({slurm.GIVE_UP_VAR}); cancelling this run's SLURM jobs "
@@ -424,7 +427,7 @@ def executor_class(base: type) -> type:
             return rc == 0
 
         def cancel_jobs(self, active_jobs: list[SubmittedJobInfo]) -> None:
-            ids = set(self._mine) | {str(j.external_jobid) for j in active_jobs
+            ids = set(dict(self._mine)) | {str(j.external_jobid) for j in active_jobs
                                      if j.external_jobid is not None}
             if ids:
                 self.logger.info(
