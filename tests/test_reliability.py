@@ -124,8 +124,8 @@ CATALOGUE: tuple[Scenario, ...] = (
              "killed at `harness.case_timeout_s`: that row `error` (`timed out`); the next "
              "runs", "test_runner_faults.py::test_every_planned_item_gets_exactly_one_row"),
     Scenario("step-hang", "hang", "a whole step hanging past its `runtime`",
-             "stopped before the scheduler would kill it (a minute, or 10 %, early); every "
-             "planned row `error` (`the step ran out of time …`)",
+             "stopped before the scheduler would kill it (10 % of its runtime, at least 30 s, "
+             "early); every planned row `error` (`the step ran out of time …`)",
              "test_step_guard.py::test_step_past_its_time_limit_is_stopped_and_recorded"),
     Scenario("step-fails", "hang", "a step exiting with status 3",
              "retried while attempts are left; after the last, every row `error` with the "

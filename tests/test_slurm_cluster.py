@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +25,9 @@ from snakemake.utils import update_config
 
 from gpubench import results
 from gpubench.config import validate_config
+from gpubench.mpi.step import plan as mpi_plan
 from gpubench.runner import plan
+from gpubench.workflow import Plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SLURM_DIR = ROOT / "tests" / "slurm"
@@ -36,7 +39,8 @@ TARGET_S = 300  # the issue's target for the SLURM run
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
 CPU = ["numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"]
-GPU = ["cupy-gpu", "torch-gpu"]  # on fake GPUs: grouped into one job, unavailable rows
+# on fake GPUs: grouped into one job, unavailable rows
+GPU = ["cupy-gpu", "numba-gpu", "jax-gpu", "torch-gpu", "cuda_python-gpu"]
 
 
 def _why_no_cluster() -> str | None:
@@ -87,11 +91,6 @@ def snakemake_slurm(tmp: Path, *args: str, env: dict[str, str] | None = None,
     return proc, time.monotonic() - start
 
 
-def has_rule(name: str) -> bool:
-    return any(re.search(rf"^rule {name}:", p.read_text(), re.M)
-               for p in (ROOT / "workflow" / "rules").glob("*.smk"))
-
-
 def sacct_jobs(since: str) -> pd.DataFrame:
     out = subprocess.run(["sacct", "-X", "-P", "-n", "-S", since, "-o",
                           "JobID,JobName,State,AllocTRES"],
@@ -102,33 +101,43 @@ def sacct_jobs(since: str) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, tmp_path_factory):
+    """The tiny configuration as shipped (.test/config/config.yaml: nine frameworks, MPI
+    steps of 1 and 2 ranks), only its results and logs put in a temporary folder."""
     base = tmp_path_factory.mktemp("slurm")
     config = yaml.safe_load(SMOKE.read_text())
-    config.update(results_dir=str(base / "results"), logs_dir=str(base / "logs"),
-                  backends=CPU + GPU)
-    if has_rule("mpi_job"):
-        # The MPI step (its branch's contract): numpy-cpu on 2 ranks, started by srun.
-        config["mpi"] = {"enabled": True, "launcher": "srun", "backends": ["numpy-cpu"],
-                         "ranks": [2]}
-    cfg_file = base / "config.yaml"
-    cfg_file.write_text(yaml.safe_dump(config))
+    config.update(results_dir=str(base / "results"), logs_dir=str(base / "logs"))
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
-    proc, took = snakemake_slurm(base, "--configfile", str(cfg_file))
-    print(f"\nSLURM run: {took:.0f} s (target {TARGET_S} s)", file=sys.stderr)
+    proc, took = snakemake_slurm(base, "--configfile", str(SMOKE), "--config",
+                                 f"results_dir={base}/results", f"logs_dir={base}/logs")
+    print(f"\nSLURM run, tiny configuration as shipped: {took:.0f} s (target {TARGET_S} s)",
+          file=sys.stderr)
     (base / "snakemake.log").write_text(proc.stdout + proc.stderr)
     return base, config, proc, took, since
 
 
+def full_config(config: dict) -> dict:
+    """The config a run used: the default with the run's merged over it, validated."""
+    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    update_config(cfg, config)  # as Snakemake merges the --configfile over the default
+    return validate_config(cfg)
+
+
+def slurm_ids(logs: Path, pattern: str) -> list[str]:
+    """SLURM job ids of the jobs whose sbatch logs match ``pattern`` under ``logs``."""
+    return [p.stem for p in logs.glob(pattern)]
+
+
 def test_workflow_runs_on_slurm_end_to_end(slurm_run):
     base, config, proc, took, since = slurm_run
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 0, text[-5000:]
+    assert "must be greater than 1" not in text  # the 1-rank MPI steps were accepted
     res = base / "results"
     frame = results.read_timings(res / "timings.csv")
     # every planned row of every step is there, once
-    cfg = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    update_config(cfg, config)  # as Snakemake merges the --configfile over the default
-    cfg = validate_config(cfg)
-    for backend in CPU + GPU:
+    cfg = full_config(config)
+    assert sorted(cfg["backends"]) == sorted(CPU + GPU)
+    for backend in cfg["backends"]:
         planned = plan(backend, cfg, 1)
         got = frame[frame["backend"] == backend]
         assert len(got) == len(planned), backend
@@ -139,36 +148,49 @@ def test_workflow_runs_on_slurm_end_to_end(slurm_run):
     html = (res / "report" / "index.html").read_text()
     assert "numpy-cpu" in html and "cupy-gpu" in html
     assert (res / "report" / "summary.md").read_text().strip()
-    # it ran as SLURM jobs: one per CPU step, and the GPU steps with the probe in one
-    # job holding one GPU
-    run_id = re.search(r"SLURM run ID: (\S+)", proc.stdout + proc.stderr).group(1)
+    # it ran as SLURM jobs: one per CPU step, the GPU steps with the probe in one job
+    # holding one GPU (Snakemake may submit the group in more than one part, each one
+    # job holding exactly one GPU), one per MPI step, and collect_mpi, collect, report
+    run_id = re.search(r"SLURM run ID: (\S+)", text).group(1)
     jobs = sacct_jobs(since)
-    mine = jobs[jobs["name"] == run_id]
-    # ... plus one job per MPI step and one collecting them. Snakemake may submit the
-    # GPU group in more than one part (the parts ready at once): each part is one job
-    # holding exactly one GPU, with its own log.
-    mpi_steps = [p for p in (res / "mpi" / "raw").glob("*.csv")
-                 if not p.name.endswith(".samples.csv")] if has_rule("mpi_job") else []
+    mine = jobs[jobs["name"] == run_id].set_index("id")
     logs = base / "slurm-logs"
-    group_parts = len(list(logs.glob("group_gpu*/*.log")))
-    assert group_parts >= 1
-    expected = len(CPU) + 2 + group_parts + (len(mpi_steps) + 1 if mpi_steps else 0)
+    group = slurm_ids(logs, "group_gpu*/*.log")
+    mpi_steps = list((logs / "rule_mpi_job").iterdir())
+    assert len(group) >= 1
+    assert len(mpi_steps) == len(Plan(cfg).mpi_steps()) > 0
+    expected = len(CPU) + 2 + len(group) + len(mpi_steps) + 1
     assert len(mine) == expected and (mine["state"] == "COMPLETED").all(), mine
-    assert (mine["tres"].str.contains("gres/gpu=1")).sum() == group_parts, mine
+    assert mine.loc[group, "tres"].str.contains("gres/gpu=1,").all(), mine.loc[group]
     assert sorted(p.name for p in (logs / "rule_run_backend").iterdir()) == sorted(CPU)
+    # a 1-rank MPI step is a one-task job; 2 ranks are two tasks, a GPU each for GPU ranks
+    one = slurm_ids(logs, "rule_mpi_job/*_numpy-cpu_1/*.log")
+    two = slurm_ids(logs, "rule_mpi_job/*_numpy-cpu_2/*.log")
+    gpu_two = slurm_ids(logs, "rule_mpi_job/*_cupy-gpu_2/*.log")
+    assert one and two and gpu_two
+    assert mine.loc[one, "tres"].str.contains(r"\bcpu=1,").all(), mine.loc[one]
+    assert mine.loc[two, "tres"].str.contains(r"\bcpu=2,").all(), mine.loc[two]
+    assert mine.loc[gpu_two, "tres"].str.contains("gres/gpu=2").all(), mine.loc[gpu_two]
     assert took < TARGET_S, f"the SLURM run took {took:.0f} s"
 
 
-def test_mpi_step_on_slurm(slurm_run):
-    base, _, proc, _, _ = slurm_run
-    if not has_rule("mpi_job"):
-        pytest.skip("the workflow has no rule mpi_job yet (MPI branch); "
-                    "test_profile_mpi_settings_start_ranks_under_srun covers the profile")
+def test_mpi_steps_of_the_shipped_configuration_on_slurm(slurm_run):
+    base, config, proc, _, _ = slurm_run
     assert proc.returncode == 0
+    cfg = full_config(config)
     mpi = pd.read_csv(base / "results" / "mpi.csv")
-    two = mpi[(mpi["ranks"] == 2) & (mpi["backend"] == "numpy-cpu")]
-    assert not two.empty and (two["status"].isin(["ok", "skipped"])).all(), two
-    assert (two["launcher"].str.contains("srun")).all()
+    # every planned measurement of every MPI step has a row, with a reason unless ok
+    for job, backend, ranks in Plan(cfg).mpi_steps():
+        got = mpi[(mpi["job"] == job) & (mpi["backend"] == backend) & (mpi["ranks"] == ranks)]
+        assert len(got) == len(mpi_plan(job, backend, ranks, cfg["mpi"])), (job, backend, ranks)
+    assert ((mpi["status"] == "ok") | (mpi["reason"].fillna("") != "")).all()
+    cpu = mpi[mpi["backend"] == "numpy-cpu"]
+    assert sorted(cpu["ranks"].unique()) == [1, 2]
+    assert cpu["status"].isin(["ok", "skipped"]).all(), cpu[cpu["status"] != "ok"]
+    ok = cpu[cpu["status"] == "ok"]
+    assert set(ok["ranks"]) == {1, 2}
+    assert ok["launcher"].str.contains("srun --ntasks=").all(), ok["launcher"]
+    assert (mpi.loc[mpi["backend"] == "cupy-gpu", "status"] == "unavailable").all()
 
 
 def test_mpi4py_under_srun(cluster):
@@ -252,3 +274,314 @@ def test_gpu_request_the_site_cannot_meet_is_refused(cluster, tmp_path):
     text = proc.stdout + proc.stderr
     assert "SLURM sbatch failed" in text and "gres" in text.lower(), text[-3000:]
     assert took < 120  # refused at submission, no hang
+
+
+# -- when SLURM misbehaves (issue 24; README "When SLURM misbehaves") ---------------------------
+# Each scenario runs the tiny configuration on one or two CPU frameworks, without MPI
+# steps (the shipped run above has them). A step's job is made to run long with the
+# step_fault plugin (tests/slurm/step_fault.py: GPUBENCH_HANG_STEPS). Every driver runs
+# in a session of its own and is ended by its PID (and its jobs by their ids) whatever
+# happens; every wait has a hard limit.
+
+FAULTS = {"GPUBENCH_PLUGINS": "step_fault",
+          "PYTHONPATH": os.pathsep.join([str(SLURM_DIR), str(ROOT / "src")])}
+
+
+def small_config(tmp: Path, backends: list[str]) -> Path:
+    """The tiny configuration with fewer frameworks and no MPI steps."""
+    config = yaml.safe_load(SMOKE.read_text())
+    config.update(results_dir=str(tmp / "results"), logs_dir=str(tmp / "logs"),
+                  backends=backends)
+    config["mpi"] = {"enabled": False}
+    path = tmp / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def overlay(tmp: Path, **run_backend: str) -> Path:
+    """A workflow profile: tests/slurm/profile, plus profiles/slurm's set-resources with
+    some of run_backend's changed, the others kept (as profiles/slurm-one-change does)."""
+    folder = tmp / "profile"
+    folder.mkdir()
+    keys = ["slurm-init-seconds-before-status-checks", "seconds-between-status-checks",
+            "default-resources", "set-threads"]
+    lines = ["__use_yte__: true", "__definitions__:", "  - import yaml",
+             f"  - base = yaml.safe_load(open({str(ROOT / 'profiles/slurm/config.yaml')!r}))",
+             f"  - test = yaml.safe_load(open({str(SLURM_DIR / 'profile/config.yaml')!r}))",
+             *(f"  - base['set-resources']['run_backend'][{k!r}] = {v!r}"
+               for k, v in run_backend.items()),
+             "set-resources: ?base['set-resources']",
+             *(f"{k}: ?test[{k!r}]" for k in keys)]
+    (folder / "config.yaml").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+class Driver:
+    """``snakemake --profile profiles/slurm`` in the background, in a session of its own
+    (Ctrl-C reaches its process group, as a terminal's does); output in a file."""
+
+    def __init__(self, tmp: Path, *args: str, env: dict[str, str],
+                 workflow_profile: Path = SLURM_DIR / "profile") -> None:
+        self.log = tmp / "driver.log"
+        cmd = [SNAKEMAKE, "--profile", "profiles/slurm", "--workflow-profile",
+               str(workflow_profile), "--slurm-logdir", str(tmp / "slurm-logs"), *args]
+        with open(self.log, "w") as sink:
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+                env={**os.environ, "PYTHONWARNINGS": "", **site_mpi(), **env})
+        self.start = time.monotonic()
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def submitted(self, where: str = "") -> list[str]:
+        """SLURM ids of the jobs it submitted whose sbatch log is under ``where``."""
+        return re.findall(rf"SLURM jobid (\d+) \(log: [^)]*{re.escape(where)}", self.text())
+
+    def wait(self, timeout: float) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def stop(self) -> None:
+        """End it by its PID (its process group) and its jobs by their ids."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=60)
+        ids = self.submitted()
+        if ids:
+            subprocess.run(["scancel", *ids], capture_output=True, timeout=60)
+
+
+def wait_for(what: str, predicate, timeout: float, driver: Driver | None = None):
+    """Poll ``predicate`` until it returns something true; fail after ``timeout`` s (or
+    when the driver has ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        if driver is not None and driver.proc.poll() is not None:
+            pytest.fail(f"the driver ended before {what}:\n{driver.text()[-5000:]}")
+        time.sleep(1)
+    pytest.fail(f"no {what} after {timeout:.0f} s"
+                + (f":\n{driver.text()[-5000:]}" if driver else ""))
+
+
+def squeue_state(jobid: str) -> str:
+    out = subprocess.run(["squeue", "-h", "-j", jobid, "-o", "%T"], capture_output=True,
+                         text=True, timeout=60)
+    return out.stdout.strip()
+
+
+def running(ids: list[str]) -> list[str]:
+    return [j for j in ids if squeue_state(j) == "RUNNING"]
+
+
+def sacct_states(ids: list[str]) -> dict[str, str]:
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "JobID,State,AllocTRES", "-j",
+                          ",".join(ids)], capture_output=True, text=True, timeout=60).stdout
+    return {line.split("|")[0]: line for line in out.splitlines() if line}
+
+
+def rows_of(results_dir: Path, backend: str, cfg: Path) -> pd.DataFrame:
+    """A step's rows, checked: one per planned measurement."""
+    frame = results.read_timings(results_dir / "raw" / f"{backend}.csv")
+    config = full_config(yaml.safe_load(cfg.read_text()))
+    assert len(frame) == len(plan(backend, config, 1)) > 0, backend
+    return frame
+
+
+@pytest.fixture(scope="module")
+def fault_run(cluster, tmp_path_factory):
+    """numpy-cpu's job is scancelled while its step runs; numba-cpu's is given 30 MB
+    (mem_mb) and killed for memory on both its attempts (--retries 1)."""
+    tmp = tmp_path_factory.mktemp("faults")
+    cfg = small_config(tmp, ["numpy-cpu", "numba-cpu"])
+    profile = overlay(tmp, mem_mb="30 if wildcards.backend == 'numba-cpu' else 32000 * attempt")
+    driver = Driver(tmp, "--configfile", str(cfg), "--retries", "1", workflow_profile=profile,
+                    env={**FAULTS, "GPUBENCH_HANG_STEPS": "numpy-cpu", "GPUBENCH_HANG_S": "300"})
+    try:
+        jobid = wait_for("running numpy-cpu job", lambda: running(
+            driver.submitted("rule_run_backend/numpy-cpu/")), 240, driver)[0]
+        time.sleep(3)  # its step is running
+        subprocess.run(["scancel", jobid], check=True, timeout=60)
+        cancelled_at = time.time()
+        rc = driver.wait(timeout=480)
+    finally:
+        driver.stop()
+    took = time.monotonic() - driver.start
+    recorded_after = (tmp / "results" / "raw" / "numpy-cpu.csv").stat().st_mtime - cancelled_at \
+        if (tmp / "results" / "raw" / "numpy-cpu.csv").exists() else None
+    print(f"\nfault run: {took:.0f} s; numpy-cpu recorded {recorded_after} s after scancel",
+          file=sys.stderr)
+    return tmp, cfg, driver, rc, jobid, recorded_after
+
+
+def test_cancelled_step_is_recorded_and_the_run_ends_with_its_report(fault_run):
+    tmp, cfg, driver, rc, jobid, recorded_after = fault_run
+    assert rc == 0, driver.text()[-5000:]
+    rows = rows_of(tmp / "results", "numpy-cpu", cfg)
+    assert (rows["status"] == "error").all(), rows[["status", "reason"]]
+    assert rows["reason"].str.startswith(
+        f"SLURM job {jobid} ended CANCELLED by 0 (attempt 1 of 2, not retried: cancelled)"
+    ).all(), rows["reason"].iloc[0]
+    # within a few status checks (their back-off is capped at 60 s)
+    assert recorded_after is not None and recorded_after < 75, recorded_after
+    assert "CANCELLED by 0" in (tmp / "results" / "report" / "index.html").read_text()
+    assert f"--forcerun {tmp}/results/raw/numpy-cpu.csv" in driver.text()
+
+
+def test_step_killed_for_memory_is_retried_then_recorded(fault_run):
+    tmp, cfg, driver, rc, jobid, _ = fault_run
+    assert rc == 0, driver.text()[-5000:]
+    rows = rows_of(tmp / "results", "numba-cpu", cfg)
+    assert (rows["status"] == "error").all(), rows[["status", "reason"]]
+    # cgroups: OUT_OF_MEMORY; SLURM sampling memory (this cluster): killed by signal 9
+    reason = rows["reason"].iloc[0]
+    assert (rows["reason"] == reason).all()
+    assert re.match(r"SLURM job \d+ ended (OUT_OF_MEMORY|FAILED \(killed by signal 9\): its "
+                    r"\w+ step used \d+ MiB of its 30 MiB memory \(mem_mb\)) \(attempt 2 of 2, "
+                    r"no retry left\)", reason), reason
+    assert re.search(r"ended (OUT_OF_MEMORY|FAILED \(killed by signal 9\)).*\(attempt 1 of 2, "
+                     r"retried\)", driver.text())
+    # the overlay changed numba-cpu's memory only: numpy-cpu kept the profile's 32 GB
+    assert "mem=32000M" in sacct_states([jobid])[jobid]
+
+
+def test_ctrl_c_cancels_this_runs_jobs_and_no_one_elses(cluster, tmp_path):
+    foreign = subprocess.run(["sbatch", "--parsable", "-p", "debug", "-A", "gpubench", "-n",
+                              "1", "-t", "10", "--mem", "100", "-J", "someone-else", "-o",
+                              str(tmp_path / "someone-else.out"), "--wrap", "sleep 600"],
+                             capture_output=True, text=True,
+                             check=True, timeout=60).stdout.strip().split(";")[0]
+    cfg = small_config(tmp_path, ["numpy-cpu", "numba-cpu"])
+    driver = Driver(tmp_path, "--configfile", str(cfg), env={
+        **FAULTS, "GPUBENCH_HANG_STEPS": "numpy-cpu,numba-cpu", "GPUBENCH_HANG_S": "600"})
+    try:
+        wait_for("two running steps", lambda: len(running(
+            driver.submitted("rule_run_backend/"))) == 2, 240, driver)
+        ids = driver.submitted("rule_run_backend/")
+        start = time.monotonic()
+        os.killpg(driver.proc.pid, signal.SIGINT)  # Ctrl-C in its terminal
+        driver.wait(timeout=120)
+        took = time.monotonic() - start
+        def all_cancelled() -> dict[str, str] | None:
+            states = sacct_states(ids)
+            return states if all("CANCELLED" in v for v in states.values()) else None
+
+        states = wait_for("this run's jobs cancelled", all_cancelled, 60)
+        alive = squeue_state(foreign)
+    finally:
+        driver.stop()
+        subprocess.run(["scancel", foreign], capture_output=True, timeout=60)
+    print(f"\nCtrl-C: the driver ended {took:.1f} s after SIGINT", file=sys.stderr)
+    assert took < 60
+    assert len(states) == len(ids) == 2, states
+    assert alive in ("RUNNING", "PENDING"), alive
+    # by id: the two steps' jobs and any other of this run not yet ended (the probe's)
+    listed = re.search(r"gpubench: cancelling this run's SLURM jobs by id: ([\d ]+)\n",
+                       driver.text())
+    assert listed, driver.text()[-3000:]
+    assert set(ids) <= set(listed.group(1).split()) <= set(driver.submitted())
+
+
+def dry_run_resources(tmp: Path, *args: str) -> dict[str, dict[str, str]]:
+    """Each job's resources as a dry run prints them: {"rule[wildcards]": {name: value}}."""
+    proc = subprocess.run(
+        [SNAKEMAKE, "-n", "--forceall", "--profile", "profiles/slurm", "--configfile",
+         str(SMOKE), "--config", f"results_dir={tmp}/results", f"logs_dir={tmp}/logs",
+         "backends=['numpy-cpu','cupy-gpu']", "--default-resources", "slurm_partition=debug",
+         "slurm_account=gpubench", "runtime=30 * attempt", "mem_mb=4000 * attempt", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs: dict[str, dict[str, str]] = {}
+    # one block per job, from its "rule NAME:" line (indented inside a group job)
+    for block in re.split(r"\n(?=\s*(?:local)?rule \w+:\n)", proc.stdout):
+        head = re.match(r"\s*(?:local)?rule (\w+):\n", block)
+        res = re.search(r"^\s+resources: (.*)$", block, re.M)
+        if head and res:
+            wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+            key = f"{head.group(1)}[{wildcards.group(1) if wildcards else ''}]"
+            jobs[key] = dict(item.split("=", 1) for item in res.group(1).split(", "))
+    return jobs
+
+
+def test_one_resource_changes_and_the_profiles_others_stay(tmp_path):
+    """profiles/slurm-one-change (a workflow-profile overlay) changes run_backend's
+    runtime and nothing else; `--set-resources` on the command line instead replaces the
+    profile's whole set-resources (README "Changing one resource")."""
+    base = dry_run_resources(tmp_path)
+    assert base["run_backend[backend=numpy-cpu]"]["mem_mb"] == "32000"
+    assert base["run_backend[backend=cupy-gpu]"]["cpus_per_gpu"] == "8"
+    changed = dry_run_resources(tmp_path, "--workflow-profile", "profiles/slurm-one-change")
+    assert set(changed) == set(base) and any(k.startswith("mpi_job[") for k in base)
+    for job, resources in base.items():
+        expected = dict(resources)
+        if job.startswith("run_backend["):
+            expected["runtime"] = "120"
+        assert changed[job] == expected, job
+    replaced = dry_run_resources(tmp_path, "--set-resources", "run_backend:runtime=120")
+    numpy = replaced["run_backend[backend=numpy-cpu]"]
+    assert numpy["runtime"] == "120" and numpy["mem_mb"] == "4000"
+    assert "cpus_per_gpu" not in replaced["run_backend[backend=cupy-gpu]"]
+
+
+def slurmctld_pid() -> int:
+    """slurmctld's PID from its pid file, checked against the process's name."""
+    pid = int(Path("/run/slurm/slurmctld.pid").read_text())
+    assert Path(f"/proc/{pid}/comm").read_text().strip() == "slurmctld"
+    return pid
+
+
+def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_path):
+    """slurmctld killed (SIGKILL) while two steps run, started again 20 s later. SLURM
+    comes back as it does: jobs it lost, jobs held, ids given out again, the node
+    drained for a duplicate job id, or none of these. The driver warns naming the run's
+    jobs and what to do, and ends in bounded time (quiet warning after 10 s, giving up
+    after 30 s of trouble); after the recovery README gives, the same command runs to the
+    end with every row."""
+    cfg = small_config(tmp_path, ["numpy-cpu", "numba-cpu"])
+    watch = {"GPUBENCH_SLURM_QUIET_S": "10", "GPUBENCH_SLURM_GIVE_UP_S": "30"}
+    driver = Driver(tmp_path, "--configfile", str(cfg), env={
+        **FAULTS, **watch, "GPUBENCH_HANG_STEPS": "numpy-cpu,numba-cpu", "GPUBENCH_HANG_S": "30"})
+    try:
+        wait_for("two running steps", lambda: len(running(
+            driver.submitted("rule_run_backend/"))) == 2, 240, driver)
+        pid = slurmctld_pid()
+        os.kill(pid, signal.SIGKILL)
+        wait_for("slurmctld gone", lambda: not Path(f"/proc/{pid}").exists(), 30)
+        time.sleep(20)
+        subprocess.run(["slurmctld"], check=True, timeout=60)  # daemonizes, as before
+        wait_for("slurmctld up", lambda: subprocess.run(
+            ["scontrol", "ping"], capture_output=True, timeout=30).returncode == 0, 60)
+        rc = driver.wait(timeout=540)  # bounded: ends by itself
+    finally:
+        driver.stop()
+        if subprocess.run(["scontrol", "ping"], capture_output=True, timeout=60).returncode:
+            subprocess.run(["slurmctld"], timeout=60)  # the other tests need it
+    took = time.monotonic() - driver.start
+    text = driver.text()
+    print(f"\nlost controller: the driver ended with {rc} after {took:.0f} s", file=sys.stderr)
+    warning = re.search(r"gpubench: (no job of this run has changed state|SLURM does not "
+                        r"answer).*?\n  4\. [^\n]*", text, re.S)
+    assert warning, text[-5000:]
+    ids = driver.submitted("rule_run_backend/")
+    assert any(re.search(rf"^  {i} run_backend backend=num", warning.group(0), re.M)
+               for i in ids), warning.group(0)
+    assert "scontrol update nodename=<node> state=resume" in warning.group(0)
+    # the recovery README gives: resume a drained node, unlock, the same command again
+    drained = subprocess.run(["sinfo", "-h", "-R", "-n", "localhost"], capture_output=True,
+                             text=True, timeout=60).stdout.strip()
+    if drained:
+        print(f"lost controller: node drained ({drained}); resumed", file=sys.stderr)
+        subprocess.run(["scontrol", "update", "nodename=localhost", "state=resume"],
+                       check=True, timeout=60)
+    unlock, _ = snakemake_slurm(tmp_path, "--configfile", str(cfg), "--unlock", timeout=300)
+    assert unlock.returncode == 0, unlock.stderr[-3000:]
+    proc, again = snakemake_slurm(tmp_path, "--configfile", str(cfg), env=FAULTS, timeout=600)
+    print(f"lost controller: the plain re-run took {again:.0f} s", file=sys.stderr)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-5000:]
+    for backend in ("numpy-cpu", "numba-cpu"):
+        rows = rows_of(tmp_path / "results", backend, cfg)
+        assert rows["status"].isin(results.STATUSES).all()
+        assert ((rows["status"] == "ok") | (rows["reason"].str.len() > 0)).all()
+    assert (tmp_path / "results" / "report" / "index.html").exists()

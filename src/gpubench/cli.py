@@ -81,9 +81,6 @@ def run_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-GUARD_MARGIN_S = 60  # stop this long before the job's time limit (at most 10% of it)
-
-
 def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     """Run the step in a child process and make sure it ends as rows.
 
@@ -105,9 +102,10 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     rest = argv
     for name in ("--attempt", "--attempts", "--time-limit-min"):
         rest = _drop_option(rest, name)
+    from gpubench.runner import time_limit_margin_s
+
     limit = args.time_limit_min * 60
-    if limit > 0:
-        limit -= min(GUARD_MARGIN_S, 0.1 * limit)
+    limit -= time_limit_margin_s(limit)
     cmd = [sys.executable, "-m", "gpubench", "run", *rest]
     sys.stdout.flush()
     sys.stderr.flush()

@@ -49,6 +49,24 @@ class PlanItem:
     energy: bool = False
 
 
+#: a step stops its timed work this share of its job's runtime before SLURM would end
+#: the job, and at least MIN_MARGIN_S before (at most half the runtime)
+MARGIN_SHARE = 0.1
+MIN_MARGIN_S = 30.0
+
+
+def time_limit_margin_s(limit_s: float) -> float:
+    """Seconds a step keeps, before its job's time limit ``limit_s``, to stop its
+    workers and write every row: the larger of 10 % and 30 s, scaled to the runtime
+    because planning and writing the rows of a bigger step take longer, and a loaded
+    node is slower at both (a 6 s margin was seen to leave too little: writing took
+    5 s). At most half the runtime, so a 1-minute job still measures. 0 without a
+    limit."""
+    if limit_s <= 0:
+        return 0.0
+    return min(max(MARGIN_SHARE * limit_s, MIN_MARGIN_S), 0.5 * limit_s)
+
+
 def thread_counts(spec: list[Any], cores: int) -> list[int]:
     """Resolve the config's thread list (ints, 'max', or 'sweep' = powers of two) to ints."""
     counts: set[int] = set()

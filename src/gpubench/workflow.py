@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import getpass
+import io
 import json
 import os
 import re
@@ -27,6 +28,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from gpubench import environments as envs
@@ -184,6 +186,40 @@ def claim_results_dir(results: str | os.PathLike[str]) -> None:
         raise SetupError(str(exc)) from None
 
 
+def evaluate_resource(raw: Any, wildcards: Any) -> Any:
+    """A profile's resource value for one job, as Snakemake reads it: a Python
+    expression of ``wildcards`` and ``attempt`` (1 here), or else the text itself."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return eval(raw, {"wildcards": wildcards, "attempt": 1})  # as Snakemake does
+    except Exception:  # noqa: BLE001 - not an expression: a plain string, as in Snakemake
+        return raw
+
+
+def check_mpi_resources(overwrite_resources: Mapping[str, Mapping[str, Any]] | None,
+                        steps: Iterable[tuple[str, str, int]]) -> None:
+    """A profile whose ``set-resources.mpi_job.mpi`` names a launcher for every MPI step
+    (a constant, as profiles/slurm had before the 1-rank fix) makes the SLURM executor
+    plugin refuse each 1-rank step at submission ("For MPI jobs, 'tasks' must be greater
+    than 1"), three times each: refused here, before any job, naming the key."""
+    resources = (overwrite_resources or {}).get("mpi_job") or {}
+    if "mpi" not in resources:
+        return
+    raw = getattr(resources["mpi"], "raw", resources["mpi"])
+    for job, backend, ranks in steps:
+        if ranks > 1:
+            continue
+        wildcards = SimpleNamespace(job=job, backend=backend, ranks=str(ranks))
+        if evaluate_resource(raw, wildcards):
+            raise SetupError(
+                f"profile setting set-resources.mpi_job.mpi: {raw!r} makes the 1-rank MPI "
+                f"step {job}.{backend}.n1 an MPI job of one task, which the SLURM "
+                "executor plugin refuses ('tasks' must be greater than 1); give the "
+                "launcher for 2 ranks or more only, as profiles/slurm does: "
+                "mpi: \"'srun --mpi=pmix' if int(wildcards.ranks) > 1 else ''\"")
+
+
 def prepare(config: Mapping[str, Any], *,
             default_resources: Mapping[str, Any] | None = None,
             overwrite_resources: Mapping[str, Mapping[str, Any]] | None = None,
@@ -199,6 +235,7 @@ def prepare(config: Mapping[str, Any], *,
     check_site_settings(site_settings(default_resources, overwrite_resources),
                         which=which, run=run)
     plan = Plan(config, **plan_args)
+    check_mpi_resources(overwrite_resources, plan.mpi_steps())
     check_env_mode(plan.env_mode, conda_sdm)
     check_specs(config["backends"], plan.env)
     return plan
@@ -290,6 +327,13 @@ class Plan:
         return [f"{self.results}/mpi.csv"] if self.mpi_steps() else []
 
     def mpi_launcher_kind(self, wildcards: Any) -> str:
+        """The rule's ``mpi`` resource: which launcher starts the ranks; empty for one
+        rank, which the SLURM executor plugin then submits as a one-task job (it refuses
+        an MPI job of one task: "For MPI jobs, 'tasks' must be greater than 1"). The
+        resource is still there, so the job step runs the command as it is and the step
+        starts its one rank with its launcher."""
+        if int(wildcards.ranks) < 2:
+            return ""
         return mpi_launch.choose_kind(self.mpi.get("launcher", "auto"))
 
     def mpi_runtime_min(self, wildcards: Any) -> int:
@@ -455,3 +499,78 @@ class Plan:
     def driver_conda_env(self, wildcards: Any) -> str | None:
         """The analysis stack for probe, collect and report (mode conda)."""
         return "../envs/driver.yaml" if self.env_mode == "conda" else None
+
+    # -- steps SLURM ended (gpubench.slurm, README "When SLURM misbehaves")
+
+    def salvage(self, job: Any, reason: str) -> bool:
+        """Record a step whose SLURM job ended before the step wrote its rows.
+
+        Called by the SLURM executor for each Snakemake job of a job SLURM ended on its
+        last attempt (cancelled, preempted, a node failure, out of memory or time):
+        every planned measurement of the step becomes an ``error`` row with ``reason``
+        (the SLURM state and job id), as the step guard does for a step that ran out of
+        time, so no row is lost and collect and the report go on. Rows the step wrote
+        itself are kept; their ``error`` rows get the SLURM reason appended. The probe
+        gets a host file saying why it has nothing. Returns False for a rule with no
+        rows to write (collect, report): that job fails as usual.
+        """
+        from gpubench import results
+
+        rule = job.rule.name
+        out, wildcards = job.output, job.wildcards
+        if rule == "run_backend":
+            if not _amend_rows(out.timings, reason, results.read_timings):
+                from gpubench import environments
+                from gpubench.runner import write_unavailable
+
+                if not Path(out.lock).exists():
+                    environments.write_text_atomic(out.lock, environments.Lock({
+                        "env": self.backend_env(wildcards.backend), "mode": self.env_mode,
+                        "backend": wildcards.backend, "status": "failed",
+                        "reason": reason}).text())
+                write_unavailable(wildcards.backend, json.loads(self.step_config(wildcards)),
+                                  int(job.threads), out.timings, out.samples, reason,
+                                  env_lock="failed", status="error")
+        elif rule == "mpi_job":
+            from gpubench.mpi import schema
+            from gpubench.mpi.step import Step
+
+            if not _amend_rows(out.rows, reason, schema.read):
+                step = Step(wildcards.job, wildcards.backend, int(wildcards.ranks),
+                            json.loads(self.mpi_step_config(wildcards)),
+                            python=self.mpi_ranks_python(wildcards), log=io.StringIO())
+                step.fill("error", reason)
+                step.write(out.rows, out.samples)
+        elif rule == "probe":
+            if not Path(out[0]).exists():
+                results.atomic_write_text(out[0], json.dumps(
+                    {"probe_error": reason, "gpus": [], "gpu_reason": reason,
+                     "ceilings": {}}, indent=2, sort_keys=True) + "\n")
+        else:
+            return False
+        for log in getattr(job, "log", None) or []:
+            try:
+                with open(log, "a", encoding="utf-8") as fh:
+                    fh.write(f"[gpubench] {reason}; the driver recorded the step's rows\n")
+            except OSError:
+                pass
+        return all(Path(f).exists() for f in out)
+
+
+def _amend_rows(path: str, reason: str, read: Callable[[str], Any]) -> bool:
+    """Whether a step's rows file is whole (the step wrote it before its job ended); if
+    so, its ``error`` rows get ``reason`` appended (the SLURM state and job id)."""
+    from gpubench import results
+
+    if not Path(path).exists():
+        return False
+    try:
+        frame = read(path)
+    except results.SchemaError:
+        return False  # cut short: written again in full
+    note = reason.split(";")[0]
+    errors = (frame["status"] == "error") & ~frame["reason"].str.contains(note, regex=False)
+    if errors.any():
+        frame.loc[errors, "reason"] = frame.loc[errors, "reason"] + "; " + note
+        results.atomic_write_csv(path, frame)
+    return True

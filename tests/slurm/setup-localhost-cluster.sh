@@ -88,7 +88,12 @@ AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStorageEnforce=associations
 AccountingStorageTRES=gres/gpu
-JobAcctGatherType=jobacct_gather/none
+# Memory is enforced as a site's cgroups would (without cgroups in a container):
+# slurmstepd samples each step's memory every second and kills a step over its
+# --mem, and the job ends OUT_OF_MEMORY (tests/test_slurm_cluster.py's memory test).
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=task=1
+JobAcctGatherParams=OverMemoryKill
 JobCompType=jobcomp/none
 MinJobAge=300
 KillWait=5

@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
 
 # "gw": the name "workflow" is Snakemake's
 from gpubench import workflow as gw  # noqa: E402
+from gpubench import slurm as gslurm  # noqa: E402
 from gpubench.backends import BACKENDS  # noqa: E402
 from gpubench.mpi import JOBS as MPI_JOBS  # noqa: E402
 
@@ -38,6 +39,14 @@ try:
 except gw.SetupError as exc:
     raise WorkflowError(str(exc)) from None
 config.update(PLAN.config)
+
+# Under `executor: slurm`: the plugin's executor with a status check that holds (README
+# "When SLURM misbehaves"): a job SLURM ends is retried or recorded as the step's error
+# rows (PLAN.salvage), a silent scheduler is noticed, Ctrl-C cancels this run's jobs.
+try:
+    gslurm.install(salvage=PLAN.salvage)
+except gslurm.SettingError as exc:
+    raise WorkflowError(str(exc)) from None
 
 RESULTS = PLAN.results
 LOGS = PLAN.logs

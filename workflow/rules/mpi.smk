@@ -33,6 +33,7 @@ rule mpi_job:
         "timeout -k 30 {params.backstop} {params.python} {params.script}"
         " --job {wildcards.job} --backend {wildcards.backend} --ranks {wildcards.ranks}"
         " --config-json {params.step_config:q} --python {params.ranks_python:q}"
+        " --time-limit-min {resources.runtime}"
         " --csv {output.rows} --samples {output.samples} > {log} 2>&1"
 
 

@@ -222,6 +222,8 @@ class Step:
         self.launcher_text = ""
         self.cuda_aware, self.cuda_aware_how = "unknown", ""
         self.time_limit = float(self.cfg.get("time_limit_s", 600))
+        #: what set the time limit (the rows' reasons name it)
+        self.limit_from = "mpi.time_limit_s"
 
     def say(self, msg: str) -> None:
         print(f"[mpi {self.job} {self.backend} n{self.ranks}] {msg}", file=self.log,
@@ -362,7 +364,7 @@ class Step:
                 left = deadline - time.monotonic()
                 if left <= 1:
                     self.fill("error", f"not run: the step's time limit "
-                                       f"({self.time_limit:.0f} s, mpi.time_limit_s) was "
+                                       f"({self.time_limit:.0f} s, {self.limit_from}) was "
                                        "reached")
                     break
                 attempt += 1
@@ -438,7 +440,7 @@ class Step:
                        events: list[dict[str, Any]]) -> None:
         """Give the item in flight an error row saying why the launch ended badly."""
         if timed_out:
-            reason = (f"timed out after {limit:.0f} s (mpi.time_limit_s "
+            reason = (f"timed out after {limit:.0f} s ({self.limit_from} "
                       f"{self.time_limit:.0f}); the ranks were killed")
         elif code != 0 or in_flight is not None:
             reason = f"the launcher {describe_exit(code)}"
@@ -456,7 +458,7 @@ class Step:
             self.say(f"error: {reason}")
             if timed_out:
                 self.fill("error", f"not run: the step's time limit "
-                                   f"({self.time_limit:.0f} s, mpi.time_limit_s) was "
+                                   f"({self.time_limit:.0f} s, {self.limit_from}) was "
                                    "reached")
         elif not events:
             self.fill("error", "the ranks wrote no results; see the step's log")
@@ -557,9 +559,25 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+def job_time_limit_s(time_limit_s: float, runtime_min: float) -> float:
+    """The step's time limit: ``mpi.time_limit_s``, and under a scheduler no later than
+    its job's runtime less the margin a step keeps to write its rows
+    (:func:`gpubench.runner.time_limit_margin_s`), so SLURM never ends the job first."""
+    if runtime_min <= 0:
+        return time_limit_s
+    from gpubench.runner import time_limit_margin_s
+
+    runtime_s = runtime_min * 60
+    return min(time_limit_s, runtime_s - time_limit_margin_s(runtime_s))
+
+
 def run_step(job: str, backend: str, ranks: int, config: Mapping[str, Any], csv_path: str,
-             samples_path: str, python: str = sys.executable, log: Any = None) -> Step:
+             samples_path: str, python: str = sys.executable, log: Any = None,
+             runtime_min: float = 0) -> Step:
     step = Step(job, backend, ranks, config, python, log)
+    limit = job_time_limit_s(step.time_limit, runtime_min)
+    if limit < step.time_limit:
+        step.time_limit, step.limit_from = limit, "the job's runtime less its margin"
     t0 = time.perf_counter()
     workdir = Path(csv_path).resolve().parent
     workdir.mkdir(parents=True, exist_ok=True)
@@ -582,10 +600,13 @@ def step_main(argv: list[str] | None = None) -> int:
     p.add_argument("--csv", required=True)
     p.add_argument("--samples", required=True)
     p.add_argument("--python", default=sys.executable, help="the ranks' interpreter")
+    p.add_argument("--time-limit-min", type=float, default=0,
+                   help="the job's runtime in minutes (0: none): the step ends its "
+                   "launches in time to write its rows before the scheduler ends the job")
     args = p.parse_args(argv)
     config = json.loads(args.config_json)
     step = run_step(args.job, args.backend, args.ranks, config, args.csv, args.samples,
-                    args.python)
+                    args.python, runtime_min=args.time_limit_min)
     if str((config.get("mpi") or {}).get("enabled", "auto")).lower() == "true" and any(
             r["status"] == "unavailable" for r in step.rows()):
         print("mpi.enabled is true but MPI is unavailable here (see the rows' reason)",

@@ -1,0 +1,598 @@
+"""The workflow's SLURM executor without SLURM (issue 24): how it reads job states, what
+it records for a job SLURM ended, how it notices a silent scheduler, how Ctrl-C
+cancels; and the workflow side (salvage rows, 1-rank MPI steps, the time-limit margin).
+
+The executor class is built on a stand-in for the plugin's executor, with its SLURM
+clients (the status query, scontrol, squeue, sinfo, scancel) replaced by fakes, and
+its clock by a counter. tests/test_slurm_cluster.py runs the same on a real cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import io
+import json
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from gpubench import results
+from gpubench import slurm as gslurm
+from gpubench import workflow as gw
+from gpubench.mpi import step as mpi_step
+from gpubench.runner import plan as backend_plan
+from gpubench.runner import time_limit_margin_s
+
+executor = pytest.importorskip("gpubench.slurm.executor",
+                               reason="snakemake-executor-plugin-slurm is not installed")
+from snakemake_interface_common.exceptions import WorkflowError  # noqa: E402
+from snakemake_interface_executor_plugins.executors.base import (  # noqa: E402
+    SubmittedJobInfo,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ROOT / ".test" / "config" / "config.yaml"
+
+
+# -- states ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "kind"), [
+    ("COMPLETED|0:0", "done"),
+    ("RUNNING|0:0", "active"), ("PENDING", "active"), ("REQUEUED|0:0", "active"),
+    ("COMPLETING", "active"), ("SUSPENDED", "active"),
+    ("CANCELLED by 0|0:15", "ended"), ("CANCELLED", "ended"), ("CANCELLED+", "ended"),
+    ("PREEMPTED|0:0", "ended"), ("NODE_FAIL|0:0", "ended"), ("OUT_OF_MEMORY|0:125", "ended"),
+    ("TIMEOUT|0:0", "ended"), ("BOOT_FAIL", "ended"), ("DEADLINE", "ended"),
+    ("FAILED|0:9", "ended"),  # killed by a signal: SLURM's sampled memory limit
+    ("FAILED|1:0", "failed"),  # the step's own command failed
+])
+def test_every_state_slurm_ends_a_job_with_is_an_end(raw, kind):
+    assert gslurm.classify(raw) == kind
+
+
+def test_show_state_and_memory_note():
+    assert gslurm.show_state("FAILED|0:9") == "FAILED (killed by signal 9)"
+    assert gslurm.show_state("CANCELLED by 1234|0:15") == "CANCELLED by 1234"
+    sacct = "102|FAILED|0:9||50M\n102.batch|CANCELLED by 0|0:9|335964K|\n"
+    assert gslurm.memory_note(sacct) == "its batch step used 328 MiB of its 50 MiB memory (mem_mb)"
+    assert gslurm.memory_note("102|FAILED|0:9||4000M\n102.batch|FAILED|0:9|5000K|\n") == ""
+
+
+def test_failure_reason_names_the_job_state_and_attempt():
+    reason = gslurm.failure_reason("57", "CANCELLED by 0|0:15", 1, 3, "logs/57.log")
+    assert reason == ("SLURM job 57 ended CANCELLED by 0 (attempt 1 of 3, not retried: "
+                      "cancelled); SLURM log logs/57.log")
+    assert "(attempt 3 of 3, no retry left)" in gslurm.failure_reason("9", "TIMEOUT", 3, 3)
+    assert gslurm.retried("PREEMPTED", 1, 3) and not gslurm.retried("PREEMPTED", 3, 3)
+    assert not gslurm.retried("CANCELLED by 0", 1, 3)
+
+
+@pytest.mark.parametrize("value", ["abc", "-5", "nan"])
+def test_bad_watch_setting_is_refused_naming_the_variable(value):
+    with pytest.raises(gslurm.SettingError, match=gslurm.QUIET_VAR):
+        gslurm.seconds_setting(gslurm.QUIET_VAR, 900, {gslurm.QUIET_VAR: value})
+    assert gslurm.seconds_setting(gslurm.QUIET_VAR, 900, {}) == 900
+
+
+def test_watch_warns_when_quiet_and_at_once_when_queries_fail():
+    watch = gslurm.Watch(quiet_s=60, give_up_s=300, now=0)
+    watch.observe(10, {"1": "RUNNING"})
+    assert not watch.warn_due(50)
+    assert watch.warn_due(70)  # 60 s since the last change (at 10 s: first seen running)
+    watch.warned(70)
+    assert not watch.warn_due(100) and watch.warn_due(130)  # then every quiet_s
+    watch.observe(140, {"1": "COMPLETING"})  # moved: quiet again from here
+    assert not watch.warn_due(150)
+    watch.observe(151, None, "sacct: error: Unable to contact slurmdbd")
+    assert watch.warn_due(151)
+    # a job the driver just submitted, pending, is no sign of life from SLURM
+    watch = gslurm.Watch(60, 300, 0)
+    watch.observe(70, {"2": "PENDING"})
+    assert watch.warn_due(70)
+
+
+# -- the executor on a stand-in for the plugin's ----------------------------------------------
+
+
+class Logger:
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+
+    def __getattr__(self, level: str):
+        return lambda msg, *a, **k: self.lines.append((level, str(msg)))
+
+    def text(self, level: str | None = None) -> str:
+        return "\n".join(m for lv, m in self.lines if level in (None, lv))
+
+
+class NoLimit:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: Any) -> None:
+        return None
+
+
+class PluginExecutor:
+    """What gpubench's executor uses of snakemake_executor_plugin_slurm.Executor."""
+
+    def __init__(self, retries: int = 2) -> None:
+        settings = SimpleNamespace(status_attempts=1, init_seconds_before_status_checks=2,
+                                   requeue=False, keep_successful_logs=True)
+        self.workflow = SimpleNamespace(executor_settings=settings)
+        self.logger = Logger()
+        self.lock = threading.Lock()
+        self.wait = True
+        self.active_jobs: list[SubmittedJobInfo] = []
+        self.status_rate_limiter = NoLimit()
+        self.run_uuid = "run-1"
+        self._failed_nodes: set[str] = set()
+        self._submitted_job_clusters: set[str] = set()
+        self.next_seconds_between_status_checks = 2
+        self.succeeded: list[SubmittedJobInfo] = []
+        self.failed: list[tuple[SubmittedJobInfo, str]] = []
+        self.shut = False
+        self.__post_init__()
+
+    def __post_init__(self) -> None:
+        pass
+
+    def get_status_command(self) -> str:
+        return "sacct"
+
+    def report_job_submission(self, job_info: SubmittedJobInfo,
+                              register_job: bool = True) -> None:
+        self.active_jobs.append(job_info)
+
+    def report_job_success(self, job_info: SubmittedJobInfo) -> None:
+        self.succeeded.append(job_info)
+
+    def report_job_error(self, job_info: SubmittedJobInfo, msg: str | None = None,
+                         **kwargs: Any) -> None:
+        self.failed.append((job_info, msg or ""))
+
+    def shutdown(self) -> None:
+        self.shut = True
+
+
+class Slurm:
+    """The SLURM clients, faked: job states for the status query, what scontrol ping,
+    squeue and sinfo answer, and every command run."""
+
+    def __init__(self) -> None:
+        self.states: dict[str, str] | None = {}
+        self.error = ""
+        self.up = True
+        self.queue: dict[str, str] = {}
+        self.commands: list[list[str]] = []
+
+    async def query(self, cmd: list[str], timeout: float = 30) -> tuple[Any, str]:
+        self.commands.append(cmd)
+        return (None if self.states is None else dict(self.states)), self.error
+
+    def client(self, cmd: list[str], timeout: float = 30) -> tuple[int, str, str]:
+        self.commands.append(cmd)
+        if cmd[:2] == ["scontrol", "ping"]:
+            return (0, "Slurmctld(primary) at c1 is UP\n", "") if self.up else \
+                (1, "Slurmctld(primary) at c1 is DOWN\n", "")
+        if cmd[0] == "squeue" and "--name" in cmd:
+            return 0, "".join(f"{j}|{s}\n" for j, s in self.queue.items()), ""
+        return 0, "", ""
+
+    def scancelled(self) -> list[list[str]]:
+        return [c for c in self.commands if c[0] == "scancel"]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def fake_job(rule: str = "run_backend", attempt: int = 1, retries: int = 2,
+             outputs: list[str] | None = None, **wildcards: str) -> Any:
+    return SimpleNamespace(rule=SimpleNamespace(name=rule), wildcards=wildcards,
+                           output=outputs or [], attempt=attempt, restart_times=retries,
+                           is_group=lambda: False, jobs=[])
+
+
+@pytest.fixture
+def cluster(monkeypatch):
+    fake, clock = Slurm(), Clock()
+    monkeypatch.setattr(executor, "query_states", fake.query)
+    monkeypatch.setattr(executor, "run_client", fake.client)
+    monkeypatch.setattr(executor, "clock", clock)
+    monkeypatch.setattr(executor.status_query, "is_query_tool_available", lambda t: True)
+    return fake, clock
+
+
+def make_executor(quiet_s: float = 60, give_up_s: float = 300,
+                  salvage: Any = None) -> Any:
+    cls = type("Executor", (executor.executor_class(PluginExecutor),), {})
+    cls.quiet_s, cls.give_up_s = quiet_s, give_up_s
+    cls.salvage_job = staticmethod(salvage) if salvage else None
+    return cls()
+
+
+def submit(ex: Any, jobid: str, job: Any) -> SubmittedJobInfo:
+    info = SubmittedJobInfo(job, external_jobid=jobid,
+                            aux={"slurm_logfile": Path(f"/logs/{jobid}.log")})
+    ex.report_job_submission(info)
+    return info
+
+
+def check(ex: Any) -> list[SubmittedJobInfo]:
+    """One status check of the executor's active jobs; the ones still active."""
+    active, ex.active_jobs = ex.active_jobs, []
+
+    async def run() -> list[SubmittedJobInfo]:
+        return [j async for j in ex.check_active_jobs(active)]
+
+    still = asyncio.run(run())
+    ex.active_jobs.extend(still)
+    return still
+
+
+def test_running_and_completed_jobs_are_read_as_the_plugin_reads_them(cluster):
+    fake, _ = cluster
+    ex = make_executor()
+    run, done = submit(ex, "1", fake_job(backend="numpy-cpu")), submit(ex, "2", fake_job())
+    fake.states = {"1": "RUNNING|0:0", "2": "COMPLETED|0:0"}
+    assert check(ex) == [run]
+    assert ex.succeeded == [done] and not ex.failed
+
+
+def test_a_cancel_is_recorded_at_once_by_the_salvage(cluster):
+    """scancel (sacct: "CANCELLED by 0"): no retry; the step's rows are written with the
+    state and job id and the job counts as done, so the run goes on."""
+    fake, _ = cluster
+    calls: list[tuple[Any, str]] = []
+    ex = make_executor(salvage=lambda job, reason: calls.append((job, reason)) or True)
+    job = fake_job(backend="numpy-cpu")
+    info = submit(ex, "57", job)
+    fake.states = {"57": "CANCELLED by 0|0:15"}
+    assert check(ex) == []
+    assert ex.succeeded == [info] and not ex.failed
+    assert calls == [(job, "SLURM job 57 ended CANCELLED by 0 (attempt 1 of 3, not retried: "
+                           "cancelled); SLURM log /logs/57.log")]
+    assert "--forcerun" in ex.logger.text("warning")
+
+
+@pytest.mark.parametrize("state", ["PREEMPTED|0:0", "NODE_FAIL|0:0", "OUT_OF_MEMORY|0:125",
+                                   "TIMEOUT|0:0", "BOOT_FAIL|0:0", "DEADLINE|0:0",
+                                   "FAILED|0:9"])
+def test_a_job_slurm_ended_is_retried_then_recorded(cluster, state):
+    fake, _ = cluster
+    calls: list[str] = []
+    ex = make_executor(salvage=lambda job, reason: calls.append(reason) or True)
+    first = submit(ex, "7", fake_job(attempt=1))
+    fake.states = {"7": state}
+    assert check(ex) == []
+    assert [j for j, _ in ex.failed] == [first] and not calls  # Snakemake retries it
+    assert "SLURM job 7 ended " + gslurm.show_state(state) in ex.failed[0][1]
+    last = submit(ex, "8", fake_job(attempt=3))
+    fake.states = {"8": state}
+    assert check(ex) == []
+    assert ex.succeeded == [last] and len(calls) == 1
+    assert calls[0].startswith("SLURM job 8 ended " + gslurm.show_state(state))
+    assert "(attempt 3 of 3, no retry left)" in calls[0]
+
+
+def test_a_group_job_slurm_ended_is_recorded_member_by_member(cluster):
+    """The GPU steps and the probe run as one SLURM job: each member gets its records;
+    if one cannot be recorded, the group job fails."""
+    fake, _ = cluster
+    seen: list[str] = []
+    ex = make_executor(salvage=lambda job, reason: seen.append(job.rule.name)
+                       or job.rule.name != "collect")
+    members = [fake_job("probe"), fake_job(backend="cupy-gpu")]
+    group = SimpleNamespace(name="gpu", jobs=members, attempt=1, restart_times=2,
+                            is_group=lambda: True)
+    info = submit(ex, "81", group)
+    fake.states = {"81": "CANCELLED by 1000|0:15"}
+    check(ex)
+    assert sorted(seen) == ["probe", "run_backend"] and ex.succeeded == [info]
+    members.append(fake_job("collect"))
+    info = submit(ex, "82", group)
+    fake.states = {"82": "CANCELLED by 1000|0:15"}
+    check(ex)
+    assert [j for j, _ in ex.failed] == [info]
+    assert ex.failed[0][1].startswith("SLURM job 82 ended CANCELLED by 1000 (attempt 1 of 3")
+
+
+def test_a_failed_command_stays_a_failure(cluster):
+    """FAILED with an exit code (the step's command failed, e.g. mpi.enabled true without
+    MPI) is not SLURM's doing: no rows are made up for it."""
+    fake, _ = cluster
+    ex = make_executor(salvage=lambda job, reason: pytest.fail("salvaged"))
+    submit(ex, "9", fake_job(attempt=3))
+    fake.states = {"9": "FAILED|1:0"}
+    assert check(ex) == [] and len(ex.failed) == 1 and not ex.succeeded
+
+
+def test_a_step_without_rows_to_write_fails_as_usual(cluster):
+    fake, _ = cluster
+    ex = make_executor(salvage=lambda job, reason: False)
+    submit(ex, "3", fake_job("collect", attempt=3))
+    fake.states = {"3": "NODE_FAIL|0:0"}
+    check(ex)
+    assert len(ex.failed) == 1 and "SLURM job 3 ended NODE_FAIL" in ex.failed[0][1]
+
+
+def test_quiet_scheduler_is_noticed_naming_the_jobs_and_what_to_do(cluster):
+    fake, clock = cluster
+    ex = make_executor(quiet_s=60)
+    submit(ex, "11", fake_job(backend="numpy-cpu"))
+    submit(ex, "12", fake_job("mpi_job", job="halo", backend="numpy-cpu", ranks="2"))
+    fake.states = {"11": "RUNNING|0:0", "12": "RUNNING|0:0"}
+    fake.queue = {"11": "RUNNING|None", "12": "RUNNING|None"}
+    check(ex)
+    clock.now += 30
+    check(ex)
+    assert "gpubench:" not in ex.logger.text("warning")
+    clock.now += 31
+    assert len(check(ex)) == 2  # still waiting for them
+    text = ex.logger.text("warning")
+    assert "no job of this run has changed state for 61 s" in text
+    assert "11 run_backend backend=numpy-cpu: sacct: RUNNING; slurmctld: RUNNING\n" in text
+    assert "12 mpi_job job=halo backend=numpy-cpu ranks=2" in text
+    assert "scancel 11 12" in text and "state=resume" in text and "--unlock" in text
+
+
+def test_failing_status_query_warns_at_once(cluster):
+    fake, _ = cluster
+    ex = make_executor()
+    submit(ex, "5", fake_job())
+    fake.states, fake.error = None, "sacct: error: Problem talking to the database"
+    assert len(check(ex)) == 1
+    text = ex.logger.text("warning")
+    assert "SLURM does not answer" in text and "Problem talking to the database" in text
+    assert "  5 run_backend" in text
+
+
+def test_jobs_slurmctld_lost_or_holds_are_ended(cluster):
+    """After a controller restart: sacct still says RUNNING for a job slurmctld no longer
+    knows, or never saw one submitted just before, and SLURM holds another after a failed
+    launch. Once the run is quiet they are ended (held: cancelled by id) and retried."""
+    fake, clock = cluster
+    ex = make_executor(quiet_s=60)
+    *_, ok = (submit(ex, str(i), fake_job(backend=f"b{i}")) for i in (21, 22, 23, 24))
+    fake.states = {"21": "RUNNING|0:0", "23": "REQUEUED|0:0", "24": "RUNNING|0:0"}
+    fake.queue = {"23": "PENDING|launch failed requeued held", "24": "RUNNING|None"}
+    check(ex)
+    clock.now += 61
+    check(ex)  # the quiet warning asks slurmctld
+    assert "ending the jobs slurmctld lost or holds for ever" in ex.logger.text("warning")
+    assert ex.next_seconds_between_status_checks == 1
+    check(ex)
+    assert ex.active_jobs == [ok]
+    assert {j.external_jobid for j, _ in ex.failed} == {"21", "22", "23"}
+    reasons = {j.external_jobid: m for j, m in ex.failed}
+    assert "ended LOST (slurmctld does not know the job; sacct: RUNNING)" in reasons["21"]
+    assert "sacct: no record" in reasons["22"]
+    assert "ended HELD (pending: launch failed requeued held" in reasons["23"]
+    assert ["scancel", "23"] in fake.scancelled()
+    assert all("21" not in c for c in fake.scancelled())  # nothing to cancel
+
+
+def test_a_job_id_given_out_again_means_the_older_job_was_lost(cluster):
+    fake, _ = cluster
+    ex = make_executor()
+    old = submit(ex, "130", fake_job(backend="numpy-cpu"))
+    new = submit(ex, "130", fake_job(backend="numba-cpu"))
+    fake.states = {"130": "RUNNING|0:0"}  # the newer job's record
+    assert check(ex) == [new]
+    assert [j for j, _ in ex.failed] == [old]
+    assert "SLURM gave its job id 130 to a newer job" in ex.failed[0][1]
+    fake.states = {"130": "COMPLETED|0:0"}
+    assert check(ex) == [] and ex.succeeded == [new]
+
+
+def test_a_lost_job_whose_step_wrote_its_outputs_counts_as_done(cluster, tmp_path):
+    fake, clock = cluster
+    out = tmp_path / "numpy-cpu.csv"
+    out.write_text("rows\n")
+    ex = make_executor(quiet_s=60)
+    info = submit(ex, "61", fake_job(outputs=[str(out)]))
+    fake.states, fake.queue = {"61": "RUNNING|0:0"}, {}
+    check(ex)
+    clock.now += 61
+    check(ex)
+    check(ex)
+    assert ex.succeeded == [info] and not ex.failed
+    assert "had written all its outputs" in ex.logger.text("warning")
+
+
+def test_trouble_that_lasts_cancels_this_runs_jobs_and_stops(cluster):
+    fake, clock = cluster
+    ex = make_executor(quiet_s=20, give_up_s=60)
+    submit(ex, "31", fake_job())
+    submit(ex, "32", fake_job())
+    fake.states = {"31": "PENDING|0:0", "32": "PENDING|0:0"}
+    fake.queue = {"31": "PENDING|ReqNodeNotAvail, UnavailableNodes:n1",
+                  "32": "PENDING|Priority"}
+    check(ex)
+    clock.now += 21
+    check(ex)  # quiet: slurmctld says a node it needs is drained: trouble from here
+    clock.now += 30
+    check(ex)
+    assert not fake.scancelled()
+    clock.now += 31
+    with pytest.raises(WorkflowError, match="stopped waiting for SLURM"):
+        check(ex)
+    assert fake.scancelled() == [["scancel", "31", "32"]]
+
+
+def test_a_busy_queue_is_no_trouble(cluster):
+    fake, clock = cluster
+    ex = make_executor(quiet_s=20, give_up_s=60)
+    submit(ex, "41", fake_job())
+    fake.states, fake.queue = {"41": "PENDING|0:0"}, {"41": "PENDING|Priority"}
+    for _ in range(10):
+        clock.now += 21
+        check(ex)
+    assert not fake.scancelled()
+    assert "no job of this run has changed state" in ex.logger.text("warning")
+
+
+def test_ctrl_c_cancels_every_job_of_this_run_by_id(cluster):
+    """Also those being polled at that moment (out of the active list), and one whose
+    submission answers afterwards; never a job this run did not submit."""
+    fake, _ = cluster
+    ex = make_executor()
+    submit(ex, "51", fake_job())
+    submit(ex, "52", fake_job())
+    ex.active_jobs.clear()  # the status loop holds them while it checks
+    ex.cancel()
+    assert fake.scancelled() == [["scancel", "51", "52"]]
+    assert ex.shut and not ex.wait
+    submit(ex, "53", fake_job())
+    assert fake.scancelled()[-1] == ["scancel", "53"]
+    assert "cancelling this run's SLURM jobs by id: 51 52" in ex.logger.text("info")
+
+
+def test_the_wait_between_checks_ends_when_the_run_stops():
+    ex = make_executor()
+    ex.next_seconds_between_status_checks = 3600
+    ex.wait = False
+    asyncio.run(asyncio.wait_for(ex.sleep(), 5))
+
+
+def test_install_replaces_the_plugins_executor_once(monkeypatch):
+    from snakemake_interface_executor_plugins.registry import ExecutorPluginRegistry
+
+    plugin = ExecutorPluginRegistry().get_plugin("slurm")
+    monkeypatch.setattr(plugin, "executor", plugin.executor)
+    original = plugin.executor
+    assert gslurm.install(salvage=None, environ={gslurm.QUIET_VAR: "30"})
+    assert issubclass(plugin.executor, original) and plugin.executor.quiet_s == 30
+    first = plugin.executor
+    assert gslurm.install(environ={})
+    assert plugin.executor is first  # not a subclass of a subclass
+    with pytest.raises(gslurm.SettingError, match=gslurm.GIVE_UP_VAR):
+        gslurm.install(environ={gslurm.GIVE_UP_VAR: "soon"})
+
+
+# -- the workflow's side ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def plan(tmp_path) -> gw.Plan:
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config.update(yaml.safe_load(SMOKE.read_text()))
+    config.update(results_dir=str(tmp_path / "results"), logs_dir=str(tmp_path / "logs"),
+                  backends=["numpy-cpu", "cupy-gpu"])
+    config["environments"] = {"mode": "system"}
+    return gw.Plan(gw.check_config(config), cores=lambda: 2)
+
+
+class Outputs(list):
+    """A job's outputs as Snakemake gives them: a list, with names as attributes."""
+
+    def __init__(self, **named: str) -> None:
+        super().__init__(named.values())
+        self.__dict__.update(named)
+
+
+def backend_job(plan: gw.Plan, tmp_path: Path, backend: str = "numpy-cpu") -> Any:
+    raw = tmp_path / "results" / "raw"
+    return SimpleNamespace(
+        rule=SimpleNamespace(name="run_backend"), threads=1,
+        wildcards=SimpleNamespace(backend=backend), log=[str(tmp_path / f"{backend}.log")],
+        output=Outputs(timings=str(raw / f"{backend}.csv"),
+                       samples=str(raw / f"{backend}.samples.csv"),
+                       lock=str(raw / f"{backend}.lock.txt")))
+
+
+def test_salvage_writes_every_planned_row_of_a_step_with_the_reason(plan, tmp_path):
+    job = backend_job(plan, tmp_path)
+    reason = "SLURM job 57 ended CANCELLED by 0 (attempt 1 of 3, not retried: cancelled)"
+    assert plan.salvage(job, reason)
+    frame = results.read_timings(job.output.timings)
+    planned = backend_plan("numpy-cpu", json.loads(plan.step_config(job.wildcards)), 1)
+    assert len(frame) == len(planned) > 0
+    assert (frame["status"] == "error").all() and (frame["reason"] == reason).all()
+    assert Path(job.output.lock).exists() and Path(job.output.samples).exists()
+    assert reason in Path(job.log[0]).read_text()
+
+
+def test_salvage_keeps_rows_the_step_wrote_and_names_the_slurm_state(plan, tmp_path):
+    job = backend_job(plan, tmp_path)
+    plan.salvage(job, "the step was killed by signal 15 (attempt 3 of 3, no retry left)")
+    frame = results.read_timings(job.output.timings)
+    frame.loc[0, ["status", "reason"]] = ["ok", ""]
+    frame.loc[0, "median_s"] = 1e-6
+    results.atomic_write_csv(job.output.timings, frame)
+    assert plan.salvage(job, "SLURM job 60 ended CANCELLED by 0 (attempt 3 of 3, ...)")
+    again = results.read_timings(job.output.timings)
+    assert again.loc[0, "status"] == "ok" and again.loc[0, "reason"] == ""
+    assert again.loc[1:, "reason"].str.endswith(
+        "no retry left); SLURM job 60 ended CANCELLED by 0 (attempt 3 of 3, ...)").all()
+
+
+def test_salvage_of_an_mpi_step_and_the_probe(plan, tmp_path):
+    cfg = copy.deepcopy(dict(plan.config))
+    cfg["mpi"]["backends"] = ["numpy-cpu"]
+    out = tmp_path / "results" / "mpi" / "raw"
+    job = SimpleNamespace(
+        rule=SimpleNamespace(name="mpi_job"), threads=2, log=[],
+        wildcards=SimpleNamespace(job="reduction", backend="numpy-cpu", ranks="2"),
+        output=Outputs(rows=str(out / "reduction.numpy-cpu.n2.csv"),
+                       samples=str(out / "reduction.numpy-cpu.n2.samples.csv")))
+    assert plan.salvage(job, "SLURM job 70 ended NODE_FAIL (attempt 3 of 3, no retry left)")
+    rows = pd.read_csv(job.output.rows)
+    expected = mpi_step.plan("reduction", "numpy-cpu", 2, plan.mpi)
+    assert len(rows) == len(expected) > 0 and (rows["status"] == "error").all()
+    assert rows["reason"].str.startswith("SLURM job 70 ended NODE_FAIL").all()
+    host = tmp_path / "results" / "env" / "host.json"
+    probe = SimpleNamespace(rule=SimpleNamespace(name="probe"), log=[], wildcards={},
+                            output=[str(host)])
+    assert plan.salvage(probe, "SLURM job 71 ended TIMEOUT")
+    assert json.loads(host.read_text())["probe_error"] == "SLURM job 71 ended TIMEOUT"
+    collect = SimpleNamespace(rule=SimpleNamespace(name="collect"), log=[], wildcards={},
+                              output=[])
+    assert not plan.salvage(collect, "x")
+
+
+def test_one_rank_mpi_step_is_no_mpi_job_for_the_plugin(plan):
+    wc = SimpleNamespace(job="reduction", backend="numpy-cpu")
+    assert plan.mpi_launcher_kind(SimpleNamespace(**vars(wc), ranks="1")) == ""
+    assert plan.mpi_launcher_kind(SimpleNamespace(**vars(wc), ranks="2")) in ("srun", "mpiexec")
+
+
+def test_shipped_profile_submits_one_rank_steps_as_one_task_jobs():
+    profile = yaml.safe_load((ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    raw = profile["set-resources"]["mpi_job"]["mpi"]
+    assert gw.evaluate_resource(raw, SimpleNamespace(ranks="1", backend="numpy-cpu")) == ""
+    assert gw.evaluate_resource(raw, SimpleNamespace(ranks="2", backend="numpy-cpu"))
+    steps = [("reduction", "numpy-cpu", 1), ("reduction", "numpy-cpu", 2)]
+    gw.check_mpi_resources({"mpi_job": {"mpi": raw}}, steps)  # accepted
+    with pytest.raises(gw.SetupError, match=r"set-resources\.mpi_job\.mpi: 'srun --mpi=pmix'"):
+        gw.check_mpi_resources({"mpi_job": {"mpi": "srun --mpi=pmix"}}, steps)
+    gw.check_mpi_resources({"mpi_job": {"mpi": "srun --mpi=pmix"}}, steps[1:])
+
+
+@pytest.mark.parametrize(("runtime_s", "margin_s"), [
+    (0, 0), (60, 30), (120, 30), (300, 30), (600, 60), (3600, 360), (20, 10)])
+def test_time_limit_margin_scales_with_the_runtime(runtime_s, margin_s):
+    """The larger of 10 % and 30 s, at most half the runtime (a 1-minute job keeps 30 s
+    to write its rows; the old margin kept 6 s, and writing took 5)."""
+    assert time_limit_margin_s(runtime_s) == pytest.approx(margin_s)
+
+
+def test_mpi_step_stops_before_its_jobs_runtime():
+    assert mpi_step.job_time_limit_s(600, 0) == 600  # no scheduler: mpi.time_limit_s
+    assert mpi_step.job_time_limit_s(600, 30) == 600
+    assert mpi_step.job_time_limit_s(600, 5) == 270  # 300 s less 30 s
+    step = mpi_step.Step("reduction", "numpy-cpu", 1, {"mpi": {"time_limit_s": 600}},
+                         log=io.StringIO())
+    assert step.time_limit == 600
