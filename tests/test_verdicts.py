@@ -10,6 +10,7 @@ that are not). Synthetic frames only: the columns the decisions read, no CSV.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 
 import numpy as np
@@ -22,8 +23,9 @@ from gpubench.report import matrix, stats, verdicts
 from gpubench.report.sections.crossover import Crossing, crossover
 from gpubench.spec import Case, get_kernel
 
-FAST = settings(max_examples=60, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+#: fewer examples under mutation testing (every mutant reruns these), 60 otherwise
+FAST = settings(max_examples=20 if os.environ.get("MUTMUT_DEPENDENCY_DEPTH") else 60,
+                deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def frame(rows: Iterable[tuple]) -> pd.DataFrame:
@@ -527,3 +529,33 @@ def test_work_per_joule_states_the_cross_checks_uncertainty() -> None:
     cell = matrix.energy_cell(df, "cupy-gpu", 0.021)
     assert cell.text.startswith("2 ±2 % GB/J memory-bound")
     assert matrix.energy_cell(df, "cupy-gpu").text.startswith("2 GB/J")
+
+
+def test_tally_counts_each_label_of_the_shared_cases() -> None:
+    """Winner against another framework, case by case, with the recorded samples: one
+    case each surely faster, within ±5 %, slower and unresolved; a case the other lacks
+    is not counted."""
+    cases_ = [("k", v, "float32", 1024) for v in ("a", "b", "c", "d", "e")]
+    winner_t = [1.0, 1.0, 2.0, 1.0, 1.0]
+    other_t = [2.0, 1.0, 1.0, 1.0]  # the other lacks case "e"
+    noisy = [False, False, False, True]
+    rows, by_row = [], {}
+    for i, t in enumerate(winner_t):
+        rows.append(("w-gpu", *cases_[i], t))
+        by_row[(len(rows) - 1, "pipelined")] = _samples(t, 0.002, 12, i)
+    for i, t in enumerate(other_t):
+        rows.append(("o-gpu", *cases_[i], t))
+        by_row[(len(rows) - 1, "pipelined")] = _samples(t, 0.5 if noisy[i] else 0.002, 12,
+                                                        100 + i)
+    df = frame(rows)
+    samples = stats.Samples(by_row, "")
+    winner = verdicts.Standing("w-gpu", cases_, [1.0] * 5, [0, 1, 2, 3, 4])
+    other = verdicts.Standing("o-gpu", cases_[:4], [1.0] * 4, [5, 6, 7, 8])
+    t = verdicts.tally(winner, other, df, samples)
+    assert (t.faster, t.same, t.slower, t.unresolved) == (1, 1, 1, 1)
+    assert t.n == 4 and t.other == "o-gpu" and not t.either
+    # twice the equivalent case: still one loss, so still not "either will do"
+    both = verdicts.tally(winner, verdicts.Standing("o-gpu", cases_[:2], [1.0] * 2, [5, 6]),
+                          df, samples)
+    assert (both.faster, both.same, both.slower, both.unresolved) == (1, 1, 0, 0)
+    assert both.either
