@@ -559,3 +559,91 @@ def test_tally_counts_each_label_of_the_shared_cases() -> None:
                           df, samples)
     assert (both.faster, both.same, both.slower, both.unresolved) == (1, 1, 0, 0)
     assert both.either
+
+
+# -- the edges mutation testing found unchecked ---------------------------------------------------
+
+
+def test_the_case_table_keeps_each_backends_fastest_implementation_on_the_device() -> None:
+    c = ("vector_add", "default", "float32", 1 << 24)
+    df = frame([("numpy-cpu", *c, 1.0), ("cupy-gpu", *c, 0.01, "slow"),
+                ("cupy-gpu", *c, 0.002, "fast"), ("cupy-gpu", *c, 0.001, "array_ops+transfers")])
+    t = verdicts.case_table(df)
+    assert list(t["implementation"]) == ["fast"] and list(t["backend"]) == ["cupy-gpu"]
+    assert t["speedup"].iloc[0] == pytest.approx(500.0) and t["row"].iloc[0] == 2
+    # ties on the caller's clock go to the implementation's name, whatever the row order
+    tie = frame([("numpy-cpu", *c, 1.0), ("cupy-gpu", *c, 0.002, "zeta"),
+                 ("cupy-gpu", *c, 0.002, "alpha")])
+    assert list(verdicts.case_table(tie)["implementation"]) == ["alpha"]
+
+
+def test_a_class_verdict_reads_only_its_own_kernels_and_band() -> None:
+    red = REDUCTIONS[:1]
+    vec = [("vector_add", "default", "float32", 1 << 24)]
+    small = [("reduction", "sumsq", "float32", 1024)]
+    rows = [("numpy-cpu", *c, 1.0) for c in red + vec + small]
+    rows += [("a-gpu", *red[0], 0.1), ("b-gpu", *vec[0], 0.001), ("b-gpu", *small[0], 1e-4)]
+    v = verdict(frame(rows))
+    assert [s.backend for s in v.ranked] == ["a-gpu"] and v.cases == red and not v.partial
+
+
+def test_a_partial_framework_keeps_its_own_speedups_and_is_tallied() -> None:
+    df = suite({"a-gpu": 1 / 40, "b-gpu": 1 / 100}, only={"b-gpu": REDUCTIONS[:2]})
+    v = verdict(df)
+    (p,) = v.partial
+    assert p.speedups == pytest.approx([100.0, 100.0]) and p.median == pytest.approx(100.0)
+    t = v.tallies["b-gpu"]
+    # no samples: the quartiles decide, and b's are far from a's in both shared cases
+    assert t.n == 2 and t.slower == 2
+
+
+def test_left_out_cases_name_who_measured_them() -> None:
+    # case 0: only c; case 1: only a. Cases go in sorted order: "sumsq float64" (case 1)
+    # after "sumsq float32" (case 0), so case 1 goes first, after which c covers the rest
+    df = suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20, "c-gpu": 1 / 5},
+               only={"a-gpu": REDUCTIONS[1:], "b-gpu": REDUCTIONS[2:],
+                     "c-gpu": REDUCTIONS[:1] + REDUCTIONS[2:]})
+    v = verdict(df)
+    assert v.left_out == [(REDUCTIONS[1], ["a-gpu"])]
+    assert sorted(v.cases) == sorted(REDUCTIONS[:1] + REDUCTIONS[2:])
+    assert [s.backend for s in v.ranked] == ["c-gpu"]
+    assert [s.backend for s in v.partial] == ["a-gpu", "b-gpu"]
+
+
+def test_the_last_of_the_rarest_cases_goes_first() -> None:
+    # a: cases 0-3, b: 1-4 (nobody measured 5): cases 0 and 4 are each measured once;
+    # the later in sorted order (4, "weighted_mean") goes, after which a covers the rest
+    df = suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20},
+               only={"a-gpu": REDUCTIONS[:4], "b-gpu": REDUCTIONS[1:5]})
+    v = verdict(df)
+    assert v.left_out == [(REDUCTIONS[4], ["b-gpu"])]
+    assert [s.backend for s in v.ranked] == ["a-gpu"]
+    assert [s.backend for s in v.partial] == ["b-gpu"]
+
+
+def test_first_call_falls_back_to_the_caller_then_the_device_clock() -> None:
+    df = _first_call_frame()
+    df["sync_s"] = math.nan  # no sync clock: the pipelined caller's clock stands in
+    rows = verdicts.first_call_rows(df, "numba-gpu")
+    assert rows["extra"].iloc[0] == pytest.approx(0.2 - 1e-5)
+    df["caller_s"] = math.nan  # nor that: the device clock
+    rows = verdicts.first_call_rows(df, "numba-gpu")
+    assert rows["extra"].iloc[0] == pytest.approx(0.2 - 0.9e-5)
+    df["setup_s"] = math.nan  # no setup time recorded: nothing added
+    assert verdicts.first_call_rows(df, "numba-gpu")["extra"].iloc[0] == \
+        pytest.approx(0.2 - 0.9e-5)
+    df["setup_s"], df["first_call_s"] = 0.0, 1e-6  # faster than steady: no negative cost
+    df.loc[df["size_key"] > 1024, "first_call_s"] = 1.0  # not the first size: not read
+    assert (verdicts.first_call_rows(df, "numba-gpu")["extra"] == 0).all()
+
+
+def test_a_kernel_the_code_does_not_know_is_sized_in_elements() -> None:
+    assert verdicts.band_of("no_such_kernel", 10) == "small"
+    assert verdicts.unit_of("no_such_kernel") == "elements"
+
+
+def test_bounds_break_ties_towards_the_bound_only_when_given() -> None:
+    assert verdicts.median_with_never([1e3, 1e3, 5e3])[4] is False
+    # the middle case is measured, not a bound, even where a bound has the same size
+    assert verdicts.median_with_never([1e3, 1e3, 5e3], [True, False, False])[4] is False
+    assert verdicts.median_with_never([1e3, 2e3, 5e3], [False, True, False])[4] is True
