@@ -647,3 +647,18 @@ def test_bounds_break_ties_towards_the_bound_only_when_given() -> None:
     # the middle case is measured, not a bound, even where a bound has the same size
     assert verdicts.median_with_never([1e3, 1e3, 5e3], [True, False, False])[4] is False
     assert verdicts.median_with_never([1e3, 2e3, 5e3], [False, True, False])[4] is True
+
+
+def test_energy_reads_only_the_backends_ok_hot_device_resident_rows_with_work() -> None:
+    c = ("vector_add", "default", "float32", 1 << 24)
+    df = frame([("cupy-gpu", *c, 1e-4, "best"),
+                ("torch-gpu", *c, 1e-5, "other backend"),
+                ("cupy-gpu", *c, 1e-6, "x+transfers"),
+                ("cupy-gpu", "reduction", "sumsq", "float32", 1 << 24, 1e-6, "other kernel"),
+                ("cupy-gpu", *c, 2e-6, "wrong"), ("cupy-gpu", *c, 3e-6, "cold"),
+                ("cupy-gpu", *c, 4e-6, "no work"), ("cupy-gpu", *c, 5e-6, "no reading")])
+    df["energy_j"] = [0.5, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.0]
+    df["bytes"] = [1e9, 1e9, 1e9, 1e9, 1e9, 1e9, 0.0, 1e9]
+    df.loc[4, "status"], df.loc[5, "mode"] = "wrong_result", "cold"
+    values, rows = verdicts.energy_per_case(df, "cupy-gpu", ["vector_add"], "bytes")
+    assert rows == [0] and values == [2.0]  # 1e9 bytes / 0.5 J = 2 GB/J, exactly
