@@ -126,7 +126,7 @@ def test_the_transfer_and_sync_reasons_give_their_numbers() -> None:
            "(lower quartile 95.0 µs)" in text
 
 
-# -- the correctness check --------------------------------------------------------------------------
+# -- the correctness check ------------------------------------------------------------------------
 
 
 @pytest.fixture
