@@ -41,6 +41,8 @@ from gpubench import results
 
 ALPHA = 0.01
 MIN_EFFECT = 0.05
+#: relative slack of the interval's ends against 1 (float rounding of tied samples)
+ROUNDING = 1e-9
 
 SAME, FASTER, SLOWER, UNRESOLVED = "SAME", "FASTER", "SLOWER", "UNRESOLVED"
 #: every label :func:`compare` gives, in the order tables list them
@@ -162,7 +164,9 @@ def compare(base_median: float, new_median: float, base_samples: np.ndarray | No
         _, p = mann_whitney(new_samples, base_samples)
         _, lo, hi = ratio_interval(new_samples, base_samples, alpha)
         method = "hodges-lehmann"
-        clear = lo > 1.0 or hi < 1.0
+        # an end of the interval within rounding of 1 does not exclude it: tied samples
+        # put the end at exactly 1, and rescaling them moves it by an ulp either way
+        clear = lo > 1.0 + ROUNDING or hi < 1.0 - ROUNDING
         same = lo >= 1.0 / top and hi <= top
     else:
         p, lo, hi, method = math.nan, math.nan, math.nan, "iqr"
