@@ -8,7 +8,7 @@ SNAKEMAKE_ARGS ?=
 # MPI, loaded by a module, goes before it when the module prepends its own bin/).
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run smoke envs test lint format clean clean-envs
+.PHONY: run smoke envs test lint format clean clean-envs mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ envs: $(VENV)/.installed-run
 test: $(VENV)/.installed lint
 	$(BIN)/python -m pytest
 
+## mutation: mutation testing of the report's decision logic (mutmut; [tool.mutmut] in
+## pyproject.toml says which files and tests); slow: run by hand, not by `make test`
+mutation: $(VENV)/.installed
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results
+
 lint: $(VENV)/.installed
 	$(BIN)/ruff check src tests workflow/scripts
 	$(BIN)/snakefmt --check workflow
@@ -50,7 +56,7 @@ format: $(VENV)/.installed
 	$(BIN)/snakefmt workflow
 
 clean:
-	rm -rf results logs .test/results .test/logs .snakemake
+	rm -rf results logs .test/results .test/logs .snakemake mutants .hypothesis
 
 ## clean-envs: remove the framework venvs (the next run rebuilds them from pip's cache)
 clean-envs:
