@@ -664,3 +664,28 @@ def test_energy_reads_only_the_backends_ok_hot_device_resident_rows_with_work() 
     df.loc[4, "status"], df.loc[5, "mode"] = "wrong_result", "cold"
     values, rows = verdicts.energy_per_case(df, "cupy-gpu", ["vector_add"], "bytes")
     assert rows == [0] and values == [2.0]  # 1e9 bytes / 0.5 J = 2 GB/J, exactly
+
+
+def test_the_class_verdict_reads_the_recorded_samples_before_the_quartiles() -> None:
+    df = suite({"a-gpu": 1 / 20, "b-gpu": 1 / 10}, case_list=REDUCTIONS[:1])
+    # the rows' quartiles are apart (±1 %), but the recorded samples of b overlap a's
+    rows = {b: int(df.index[df["backend"] == b][0]) for b in ("a-gpu", "b-gpu")}
+    noisy = stats.Samples({(rows["a-gpu"], "pipelined"): _samples(1 / 20, 0.9, 6, 1),
+                           (rows["b-gpu"], "pipelined"): _samples(1 / 10, 0.9, 6, 2)}, "")
+    quartiles = verdicts.class_verdict(verdicts.case_table(df), "reductions", "large", df=df)
+    sampled = verdicts.class_verdict(verdicts.case_table(df), "reductions", "large", noisy,
+                                     df=df)
+    assert quartiles.tallies["b-gpu"].faster == 1
+    assert sampled.tallies["b-gpu"].unresolved == 1
+
+
+def test_of_three_equally_rare_cases_the_last_goes_first() -> None:
+    # a: cases 0-2, b: 3, c: 4, d: 5 (each case measured once): the last case in sorted
+    # order goes first, then the next last, until someone covers what is left
+    df = suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20, "c-gpu": 1 / 30, "d-gpu": 1 / 40},
+               only={"a-gpu": REDUCTIONS[:3], "b-gpu": REDUCTIONS[3:4],
+                     "c-gpu": REDUCTIONS[4:5], "d-gpu": REDUCTIONS[5:]})
+    order = sorted(REDUCTIONS)
+    v = verdict(df)
+    assert [c for c, _ in v.left_out] == order[::-1][:len(v.left_out)]
+    assert all(c in s.cases for s in v.ranked for c in v.cases)
