@@ -1,6 +1,8 @@
-"""The gates and the correctness check at their edges, with the numbers their reasons
-give: the GEMM-rate gate per dtype, the escaped-work gate, the reason texts of the
-memory, transfer and sync gates, and ``KernelSpec.check`` / ``relative_error``.
+"""The gates, the correctness check, the noise test and the crossover at their edges, with
+the numbers they give: the GEMM-rate gate per dtype, the escaped-work gate, the reason
+texts of the memory, transfer and sync gates, ``KernelSpec.check`` / ``relative_error``,
+the fields and edges of :func:`gpubench.report.stats.compare` and the crossover's
+interpolation.
 
 Each case sits just inside or just outside one threshold, so a comparison turned from
 ``>`` into ``>=``, a constant nudged, a key misspelt or a branch dropped fails a test
@@ -14,6 +16,8 @@ import numpy as np
 import pytest
 
 from gpubench import plausibility, spec
+from gpubench.report import stats
+from gpubench.report.sections.crossover import crossover
 from gpubench.spec import Case, get_kernel
 
 CEIL = {"d2d_copy_gbps": 3000.0, "sgemm_gflops": 50_000.0, "dgemm_gflops": 60_000.0,
@@ -189,3 +193,101 @@ def test_relative_error_against_a_small_or_zero_reference() -> None:
     assert math.isnan(spec.relative_error(np.array([math.nan, 0, 0, 0]), ref))
     with pytest.raises(ValueError, match="4 elements against 3"):
         spec.relative_error(ref, ref[:3])
+
+
+# -- the noise test's fields and edges ----------------------------------------------------------------
+
+
+def _tight(center: float, n: int = 8, seed: int = 0) -> np.ndarray:
+    return center * (1 + 0.002 * np.random.default_rng(seed).uniform(-1, 1, n))
+
+
+def test_a_verdict_carries_its_ratio_p_value_method_and_interval() -> None:
+    from scipy import stats as scipy_stats
+
+    a, b = _tight(1.0, seed=1), _tight(2.0, seed=2)
+    v = stats.compare(1.0, 2.0, a, b)
+    want = scipy_stats.mannwhitneyu(b, a, use_continuity=True, alternative="two-sided",
+                                    method="asymptotic").pvalue
+    assert v.label == stats.SLOWER and v.ratio == 2.0 and v.method == "hodges-lehmann"
+    assert v.p_value == pytest.approx(want) and 1.9 < v.lo <= v.hi < 2.1
+    u = stats.compare(1.0, 1.0, _tight(1.0, 6, 3) * [1, 1.3, 0.8, 1, 1.2, 0.9], _tight(1.0))
+    assert u.label == stats.UNRESOLVED and u.ratio == 1.0 and u.method == "hodges-lehmann"
+    assert math.isfinite(u.p_value) and u.lo < 1 < u.hi
+    s = stats.compare(1.0, 1.0, _tight(1.0, seed=4), _tight(1.0, seed=5))
+    assert s.label == stats.SAME and s.ratio == 1.0 and math.isfinite(s.p_value)
+    assert s.method == "hodges-lehmann" and 1 / 1.05 <= s.lo <= s.hi <= 1.05
+    bad = stats.compare(0.0, 1.0)
+    assert (bad.label, bad.method, math.isnan(bad.p_value)) == (stats.UNRESOLVED, "none", True)
+    assert math.isnan(bad.ratio)
+    iqr = stats.compare(1.0, 2.0, base_iqr=(0.9, 1.1), new_iqr=(1.9, 2.1))
+    assert iqr.method == "iqr" and math.isnan(iqr.p_value) and math.isnan(iqr.lo)
+
+
+def test_samples_on_one_side_only_fall_back_to_the_quartiles() -> None:
+    v = stats.compare(1.0, 2.0, _tight(1.0), None, (0.9, 1.1), (1.9, 2.1))
+    assert v.method == "iqr" and v.label == stats.SLOWER
+    assert stats.compare(1.0, 2.0, _tight(1.0), _tight(2.0)[:2]).method == "iqr"
+    # neither samples nor quartiles: nothing can be said
+    assert stats.compare(1.0, 2.0).label == stats.UNRESOLVED
+    assert stats.compare(1.0, 1.0, base_iqr=None, new_iqr=(1.0, 1.0)).label == \
+        stats.UNRESOLVED
+
+
+def test_exactly_the_smallest_effect_is_not_a_difference() -> None:
+    a = _tight(1.0, 12, 6)
+    v = stats.compare(1.0, 1.05, a, a * 1.05)
+    assert v.label != stats.SLOWER and v.label != stats.FASTER
+
+
+def test_the_quartiles_edges() -> None:
+    # ranges that touch are not apart
+    assert stats.compare(2.05, 1.5, base_iqr=(2.0, 2.1), new_iqr=(1.0, 2.0)).label == \
+        stats.UNRESOLVED
+    assert stats.compare(1.5, 2.05, base_iqr=(1.0, 2.0), new_iqr=(2.0, 2.1)).label == \
+        stats.UNRESOLVED
+    # both inside a window of exactly 5 %: the same
+    assert stats.compare(1.0, 1.02, base_iqr=(1.0, 1.0), new_iqr=(1.0, 1.05)).label == \
+        stats.SAME
+    # zero quartiles prove nothing
+    assert stats.compare(1.0, 1.0, base_iqr=(0.0, 0.0), new_iqr=(0.0, 0.0)).label == \
+        stats.UNRESOLVED
+
+
+def test_a_looser_level_gives_a_narrower_interval() -> None:
+    a = np.array([1.00, 1.01, 1.02, 1.03, 1.12])
+    b = np.array([1.11, 1.12, 1.13, 1.14, 1.15, 1.16])
+    assert stats.compare(1.02, 1.135, a, b).label == stats.UNRESOLVED  # alpha 0.01
+    assert stats.compare(1.02, 1.135, a, b, alpha=0.2).label == stats.SLOWER
+
+
+def test_the_normal_approximation_beyond_the_exact_counts() -> None:
+    # 60 x 60 = 3,600 pairs: floor(1,800 - 2.5758 * sqrt(60 * 60 * 121 / 12)) = 1,309
+    assert stats.excluded_per_side(60, 60, 0.01) == 1309
+    assert stats.excluded_per_side(60, 60, 0.05) == math.floor(
+        1800 - 1.959964 * math.sqrt(60 * 60 * 121 / 12))
+    # 50 x 50 = 2,500 pairs is still counted exactly
+    cdf = stats._u_null_cdf(50, 50)
+    exact = int(np.flatnonzero(cdf <= 0.005 + 1e-12)[-1] + 1)
+    assert stats.excluded_per_side(50, 50, 0.01) == exact
+
+
+# -- the crossover's numbers ----------------------------------------------------------------------
+
+
+def test_the_crossover_interpolates_log_log_between_the_last_loss_and_the_first_win() -> None:
+    s = np.array([1e3, 1e4])
+    # GPU/CPU time: 4x at 1,000, 0.5x at 10,000: the log ratio crosses zero 2/3 of the way
+    text, at = crossover(s, np.array([4.0, 0.5]), np.array([1.0, 1.0]))
+    assert at == float(f"{10 ** (3 + 2 / 3):.2g}") == 4600.0
+    assert text == "≈ 4,600 (between 1,000 and 10,000)"
+
+
+def test_the_crossovers_texts_name_the_sizes() -> None:
+    s = np.array([1e3, 1e4, 1e5])
+    assert crossover(s, np.array([1.0] * 3), np.array([2.0] * 3))[0] == \
+        "≤ 1,000 (faster at every size)"
+    assert crossover(s, np.array([3.0] * 3), np.array([2.0] * 3))[0] == \
+        "> 100,000 (slower at the largest size compared)"
+    assert crossover(np.array([]), np.array([]), np.array([])) == ("—", pytest.approx(
+        math.nan, nan_ok=True))
