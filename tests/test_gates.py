@@ -195,7 +195,7 @@ def test_relative_error_against_a_small_or_zero_reference() -> None:
         spec.relative_error(ref, ref[:3])
 
 
-# -- the noise test's fields and edges ----------------------------------------------------------------
+# -- the noise test's fields and edges ------------------------------------------------------------
 
 
 def _tight(center: float, n: int = 8, seed: int = 0) -> np.ndarray:
