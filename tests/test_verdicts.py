@@ -689,3 +689,60 @@ def test_of_three_equally_rare_cases_the_last_goes_first() -> None:
     v = verdict(df)
     assert [c for c, _ in v.left_out] == order[::-1][:len(v.left_out)]
     assert all(c in s.cases for s in v.ranked for c in v.cases)
+
+
+# -- the sentences and claims, word for word ------------------------------------------------------
+
+
+def test_a_jit_claim_is_partly_when_only_the_largest_first_call_compiles() -> None:
+    df = _first_call_frame()
+    rows = verdicts.first_call_rows(df, "numba-gpu")
+    m = matrix.Matrix(["numba-gpu"], {}, first_calls={"numba-gpu": rows})
+    # median under 10 ms, largest over it
+    mixed = pd.concat([rows.assign(extra=1e-3), rows.assign(extra=1e-3),
+                       rows.assign(extra=0.5)], ignore_index=True)
+    m.first_calls["numba-gpu"] = mixed
+    assert matrix._jit_claim(m, "numba-gpu", "c", True)[2] == "partly"
+    assert matrix._jit_claim(m, "numba-gpu", "c", False)[2] == "partly"
+    m.first_calls["numba-gpu"] = mixed.assign(extra=1e-3)
+    assert matrix._jit_claim(m, "numba-gpu", "c", True)[2] == "does not hold"
+    assert matrix._jit_claim(m, "numba-gpu", "c", False)[2] == "holds"
+    m.first_calls["numba-gpu"] = mixed.iloc[0:0]
+    assert matrix._jit_claim(m, "numba-gpu", "c", True)[1:] == ["not measured", "not measured"]
+    assert matrix._jit_claim(m, "jax-gpu", "c", True)[2] == "not measured"
+    row = matrix._jit_claim(matrix.Matrix(["numba-gpu"], {}, first_calls={"numba-gpu": mixed}),
+                            "numba-gpu", "claim", True)
+    assert row[1] == ("first size of 3 cases, cold caches: median 1 ms, largest 500 ms "
+                      "(vector_add cuda_jit)")
+
+
+def test_the_sentence_names_its_cases_and_what_each_other_framework_did() -> None:
+    one = verdict(suite({"a-gpu": 1 / 1.5}, case_list=REDUCTIONS[:1]))
+    text = matrix.sentence(one, {})
+    assert "1 case)" in text and "choose a-gpu, 1.5× faster" in text
+    assert "no other framework measured these cases" in text
+    at_one = matrix.sentence(verdict(suite({"a-gpu": 1.0})), {})
+    assert "choose a-gpu, 1× faster" in at_one and "6 cases)" in at_one
+    # a runner-up within 5 % everywhere: either will do (no samples: quartiles ±1 %)
+    tied = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 10.01}))
+    assert "is within ±5% of it in 6 of 6 cases (99 % confidence), so either will do" in \
+        matrix.sentence(tied, {})
+    partial = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20}, only={"b-gpu": REDUCTIONS[:2]}))
+    text = matrix.sentence(partial, {})
+    assert "no other framework" not in text
+    assert ("b-gpu is not ranked: it measured 2 of the 6 cases; on those a-gpu is surely "
+            "faster in 0 of 2 cases, within ±5% in 0, unresolved in 0, slower in 2") in text
+
+
+def test_the_sentence_names_up_to_three_left_out_cases_and_counts_the_rest() -> None:
+    only = {"a-gpu": REDUCTIONS[:1], "b-gpu": REDUCTIONS[1:2], "c-gpu": REDUCTIONS[2:3],
+            "d-gpu": REDUCTIONS[3:4], "e-gpu": REDUCTIONS[4:5], "f-gpu": REDUCTIONS[5:]}
+    v = verdict(suite(dict.fromkeys(only, 0.1), only=only))
+    text = matrix.sentence(v, {})
+    assert len(v.left_out) == 5
+    assert text.count(" (only ") == 3 and " and 2 more" in text
+    assert "left out, measured by too few frameworks: reduction/weighted_mean float64 at " \
+           "16,777,216 (only f-gpu), " in text
+    few = verdict(suite({"a-gpu": 0.1, "b-gpu": 0.1},
+                        only={"a-gpu": REDUCTIONS[:4], "b-gpu": REDUCTIONS[1:5]}))
+    assert " more" not in matrix.sentence(few, {})
