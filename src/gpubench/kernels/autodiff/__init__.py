@@ -1,4 +1,5 @@
-"""autodiff: gradients by automatic differentiation (seeds 7.6.2, 7.7.1, 7.7.2, 8.3.2).
+"""autodiff: gradients by automatic differentiation (the workshop
+book, §7.6.2, §7.7.1, §7.7.2, §8.3.2).
 
 Two variants; ``size`` means a different thing in each.
 
@@ -12,7 +13,7 @@ steps are stable; 10 of them move x by ~40 % of ‖x₀‖. The check compares t
 ``pinn`` (size = collocation points N): a physics-informed network for du/dx = cos x,
 u(0) = 0 on [0, 2π]: an MLP u(x; θ) = w₃·tanh(W₂ᵀ·tanh(w₁x + b₁) + b₂) + b₃ with
 hidden width H (1→H→H→1), loss ``mean((du/dx − cos x)²) + u(0)²``. The physics residual
-needs du/dx, a derivative with respect to the *input* x (the seed's §7.7.2 took it with
+needs du/dx, a derivative with respect to the *input* x (the workshop book's §7.7.2 took it with
 respect to the parameters, which is not the residual); one call is the loss and its
 gradient with respect to all parameters, i.e. a derivative of a derivative. The result is
 the gradient flattened in the order w1 (H), b1 (H), w2 (H×H, row-major, a2 = h1·W2),
@@ -25,8 +26,8 @@ hand-written PINN gradient against central finite differences.
 
 Parameters θ and collocation points come from the case's NumPy generator, one spawned
 child stream per array (the NumPy analogue of ``jax.random.split``), so every framework
-starts from the same θ and no two layers share random numbers (the seed's §7.7.2
-initialised all parameters from one JAX key, so they started equal).
+starts from the same θ and no two layers share random numbers (the workshop book's
+§7.7.2 initialised all parameters from one JAX key, so they started equal).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """elementwise: per-element formulas, fused (Numba, JAX) against unfused (NumPy, PyTorch eager).
 
-Seeds 4.8.2 (``sqrt(a**2 + b**2)`` with ``prange``), 5.5.1 (sigmoid as a CuPy
-ElementwiseKernel) and 5.6 (``cupy.fuse`` of ``(x*2 + y*3) / (x + y + 1)``). A fused
+The workshop book's §4.8.2 (``sqrt(a**2 + b**2)`` with ``prange``), §5.5.1 (sigmoid as a CuPy
+ElementwiseKernel) and §5.6 (``cupy.fuse`` of ``(x*2 + y*3) / (x + y + 1)``). A fused
 kernel reads each input once and writes the output once; unfused array code also writes
 and re-reads one temporary per operation, which is what this kernel exposes.
 

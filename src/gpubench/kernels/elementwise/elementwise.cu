@@ -1,4 +1,5 @@
-// elementwise: hypot, sigmoid and rational, one fused pass each (seeds 4.8.2, 5.5.1, 5.6).
+// elementwise: hypot, sigmoid and rational, one fused pass each (the
+// workshop book, §4.8.2, §5.5.1, §5.6).
 //
 // Shared by CuPy RawModule and CUDA Python. Each input is read once and the output
 // written once, 16 bytes per access (float4 / double2) when every pointer is 16-byte

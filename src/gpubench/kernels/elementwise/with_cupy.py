@@ -1,11 +1,12 @@
-"""elementwise in CuPy: unfused array ops against two ways of fusing them (seeds 5.5.1, 5.6).
+"""elementwise in CuPy: unfused array ops against two ways of fusing them (the
+workshop book, §5.5.1, §5.6).
 
 - ``array_ops``: the formula as NumPy code; each operation is its own kernel and writes
   a temporary, only the last one writes into the output.
 - ``elementwise_kernel``: the formula as one ``cupy.ElementwiseKernel`` (CUDA C body),
   written into the preallocated output.
 - ``fuse``: the same Python formula under the ``@cupy.fuse()`` decorator, which traces
-  it into one kernel (the seed's ``with cp.fuse():`` is wrong: fuse is a decorator).
+  it into one kernel (the workshop book's ``with cp.fuse():`` is wrong: fuse is a decorator).
   The fused function returns a new array from CuPy's memory pool.
 
 Python scalars are weakly typed in CuPy (NEP 50), so float32 rows stay float32.

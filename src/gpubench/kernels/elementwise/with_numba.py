@@ -1,11 +1,11 @@
 """elementwise in Numba on the CPU: serial and prange loops, cpu and parallel ufuncs.
 
-Seeds 4.7.1 and 4.8.2. Every form is fused: one pass, no temporaries. Constants are
+The workshop book's §4.7.1 and §4.8.2. Every form is fused: one pass, no temporaries. Constants are
 made in the case's dtype: a bare ``2.0`` is a float64 in Numba and would silently turn
 a float32 row into float64 arithmetic (and ``expf`` into ``exp``), unlike NumPy, JAX and
 PyTorch, which keep float32 as float32.
 
-The loops are plain ``@njit`` as the seeds write them, so ``/`` keeps Python's
+The loops are plain ``@njit`` as the book writes them, so ``/`` keeps Python's
 ZeroDivisionError check; that branch stops LLVM from vectorising the rational loop
 (about 2.4x slower than with ``error_model="numpy"``). The ``@vectorize`` ufuncs use
 NumPy's error model and are vectorised. ``exp`` has no SIMD version without Intel

@@ -1,4 +1,5 @@
-"""fft: complex FFT, 1D over N points and 2D ``fftn`` over an N-element grid (seed 003, 3.4).
+"""fft: complex FFT, 1D over N points and 2D ``fftn`` over an N-element grid (the
+Numba/CuPy guide; the workshop book, §3.4).
 
 Sizes are total elements N and must be powers of two: the 2D grid is
 2**(k//2) × N / 2**(k//2) for N = 2**k (square when k is even), and power-of-two

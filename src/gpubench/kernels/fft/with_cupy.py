@@ -1,4 +1,5 @@
-"""fft in CuPy: ``cupy.fft.fft`` / ``cupy.fft.fftn``, i.e. cuFFT (seed 003).
+"""fft in CuPy: ``cupy.fft.fft`` / ``cupy.fft.fftn``, i.e. cuFFT (the Numba/CuPy
+guide).
 
 CuPy keeps complex64 in single precision (it does not upcast like NumPy < 2) and
 caches cuFFT plans per shape, dtype and device: the first call builds the plan (it

@@ -1,4 +1,5 @@
-"""interop: a zero-copy hand-off of an array from one framework to another (seeds 000, 3.4, 5.9).
+"""interop: a zero-copy hand-off of an array from one framework to another (the ecosystem
+overview; the workshop book, §3.4, §5.9).
 
 Variants are the two protocols: ``dlpack`` (``__dlpack__`` / ``from_dlpack``: NumPy,
 CuPy, PyTorch, JAX, on CPU and GPU) and ``cuda_array_interface`` (``__cuda_array_interface__``:

@@ -1,4 +1,5 @@
-"""launch_overhead: the fixed cost of one call on a tiny array (seed 1.8.3).
+"""launch_overhead: the fixed cost of one call on a tiny array (the workshop
+book, §1.8.3).
 
 One call computes ``out = a + 1`` on 1 or 1024 elements: so little work that the
 time is the framework's fixed cost per operation: Python dispatch, argument checks,

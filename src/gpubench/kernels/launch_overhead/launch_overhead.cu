@@ -1,6 +1,7 @@
-// launch_overhead: out = a + 1 on a tiny array (seed 1.8.3), shared by CuPy RawModule and
-// CUDA Python. The work is negligible; what the rows measure is the cost of one launch
-// from Python (argument packing, the driver's launch path) plus an almost empty kernel.
+// launch_overhead: out = a + 1 on a tiny array (the workshop book, §1.8.3), shared by
+// CuPy RawModule and CUDA Python. The work is negligible; what the rows measure is the
+// cost of one launch from Python (argument packing, the driver's launch path) plus an
+// almost empty kernel.
 // One thread per element, bounds-checked, so any n is correct.
 
 #define GPB_THREADS 256

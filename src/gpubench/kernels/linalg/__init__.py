@@ -1,4 +1,5 @@
-"""linalg: solve, inv, eigh and svd of a symmetric positive-definite n×n matrix (seed 5.10.2).
+"""linalg: solve, inv, eigh and svd of a symmetric positive-definite n×n matrix (the
+workshop book, §5.10.2).
 
 The libraries behind each row: LAPACK (NumPy, PyTorch CPU, JAX CPU; NumPy computes
 float32 requests in float64, see its implementation), cuSOLVER (CuPy, PyTorch GPU,

@@ -1,4 +1,5 @@
-"""matmul: C = A·B on square n×n matrices. Compute-bound (seeds 4.9.1, 5.10.2).
+"""matmul: C = A·B on square n×n matrices. Compute-bound (the workshop book,
+§4.9.1, §5.10.2).
 
 Library GEMM (BLAS, XLA, ATen) against hand-written Numba loops. The inputs are drawn
 from [-1, 1], so the products cancel: a path that silently rounds float32 inputs to TF32

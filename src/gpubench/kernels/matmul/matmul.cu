@@ -1,4 +1,5 @@
-// matmul: C = A B for row-major n x n matrices (seeds 4.9.1, 5.10.2), hand-written.
+// matmul: C = A B for row-major n x n matrices (the workshop book, §4.9.1,
+// §5.10.2), hand-written.
 // A and C may have fewer rows than n (m x n, B n x n): the MPI matmul job multiplies
 // its rank's rows of A with these kernels; the single-device rows pass m = n.
 //
@@ -7,7 +8,7 @@
 // Compiles with NVRTC alone (no #include).
 //
 // matmul_naive_<f32|f64>(A, B, C, m, n): one thread per C element, the textbook kernel of
-//   the seeds: it reads a row of A and a column of B straight from global memory
+//   the workshop book: it reads a row of A and a column of B straight from global memory
 //   (coalesced along B's rows across a warp, A broadcast).
 //   Launch: block (16, 16), grid (ceil(n/16), ceil(m/16)); x indexes columns.
 //

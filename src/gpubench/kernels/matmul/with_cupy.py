@@ -1,4 +1,5 @@
-"""matmul in CuPy: ``cupy.matmul`` into the preallocated C, i.e. cuBLAS GEMM (seed 5.10.2).
+"""matmul in CuPy: ``cupy.matmul`` into the preallocated C, i.e. cuBLAS GEMM (the
+workshop book, §5.10.2).
 
 CuPy asks cuBLAS for full float32 (``CUBLAS_COMPUTE_32F``) unless the environment sets
 ``CUPY_TF32=1``, which it reads once, at the first float32 GEMM of the process, and then

@@ -1,4 +1,5 @@
-"""matmul in Numba on the CPU: hand-written loops, the seed's style (4.9.1) and a fast one.
+"""matmul in Numba on the CPU: hand-written loops, the workshop book's style
+(§4.9.1) and a fast one.
 
 ``njit_naive`` is the textbook i-j-k loop: the inner k loop walks B down a column, so
 every access is a cache miss at large n; it is capped at n=256. ``njit_prange_ikj``

@@ -1,14 +1,14 @@
-"""matmul in Numba CUDA: a naive kernel (seed 4.9.1) and a shared-memory tiled one.
+"""matmul in Numba CUDA: a naive kernel (the workshop book, §4.9.1) and a shared-memory tiled one.
 
 Both launch 16x16-thread blocks on a 2-D grid of ceil(n/16) x ceil(n/16) blocks, one
 thread per element of C (ceil(n/16) x ceil(m/16) when A and C have m < n rows, as in
 the MPI matmul job), and accumulate in the array's dtype as a GEMM does (a float64
 accumulator would make float32 rows run at the FP64 rate).
 
-``cuda_jit_naive`` is the seed's kernel with the thread mapping turned around:
+``cuda_jit_naive`` is the workshop book's kernel with the thread mapping turned around:
 ``cuda.grid(2)`` gives (x, y) with x varying fastest within a warp, so x indexes the
 *column* j. A warp then reads 32 consecutive elements of a row of B and one element of
-A (broadcast) per step and writes 32 consecutive elements of C: coalesced. The seed's
+A (broadcast) per step and writes 32 consecutive elements of C: coalesced. The book's
 ``i, j = cuda.grid(2)`` puts the warp down a column instead (32 cache lines a load).
 
 ``cuda_jit_tiled`` stages 16x16 tiles of A and B in shared memory, so each element of

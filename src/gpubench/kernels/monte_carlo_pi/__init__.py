@@ -1,4 +1,5 @@
-"""monte_carlo_pi: estimate π from n uniform points in the unit square (seed 4.11.2).
+"""monte_carlo_pi: estimate π from n uniform points in the unit square (the workshop
+book, §4.11.2).
 
 π ≈ 4·(points with x² + y² <= 1)/n. There are no inputs: every implementation draws
 its points itself from a generator seeded once per build with the case's seed, and

@@ -1,9 +1,10 @@
-// monte_carlo_pi: count points of the unit square inside the quarter circle (seed 4.11.2).
+// monte_carlo_pi: count points of the unit square inside the quarter circle (the
+// workshop book, §4.11.2).
 //
 // Shared by CuPy RawModule and CUDA Python. The generator is Philox4x32-10 (Salmon et
 // al., SC'11; the Random123 / cuRAND algorithm), counter-based: block j of four 32-bit
 // words is philox(counter = (j, call), key = seed). No per-thread state is created or
-// seeded, so there is no `seed = idx` stream overlap (the seed's mistake); streams of
+// seeded, so there is no `seed = idx` stream overlap (the workshop book's mistake); streams of
 // different samples, threads and calls never share a counter, and the counts depend
 // only on (seed, call, n), not on the launch geometry. The host passes a new `call`
 // on every call, so every call draws fresh points.

@@ -1,8 +1,8 @@
 """monte_carlo_pi in JAX with explicit PRNG keys: one base key, a new key per call.
 
 Each call folds a call counter into the base key inside the jitted function, so no key
-is ever used twice and every call draws fresh points (the seed's mistake 7.7.2 was
-reusing one key). x and y come from one ``uniform`` draw of shape (2, n).
+is ever used twice and every call draws fresh points (the workshop book's mistake in
+§7.7.2 was reusing one key). x and y come from one ``uniform`` draw of shape (2, n).
 """
 
 import itertools

@@ -1,4 +1,5 @@
-"""monte_carlo_pi in Numba on the CPU: the seed's serial loop (4.11.2) and a prange loop.
+"""monte_carlo_pi in Numba on the CPU: the workshop book's serial loop (§4.11.2)
+and a prange loop.
 
 Numba's ``np.random`` inside jitted code is its own Mersenne Twister with one state per
 thread. ``np.random.seed`` called from jitted code seeds only the calling thread's state,

@@ -1,6 +1,6 @@
 """monte_carlo_pi in Numba CUDA with the xoroshiro128+ generator of ``numba.cuda.random``.
 
-Corrects seed 4.11.2, which created RNG states inside the kernel with ``seed=idx``:
+Corrects the workshop book's §4.11.2, which created RNG states inside the kernel with ``seed=idx``:
 state creation is a host call, made here once per build for the whole grid with the
 case's seed (``create_xoroshiro128p_states``: one state per thread, each 2**64 steps
 apart in one sequence, so the streams are independent). The states live on the device

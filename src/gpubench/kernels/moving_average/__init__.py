@@ -1,4 +1,5 @@
-"""moving_average: trailing windowed mean of many series (seed 4.7.2, ``@guvectorize``).
+"""moving_average: trailing windowed mean of many series (the workshop book, §4.7.2,
+``@guvectorize``).
 
 The input ``x`` is a batch of independent series, shape ``(rows, L)`` with
 ``L = params["series_length"]``: ``(size // L, L)`` when ``size >= L``, else
@@ -7,10 +8,10 @@ bytes and flops count ``rows * L`` elements, not ``size``. For each row::
 
     out[r, i] = mean(x[r, max(0, i - window + 1) : i + 1])
 
-i.e. the first ``window - 1`` outputs average the partial window, as in the seed.
+i.e. the first ``window - 1`` outputs average the partial window, as in the book.
 
 Flop convention, per element: a running sum adds the new element, subtracts the one
-leaving the window and divides by the count: 3 flops. (The seed's direct loop does
+leaving the window and divides by the count: 3 flops. (The book's direct loop does
 ``window`` adds per element; the running-sum and cumsum forms all do O(1).)
 """
 

@@ -1,4 +1,5 @@
-// moving_average: trailing windowed mean along each row of x (rows, L) (seed 4.7.2).
+// moving_average: trailing windowed mean along each row of x (rows, L) (the workshop
+// book, §4.7.2).
 //
 //   out[r, i] = mean(x[r, max(0, i - window + 1) : i + 1])
 //

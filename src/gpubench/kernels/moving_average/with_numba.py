@@ -1,10 +1,11 @@
-"""moving_average in Numba on the CPU: ``@guvectorize`` (seed 4.7.2) and a ``prange`` loop.
+"""moving_average in Numba on the CPU: ``@guvectorize`` (the workshop book, §4.7.2)
+and a ``prange`` loop.
 
-Both keep a running window sum instead of the seed's inner loop over the window, so the
+Both keep a running window sum instead of the book's inner loop over the window, so the
 work is O(1) per element whatever the window. The sum is a float64 (the literal
 ``0.0``), so float32 rows accumulate in float64: a float32 running sum over a 1024-long
 series drifts by its rounding error at every add and subtract. The window is a scalar
-argument (layout ``(n),()->(n)``), as in the seed.
+argument (layout ``(n),()->(n)``), as in the book.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """moving_average in NumPy: cumulative sums differenced ``window`` apart, row by row.
 
-O(1) work per element (the seed's direct loop is O(window)); the cumsum is a float32
+O(1) work per element (the workshop book's direct loop is O(window)); the cumsum is a float32
 temporary for float32 rows, which is where its rounding error comes from.
 """
 

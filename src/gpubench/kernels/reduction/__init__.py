@@ -1,8 +1,9 @@
 """reduction: sum of squares, dot product and weighted mean of long vectors to one scalar.
 
-Seeds 4.8.3 (``prange`` reductions), 5.5.2 (CuPy ReductionKernel weighted sum) and the
-sum-of-squares example of 004. Memory-bound: each input is read once and one scalar is
-written. The result is 0-d, so there are no output buffers.
+The workshop book's §4.8.3 (``prange`` reductions) and §5.5.2 (CuPy ReductionKernel
+weighted sum), and the sum-of-squares example of the NumPy/CuPy/Numba Q&A. Memory-bound:
+each input is read once and one scalar is written. The result is 0-d, so there are no
+output buffers.
 
 Flop convention, per element: one multiply and one add (2); the weighted mean also adds
 the weight into the denominator (3). The final division is not counted.

@@ -1,4 +1,5 @@
-// reduction: sum(a*a), sum(a*b), sum(w*a)/sum(w) to one scalar (seeds 4.8.3, 5.5.2).
+// reduction: sum(a*a), sum(a*b), sum(w*a)/sum(w) to one scalar (the workshop
+// book, §4.8.3, §5.5.2).
 //
 // Shared by CuPy RawModule and CUDA Python. Two launches, no atomics, so the result is
 // the same bits on every call (a run-to-run check never sees reduction-order noise):

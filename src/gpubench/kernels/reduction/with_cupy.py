@@ -1,4 +1,5 @@
-"""reduction in CuPy: ``cupy.dot``, ReductionKernels and ``cupy.fuse`` (seeds 5.5.2, 5.6).
+"""reduction in CuPy: ``cupy.dot``, ReductionKernels and ``cupy.fuse`` (the workshop
+book, §5.5.2, §5.6).
 
 Every result is a 0-d device array: nothing is read back inside the timed call.
 
@@ -18,7 +19,7 @@ All accumulate in the input dtype (float32 rows sum in float32, in trees).
 CuPy sends a ReductionKernel (fused ones too) with *one* input array through CUB's
 device-wide reduction, but reduces *several* inputs to a scalar in a single thread
 block: on the H100 (CuPy 14.2) sumsq ran at ~2.0-2.5 TB/s, dot and the weighted sum
-at 10-20 GB/s (14 ms at 2**24). That is what the seed's two-input ReductionKernel
+at 10-20 GB/s (14 ms at 2**24). That is what the book's two-input ReductionKernel
 costs as written (reducing along axis 1 of a 2-D view first, one block per row,
 should avoid it; not measured).
 """

@@ -1,4 +1,5 @@
-"""reduction in Numba on the CPU: a serial loop and a ``prange`` reduction (seed 4.8.3).
+"""reduction in Numba on the CPU: a serial loop and a ``prange`` reduction (the
+workshop book, §4.8.3).
 
 The accumulator starts as the literal ``0.0``, a float64, as idiomatic Numba code does;
 float32 rows therefore multiply in float32 but accumulate in float64 (more accurate than

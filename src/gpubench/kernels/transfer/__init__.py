@@ -1,4 +1,5 @@
-"""transfer: one host↔device copy of a float32 array, pageable vs pinned (seeds 5.10.1, 9.5).
+"""transfer: one host↔device copy of a float32 array, pageable vs pinned (the workshop
+book, §5.10.1, §9.5).
 
 Variants: ``h2d_pageable``, ``h2d_pinned`` (host → device) and ``d2h_pageable``,
 ``d2h_pinned`` (device → host). Pageable memory is an ordinary NumPy array: the driver

@@ -1,4 +1,5 @@
-"""vector_add: c = a + b. Memory-bound: reads two arrays, writes one (seeds 2.6.1, 4.11.1)."""
+"""vector_add: c = a + b. Memory-bound: reads two arrays, writes one (the workshop
+book, §2.6.1, §4.11.1)."""
 
 from __future__ import annotations
 

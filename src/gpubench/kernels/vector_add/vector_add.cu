@@ -1,4 +1,5 @@
-// vector_add: c = a + b (seeds 2.6.1, 4.11.1), shared by CuPy RawModule and CUDA Python.
+// vector_add: c = a + b (the workshop book, §2.6.1, §4.11.1), shared by CuPy RawModule
+// and CUDA Python.
 //
 // Memory-bound, so each thread moves 16 bytes per load (float4 / double2) when all three
 // pointers are 16-byte aligned, in a grid-stride loop; the n % 4 (or n % 2) tail, and

@@ -3,7 +3,7 @@
 ``array_ops`` and ``elementwise_kernel`` work on device-resident inputs and write into
 the preallocated output. ``array_ops+transfers`` starts from the host arrays, copies
 them to the device (pageable memory, as users call ``cupy.asarray``), adds, and copies
-the sum back (seed 5.10.1, "Including Memory Transfer Overhead"); the report puts it
+the sum back (the workshop book, §5.10.1, "Including Memory Transfer Overhead"); the report puts it
 next to the device-resident row to show what the transfers cost.
 """
 

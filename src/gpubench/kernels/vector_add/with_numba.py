@@ -1,4 +1,5 @@
-"""vector_add in Numba on the CPU: serial loop, prange loop, and ufuncs (seed 4.7.1, 4.8.2)."""
+"""vector_add in Numba on the CPU: serial loop, prange loop, and ufuncs (the workshop book,
+§4.7.1, §4.8.2)."""
 
 import functools
 

@@ -1,12 +1,14 @@
-"""vector_add in Numba CUDA: a ``@cuda.jit`` kernel (seed 4.11.1) and a CUDA ufunc (4.9.2).
+"""vector_add in Numba CUDA: a ``@cuda.jit`` kernel (the workshop book,
+§4.11.1) and a CUDA ufunc (§4.9.2).
 
-``cuda_jit`` is the seed's kernel made safe and reusable: a 1-D grid-stride loop (whose
-range is the bounds check) over at most one full wave of 256-thread blocks (see
+``cuda_jit`` is the workshop book's kernel made safe and reusable: a 1-D grid-stride loop
+(whose range is the bounds check) over at most one full wave of 256-thread blocks (see
 :func:`gpubench.backends.numba_gpu.grid_1d`). ``vectorize_cuda`` is
 ``@vectorize(target="cuda")`` called with device arrays and ``out=`` a device array:
 given host arrays it would copy them in and the result out on every call (the hidden
-transfers of seed 004 example 3); given device arrays it launches one kernel, with a
-launch configuration Numba picks (``forall``, from the occupancy calculator).
+transfers of example 3 in the NumPy/CuPy/Numba Q&A); given device arrays it launches one
+kernel, with a launch configuration Numba picks (``forall``, from the occupancy
+calculator).
 """
 
 from __future__ import annotations
