@@ -185,7 +185,7 @@ def test_pinn_reference_gradient_matches_finite_differences() -> None:
 
 
 def test_pinn_parameters_come_from_independent_streams() -> None:
-    """The seed's §7.7.2 drew every parameter from one JAX key: all started equal."""
+    """The workshop book's §7.7.2 drew every parameter from one JAX key: all started equal."""
     case = Case("autodiff", "pinn", 64, "float32", {"hidden": 32})
     _, inputs, _ = inputs_and_ref(case)
     vectors = {k: inputs[k].astype(np.float64) for k in ("w1", "b1", "b2", "w3")}
@@ -221,7 +221,7 @@ def _wrong_pinn_gradients(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray
     def boundary_only(p, x):  # the physics term dropped
         return u(p, 0.0) ** 2
 
-    def parameter_derivative(p, x):  # the seed's mistake: d/dθ where d/dx was meant
+    def parameter_derivative(p, x):  # the workshop book's mistake: d/dθ where d/dx was meant
         du_dw1 = jax.vmap(lambda xi: jax.grad(u)(p, xi)[0].sum())(x)
         return jnp.mean((du_dw1 - jnp.cos(x)) ** 2) + u(p, 0.0) ** 2
 

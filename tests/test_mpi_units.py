@@ -95,7 +95,7 @@ def test_cuda_aware_config_then_env_then_ompi_info(monkeypatch):
     assert launch.cuda_aware_runtime(object(), "unknown")[0] == "unknown"
 
 
-# -- device selection (seed 9.4) --------------------------------------------------------
+# -- device selection (the workshop book, §9.4) -----------------------------------------
 
 @pytest.mark.parametrize("var", devices.LOCAL_RANK_VARS)
 def test_local_rank_from_each_launcher_variable(var):

@@ -110,3 +110,12 @@ def _lonely_figure() -> str:
     fig = figures.new_figure(1.0, 1.0)
     fig.subplots().plot([1, 2], [1, 2])
     return figures.png(fig)
+
+
+def test_the_speedup_figure_names_the_workshop_books_10000_elements() -> None:
+    rows = pd.DataFrame({"group": ["cupy-gpu", "cupy-gpu"], "size_key": [1_000, 100_000],
+                         "speedup": [0.5, 2.0]})
+    names = {t["name"]: t for t in plots.speedup_figure(rows, "t", "elements", True)["data"]}
+    assert names["10,000 elements (workshop book)"]["x"] == [10_000, 10_000]
+    plain = plots.speedup_figure(rows, "t", "elements", False)["data"]
+    assert [t["name"] for t in plain] == ["cupy-gpu"]

@@ -109,7 +109,8 @@ def test_crossover_is_located(page: tuple[str, str, dict[str, Path]]) -> None:
     part = html[html.index('id="crossover"'):html.index('id="first-call"')]
     # cpu: size*1e-9 + 1e-6; gpu: size*1e-11 + 5e-6: equal near 4,000 elements
     assert re.search(r"≈ [0-9,]+ \(between 1,024 and 16,384\)", part)
-    assert "10,000" in part  # the seeds' claim is named
+    # the workshop book's rule of thumb is named, with its source
+    assert re.search(r"The workshop book says the GPU loses below about\s+10,000 elements", part)
     assert "slower at the largest size compared" in part  # torch-gpu never wins
     assert "## CPU/GPU crossover" in md
 

@@ -71,7 +71,8 @@ class Backend:
         """:meth:`start` on the device an MPI rank was given (index 0 without one).
 
         The caller has already applied the selection's ``CUDA_VISIBLE_DEVICES``: the
-        framework is imported here, after the device was chosen (seed 9.10.1).
+        framework is imported here, after the device was chosen (the workshop book,
+        §9.10.1).
         """
         self.selection = selection
         self.device_index = selection.index if selection is not None else 0
@@ -220,7 +221,8 @@ class Backend:
 
     def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
         """Gradient of sum((x W^T + b - y)^2) for the flat parameters p = [W (O*F), b (O)],
-        flattened the same way (seed 9.8.2's linear model, the grad_avg job)."""
+        flattened the same way (the linear model of the workshop book's §9.8.2, the grad_avg
+        job)."""
         xp = self.array_module()
         outs, feats = y.shape[1], x.shape[1]
         w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]

@@ -1,6 +1,6 @@
 """CUDA Python (``cuda.core`` + ``cuda.bindings``) on the first CUDA device.
 
-The low-level row of the comparison (seeds 3.2.4, 6.x): the kernels' CUDA C
+The low-level row of the comparison (the workshop book, §3.2.4, §6): the kernels' CUDA C
 (``kernels/<kernel>/<kernel>.cu``, the same source CuPy's RawModule compiles) is
 compiled at run time with NVRTC through ``cuda.core.Program``, launched with explicit
 launch configurations on one explicit stream, and device memory is allocated, copied,

@@ -42,7 +42,8 @@ class CupyGPU(Backend):
         """Import CuPy, check for a device, select it (:attr:`device_index`, 0 unless an
         MPI rank was given another), allocate the flush scratch.
 
-        ``threads`` does not apply: CuPy runs no host thread pool of its own (seed 5.8).
+        ``threads`` does not apply: CuPy runs no host thread pool of its own (the
+        workshop book, §5.8).
         """
         try:
             import cupy

@@ -1,4 +1,4 @@
-"""MPI + GPU jobs (seeds section 9): one Snakemake step per (job, backend, ranks).
+"""MPI + GPU jobs (the workshop book, chapter 9): one Snakemake step per (job, backend, ranks).
 
 The step's parent (:mod:`gpubench.mpi.step`) never imports MPI or a framework: it
 checks that they can run, builds the launcher command (:mod:`gpubench.mpi.launch`),

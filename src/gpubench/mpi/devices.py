@@ -1,4 +1,4 @@
-"""Which GPU each rank uses (seed 9.4), and the check that no two ranks share one.
+"""Which GPU each rank uses (the workshop book, §9.4), and the check that no two ranks share one.
 
 Strategies (config ``mpi.device_selection``; the device_selection job evaluates all):
 

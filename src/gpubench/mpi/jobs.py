@@ -1,4 +1,4 @@
-"""The MPI jobs of KERNELS.md, each written once against the framework's
+"""The MPI jobs of docs/kernels.md, each written once against the framework's
 :class:`~gpubench.backends.base.Backend` (the adapter the single-device rows use too).
 
 The local computations of the reduction, matmul and Monte Carlo jobs are the kernels'
@@ -7,9 +7,9 @@ own implementations (``kernels/<kernel>/with_<framework>.py``, through
 linear model's gradient, which no kernel computes, are backend methods.
 
 Every job: a guarded set-up (local work; all ranks then agree whether it failed, as
-seed 9.10.4 does), a correctness check against a float64 NumPy reference of the same
-global data, then timed iterations (barrier before, device sync after, the slowest
-rank's time kept, warm-up skipped). Only rank 0's return value is recorded.
+the workshop book's §9.10.4 does), a correctness check against a float64 NumPy reference
+of the same global data, then timed iterations (barrier before, device sync after, the
+slowest rank's time kept, warm-up skipped). Only rank 0's return value is recorded.
 
 Communication paths: ``host`` (CPU ranks: NumPy buffers), ``direct`` (device buffers
 handed to a CUDA-aware MPI), ``staged`` (device -> host copy, MPI on host buffers,
@@ -30,7 +30,7 @@ import numpy as np
 
 from gpubench.harness import summarize
 
-#: seed 9.8.2's model: 100 features, 10 outputs
+#: the model of the workshop book's §9.8.2: 100 features, 10 outputs
 GRAD_FEATURES = 100
 GRAD_OUTPUTS = 10
 HALO_ALPHA = 0.25
@@ -85,7 +85,7 @@ class Context:
 
     def rng(self, salt: int = 0) -> np.random.Generator:
         """This rank's stream: SeedSequence children, independent by construction
-        (never ``seed + rank * 1000000``, KERNELS.md)."""
+        (never ``seed + rank * 1000000``, docs/kernels.md)."""
         children = np.random.SeedSequence([self.seed, salt]).spawn(self.size)
         return np.random.default_rng(children[self.rank])
 
@@ -218,8 +218,8 @@ class Channel:
 # -- the jobs ---------------------------------------------------------------------------
 
 def job_reduction(ctx: Context) -> dict[str, Any] | None:
-    """Seeds 9.6.1, 9.7.1, 9.8.1, 9.9.1: local sum of squares on each device, then an
-    MPI reduction of the partial sums (a host scalar, as the seeds do)."""
+    """The workshop book's §9.6.1, §9.7.1, §9.8.1, §9.9.1: local sum of squares on each
+    device, then an MPI reduction of the partial sums (a host scalar, as the book does)."""
     n, dtype = int(ctx.item["size"]), ctx.item["dtype"]
     _start, count = split(n, ctx.size, ctx.rank)
 
@@ -250,8 +250,8 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
 
 
 def job_matmul(ctx: Context) -> dict[str, Any] | None:
-    """Seeds 9.6.2, 9.11.3: rows of A scattered, B broadcast, C = A B on each device,
-    rows of C gathered on rank 0."""
+    """The workshop book's §9.6.2, §9.11.3: rows of A scattered, B broadcast, C = A B on
+    each device, rows of C gathered on rank 0."""
     n, dtype, path = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"]
     ad, comm = ctx.ad, ctx.comm
     rows = counts(n, ctx.size)
@@ -328,13 +328,13 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
 
 def rank_seed(seed: int, rank: int) -> int:
     """The seed of a rank's generator: hashed from (seed, rank) by SeedSequence, so ranks
-    get unrelated streams (never ``seed + rank * 10**6``, KERNELS.md); 63 bits, which
+    get unrelated streams (never ``seed + rank * 10**6``, docs/kernels.md); 63 bits, which
     every framework's seed argument takes."""
     return int(np.random.SeedSequence([seed, rank]).generate_state(1, np.uint64)[0]) >> 1
 
 
 def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
-    """Seed 9.7.2 done right: independent streams per rank (and per device thread),
+    """The workshop book's §9.7.2 done right: independent streams per rank (and per device thread),
     hit counts summed with MPI."""
     n = int(ctx.item["size"])
     _, count = split(n, ctx.size, ctx.rank)
@@ -376,8 +376,9 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
 
 
 def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
-    """Seed 9.8.2: data-parallel step of a linear model; local gradients averaged with
-    one Allreduce of the flattened gradient, then the same update on every rank."""
+    """The workshop book's §9.8.2: data-parallel step of a linear model; local gradients
+    averaged with one Allreduce of the flattened gradient, then the same update on every
+    rank."""
     n, dtype, path = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"]
     ad = ctx.ad
     _, rows = split(n, ctx.size, ctx.rank)
@@ -429,8 +430,8 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
 
 
 def halo_exchange(ctx: Context, u: Any, n: int, path: str, bufs: dict[str, np.ndarray]) -> Any:
-    """Seed 9.11.1 on a periodic ring: the last interior cell goes right into the right
-    neighbour's left ghost, the first goes left; two Sendrecv calls."""
+    """The workshop book's §9.11.1 on a periodic ring: the last interior cell goes right
+    into the right neighbour's left ghost, the first goes left; two Sendrecv calls."""
     ad, comm = ctx.ad, ctx.comm
     left, right = (ctx.rank - 1) % ctx.size, (ctx.rank + 1) % ctx.size
     if path in ("direct", "host"):
@@ -686,7 +687,7 @@ def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
 
 
 def job_device_selection(ctx: Context) -> dict[str, Any] | None:
-    """Evaluate one strategy of seed 9.4 on every rank; the GPUs must all differ."""
+    """Evaluate one strategy of the workshop book's §9.4 on every rank; the GPUs must all differ."""
     from gpubench.backends.cuda_common import nvml_uuid
     from gpubench.mpi import devices
 
@@ -727,8 +728,8 @@ def job_device_selection(ctx: Context) -> dict[str, Any] | None:
 
 
 def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
-    """Seeds 5.7, 7.6.4: one process drives ``ranks`` devices (CuPy device contexts or a
-    JAX sharded array); the same sum of squares as the reduction job."""
+    """The workshop book's §5.7, §7.6.4: one process drives ``ranks`` devices (CuPy device
+    contexts or a JAX sharded array); the same sum of squares as the reduction job."""
     n, dtype, mode = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["mode"]
     ndev = int(ctx.item["devices"])
     rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 8]))

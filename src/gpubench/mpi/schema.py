@@ -50,7 +50,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("rel_err", "float", "distance to the single-rank float64 reference"),
     ("tolerance", "float", "largest rel_err that passes"),
     ("gpu_uuids", "str", "the GPU of each rank, ';'-joined in rank order"),
-    ("device_selection", "str", "rank-to-GPU strategy used (seed 9.4)"),
+    ("device_selection", "str", "rank-to-GPU strategy used (the workshop book, §9.4)"),
     ("mpi_library", "str", "MPI library (first line of MPI_Get_library_version)"),
     ("mpi_version", "str", "MPI standard version"),
     ("cuda_aware", "str", "yes, no or unknown, and how it was learned"),

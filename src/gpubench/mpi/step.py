@@ -151,7 +151,7 @@ def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
         return "point-to-point needs 2 ranks"
     if job == "multi_gpu" and item["mode"] == "none":
         return ("one process driving several devices is CuPy device contexts or JAX "
-                "sharding (KERNELS.md); this framework's version is the MPI reduction job")
+                "sharding (docs/kernels.md); this framework's version is the MPI reduction job")
     if item["path"] == "direct" and item["mode"] != "nccl" and cuda_aware == "no":
         return ("the MPI library is not CUDA-aware: device buffers cannot be passed "
                 "directly (the staged rows copy through host memory)")

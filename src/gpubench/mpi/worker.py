@@ -1,11 +1,11 @@
 """One MPI rank of a job step: ``python -m gpubench.mpi.worker --spec S --out O``.
 
-Order: MPI first (no framework yet), then the rank's GPU (seed 9.10.1: select the
-device before the framework is imported), then the framework, then a check that no
-two ranks share a GPU. Rank 0 appends one JSON line per event to ``--out``, flushed at
+Order: MPI first (no framework yet), then the rank's GPU (the workshop book, §9.10.1:
+select the device before the framework is imported), then the framework, then a check
+that no two ranks share a GPU. Rank 0 appends one JSON line per event to ``--out``, flushed at
 once, so whatever was measured survives a crash of a later item.
 
-Failures follow seed 9.10.4: a failure in local work is agreed by every rank
+Failures follow the workshop book's §9.10.4: a failure in local work is agreed by every rank
 (allgather of the reasons) and recorded as an ``error`` row, then the next item runs.
 A rank that fails while the others may wait in a collective writes its reason to
 ``<out>.rank<N>.err`` and calls ``MPI.Abort``: the launcher ends every rank, and the

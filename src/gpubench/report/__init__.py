@@ -132,7 +132,8 @@ class Inputs:
     device_picks: sections.Picks = field(default_factory=list)
     crossings: list[sections.Crossing] = field(default_factory=list)
     sections: dict[str, Any] = field(default_factory=dict)
-    #: "Which framework?": the measured matrix, its sentences and the seeds' claims
+    #: "Which framework?": the measured matrix, its sentences and the claims
+    #: of the workshop book and guides
     choice: tuple[matrix.Matrix, list[str], pd.DataFrame | None] | None = None
 
     @property

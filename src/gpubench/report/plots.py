@@ -40,7 +40,8 @@ DASH = {"-": "solid", "--": "dash", ":": "dot"}
 #: the same labels and colours as compare.LABEL_COLORS
 LABEL_COLORS = {stats.SLOWER: "#b2182b", stats.FASTER: "#2166ac", stats.SAME: "#999999",
                 stats.UNRESOLVED: "#e0a030"}
-SEED_CROSSOVER = 10_000
+#: the workshop book's "< 10,000 elements" (sections.common.BOOK_CROSSOVER)
+BOOK_CROSSOVER = 10_000
 TRANSFERS_SUFFIX = "+transfers"
 CONFIG = {"displaylogo": False, "responsive": True,
           "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
@@ -251,7 +252,7 @@ def _h(text: Any) -> str:
 
 
 def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
-                   seed_line: bool) -> Spec:
+                   book_line: bool) -> Spec:
     """Speedup over NumPy against size, one line per backend; dashed: with transfers."""
     groups = sorted(set(rows["group"]))
     colors = palette(len(groups))
@@ -270,10 +271,10 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
     speed = np.r_[rows["speedup"].to_numpy(float), 1.0]
     shapes = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 1,
                "y1": 1, "line": {"color": "black", "width": 1}}]
-    if seed_line:
+    if book_line:
         fin = speed[np.isfinite(speed) & (speed > 0)]
-        data.append({"type": "scatter", "mode": "lines", "name": "seeds' 10,000 elements",
-                     "x": [SEED_CROSSOVER, SEED_CROSSOVER],
+        data.append({"type": "scatter", "mode": "lines", "name": "10,000 elements (workshop book)",
+                     "x": [BOOK_CROSSOVER, BOOK_CROSSOVER],
                      "y": [num(fin.min()), num(fin.max())],
                      "line": {"color": "grey", "dash": "dot", "width": 1.4},
                      "hoverinfo": "name"})

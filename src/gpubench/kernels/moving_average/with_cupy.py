@@ -4,7 +4,7 @@
   by the counts, exactly the NumPy version's steps; the prefix sums are a temporary in
   the input dtype, which is where float32 rows get their rounding error (spec).
 - ``elementwise_kernel``: one thread per output sums its own window straight from x
-  (``raw`` input, so the body indexes freely), like the book's ``@guvectorize`` loop:
+  (``raw`` input, so the body indexes freely), like the workshop book's ``@guvectorize`` loop:
   O(window) reads per output, but they hit cache, and there are no temporaries and no
   large prefix sums to cancel, so float32 is accurate to a few roundings.
 """

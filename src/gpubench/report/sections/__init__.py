@@ -45,6 +45,7 @@ from gpubench.report.sections.code import (
 )
 from gpubench.report.sections.common import (
     ANALYSIS_COLUMNS,
+    BOOK_CROSSOVER,
     CLASS_NAMES,
     SEED_CROSSOVER,
     TRANSFERS_SUFFIX,
@@ -95,6 +96,7 @@ from gpubench.report.sections.summary import (
 
 __all__ = [
     "ANALYSIS_COLUMNS",
+    "BOOK_CROSSOVER",
     "CEILING_LABELS",
     "CLASS_NAMES",
     "CLOCK_LABELS",

@@ -20,7 +20,7 @@ from gpubench.report.sections.ceilings import (
     ceilings_of,
 )
 from gpubench.report.sections.common import (
-    SEED_CROSSOVER,
+    BOOK_CROSSOVER,
     TRANSFERS_SUFFIX,
     _cases,
     best_per,
@@ -197,7 +197,13 @@ class Crossover:
     headline: list[str]
     table: pd.DataFrame | None
     why_none: str = ""
-    seed: int = SEED_CROSSOVER
+    #: the size below which the workshop book says the GPU loses
+    book_crossover: int = BOOK_CROSSOVER
+
+    @property
+    def seed(self) -> int:
+        """The old name of :attr:`book_crossover`, which crossover.html.j2 still reads."""
+        return self.book_crossover
 
 
 def build(df: pd.DataFrame, found: list[Crossing]) -> Crossover:

@@ -20,7 +20,7 @@ from gpubench.report.base import (
 )
 from gpubench.report.render import Figure, text_table
 from gpubench.report.sections.common import (
-    SEED_CROSSOVER,
+    BOOK_CROSSOVER,
     TRANSFERS_SUFFIX,
     _cases,
     _group,
@@ -62,7 +62,7 @@ def speedup_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
                       frozenset({"size", *groups}))
 
 
-def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line: bool) -> str:
+def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, book_line: bool) -> str:
     """Speedup over NumPy against size, one line per backend (best implementation)."""
     fig = figures.new_figure(4.6)
     fig.subplots_adjust(left=0.08, right=0.72, top=0.9, bottom=0.13)
@@ -76,9 +76,9 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line:
                 markersize=4, linewidth=1.3,
                 linestyle="--" if grp.endswith(TRANSFERS_SUFFIX) else "-", label=grp)
     ax.axhline(1.0, color="black", linewidth=0.8)
-    if seed_line:
-        ax.axvline(SEED_CROSSOVER, color="grey", linestyle=":", linewidth=1.2,
-                   label="seeds' 10,000 elements")
+    if book_line:
+        ax.axvline(BOOK_CROSSOVER, color="grey", linestyle=":", linewidth=1.2,
+                   label="10,000 elements (workshop book)")
     figures.log_scale(ax, "x", rows["size_key"].to_numpy(float))
     figures.log_scale(ax, "y", np.r_[rows["speedup"].to_numpy(float), 1.0])
     figures.size_limits(ax, rows["size_key"].to_numpy(float))
