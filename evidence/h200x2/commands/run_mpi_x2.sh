@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 6 proof on a host with two H200s: link, halo and each framework's seed pairing at
-# 1 and 2 ranks (CuPy: every job), time-boxed to one device call.
+# Issue 6 proof on a host with two H200s: link, halo and each framework's pairing in the
+# workshop book at 1 and 2 ranks (CuPy: every job), time-boxed to one device call.
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R
 { nvidia-smi topo -m; echo; nvidia-smi -L; echo; nvidia-smi --query-gpu=name,pci.bus_id,memory.total,clocks.max.sm --format=csv; } > $R/topo.txt 2>&1

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 6 on two H200s, second call: JAX sharding (its 2-GPU step ran out of time in the
-# first call) and each framework's distributed reduction (seeds 9.7.1, 9.8.1, 9.9.1).
+# first call) and each framework's distributed reduction (the workshop book, §9.7.1, §9.8.1,
+# §9.9.1).
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R
 { nvidia-smi topo -m; echo; nvidia-smi -L; } > $R/topo.txt 2>&1
