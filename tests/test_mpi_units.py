@@ -381,23 +381,42 @@ def test_halo_error_checks_each_slab_against_the_periodic_reference():
 def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s, job_s,
                                                                least):
     """Warm-up is ``warmup`` calls, then more until ``warmup_s`` has passed (a GPU idle
-    during a host-side check needs time, not a call count, to reach its clocks)."""
+    during a host-side check needs time, not a call count, to reach its clocks).
+
+    The elapsed time is read from the job's own clock (``mpi.Wtime``, recorded here), so
+    a loaded machine that preempts the test between two readings cannot fail it."""
     import time
 
     from mpi4py import MPI
 
     from gpubench.mpi.jobs import Context, Settings
 
+    class Clock:
+        """MPI, with every ``Wtime`` reading kept."""
+
+        readings: list[float] = []
+
+        def __getattr__(self, name: str):
+            return getattr(MPI, name)
+
+        def Wtime(self) -> float:
+            self.readings.append(time.perf_counter())
+            return self.readings[-1]
+
+    clock = Clock()
+    clock.readings = []
     calls: list[float] = []
     item = {"params": {"warmup_s": job_s}} if job_s is not None else {}
-    ctx = Context(comm=MPI.COMM_SELF, mpi=MPI, ad=None, item=item, seed=1,
+    ctx = Context(comm=MPI.COMM_SELF, mpi=clock, ad=None, item=item, seed=1,
                   settings=Settings(warmup=warmup, warmup_s=warmup_s))
     warmup_s = warmup_s if job_s is None else job_s  # the job's own value wins
-    t0 = time.perf_counter()
     n = ctx.warm_up(lambda: (time.sleep(0.01), calls.append(time.perf_counter())))
     assert n == len(calls) >= least
     if warmup_s:  # stopped at the first check after the time had passed
-        assert calls[-1] - t0 >= warmup_s and calls[-2] - t0 < warmup_s + 0.01
+        start, *checks = clock.readings
+        assert checks[-1] - start >= warmup_s > checks[-2] - start
+        # one check after each call beyond the counted ones, the last at the last call
+        assert len(checks) == n - warmup + 1 and checks[-1] >= calls[-1]
     else:
         assert n == warmup
 
