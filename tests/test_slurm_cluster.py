@@ -128,7 +128,7 @@ def slurm_ids(logs: Path, pattern: str) -> list[str]:
 
 
 def test_workflow_runs_on_slurm_end_to_end(slurm_run):
-    base, config, proc, took, since = slurm_run
+    base, config, proc, _took, since = slurm_run
     text = proc.stdout + proc.stderr
     assert proc.returncode == 0, text[-5000:]
     assert "must be greater than 1" not in text  # the 1-rank MPI steps were accepted
@@ -171,7 +171,8 @@ def test_workflow_runs_on_slurm_end_to_end(slurm_run):
     assert mine.loc[one, "tres"].str.contains(r"\bcpu=1,").all(), mine.loc[one]
     assert mine.loc[two, "tres"].str.contains(r"\bcpu=2,").all(), mine.loc[two]
     assert mine.loc[gpu_two, "tres"].str.contains("gres/gpu=2").all(), mine.loc[gpu_two]
-    assert took < TARGET_S, f"the SLURM run took {took:.0f} s"
+    # its wall time is a figure printed above (TARGET_S), never a pass/fail threshold: a
+    # loaded machine is slower, not wrong
 
 
 def test_mpi_steps_of_the_shipped_configuration_on_slurm(slurm_run):
@@ -316,15 +317,35 @@ def overlay(tmp: Path, **run_backend: str) -> Path:
     return folder
 
 
+#: runs a command with SIGINT at its default, as a terminal runs its foreground job,
+#: whatever this process inherited: a shell script's background job (`.ci/run &`,
+#: `pytest ... &` without job control) starts with SIGINT ignored, its children keep it
+#: ignored, and a driver started so never sees the Ctrl-C of the test below
+SIGINT_DEFAULT = [sys.executable, "-c", "import os, signal, sys; signal.signal("
+                  "signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"]
+
+
+def signal_masks(pid: int) -> dict[str, int]:
+    """A process's signal masks (SigBlk, SigIgn, SigCgt: bit n-1 for signal n)."""
+    masks = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("SigBlk", "SigIgn", "SigCgt"):
+            masks[key] = int(value, 16)
+    return masks
+
+
 class Driver:
     """``snakemake --profile profiles/slurm`` in the background, in a session of its own
-    (Ctrl-C reaches its process group, as a terminal's does); output in a file."""
+    (Ctrl-C reaches its process group, as a terminal's does, and is not ignored, as a
+    terminal's foreground job's is not); output in a file."""
 
     def __init__(self, tmp: Path, *args: str, env: dict[str, str],
                  workflow_profile: Path = SLURM_DIR / "profile") -> None:
         self.log = tmp / "driver.log"
-        cmd = [SNAKEMAKE, "--profile", "profiles/slurm", "--workflow-profile",
-               str(workflow_profile), "--slurm-logdir", str(tmp / "slurm-logs"), *args]
+        cmd = [*SIGINT_DEFAULT, SNAKEMAKE, "--profile", "profiles/slurm",
+               "--workflow-profile", str(workflow_profile), "--slurm-logdir",
+               str(tmp / "slurm-logs"), *args]
         with open(self.log, "w") as sink:
             self.proc = subprocess.Popen(
                 cmd, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
@@ -340,6 +361,22 @@ class Driver:
 
     def wait(self, timeout: float) -> int:
         return self.proc.wait(timeout=timeout)
+
+    def report(self) -> str:
+        """What it is doing, for a failure: its signal masks, its session's processes,
+        the end of its log."""
+        pid = self.proc.pid
+        try:
+            masks = " ".join(f"{k} {v:016x}" for k, v in signal_masks(pid).items())
+        except OSError as exc:
+            masks = f"no /proc/{pid}/status ({exc})"
+        ps = subprocess.run(["ps", "ww", "-o", "pid,ppid,stat,etimes,args", "--forest",
+                             "--sid", str(pid)], capture_output=True, text=True,
+                             timeout=60).stdout
+        text = self.text()
+        notes = [line[:1000] for line in text.splitlines() if line.startswith("gpubench:")]
+        return (f"driver PID {pid}: {masks}\n{ps[-3000:]}\n--- its gpubench lines:\n"
+                + "\n".join(notes[-20:]) + f"\n--- {self.log}, its end:\n{text[-5000:]}")
 
     def stop(self) -> None:
         """End it by its PID (its process group) and its jobs by their ids."""
@@ -462,7 +499,10 @@ def test_ctrl_c_cancels_this_runs_jobs_and_no_one_elses(cluster, tmp_path):
         ids = driver.submitted("rule_run_backend/")
         start = time.monotonic()
         os.killpg(driver.proc.pid, signal.SIGINT)  # Ctrl-C in its terminal
-        driver.wait(timeout=120)
+        try:
+            driver.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"the driver did not end within 120 s of SIGINT:\n{driver.report()}")
         took = time.monotonic() - start
         def all_cancelled() -> dict[str, str] | None:
             states = sacct_states(ids)
@@ -474,7 +514,7 @@ def test_ctrl_c_cancels_this_runs_jobs_and_no_one_elses(cluster, tmp_path):
         driver.stop()
         subprocess.run(["scancel", foreign], capture_output=True, timeout=60)
     print(f"\nCtrl-C: the driver ended {took:.1f} s after SIGINT", file=sys.stderr)
-    assert took < 60
+    assert took < 60, driver.text()[-5000:]
     assert len(states) == len(ids) == 2, states
     assert alive in ("RUNNING", "PENDING"), alive
     # by id: the two steps' jobs and any other of this run not yet ended (the probe's)

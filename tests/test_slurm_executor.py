@@ -13,6 +13,8 @@ import asyncio
 import copy
 import io
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -216,11 +218,19 @@ def cluster(monkeypatch):
 
 
 def make_executor(quiet_s: float = 60, give_up_s: float = 300,
-                  salvage: Any = None) -> Any:
+                  salvage: Any = None, sigint_ignored: bool = False) -> Any:
+    """An executor made as a driver starts: by default as a terminal's foreground job
+    (Ctrl-C reaches it), whatever this test process inherited (CI may start pytest as a
+    script's background job, with SIGINT ignored)."""
     cls = type("Executor", (executor.executor_class(PluginExecutor),), {})
     cls.quiet_s, cls.give_up_s = quiet_s, give_up_s
     cls.salvage_job = staticmethod(salvage) if salvage else None
-    return cls()
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN if sigint_ignored
+                           else signal.default_int_handler)
+    try:
+        return cls()
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def submit(ex: Any, jobid: str, job: Any) -> SubmittedJobInfo:
@@ -458,6 +468,22 @@ def test_ctrl_c_cancels_every_job_of_this_run_by_id(cluster):
     submit(ex, "53", fake_job())
     assert fake.scancelled()[-1] == ["scancel", "53"]
     assert "cancelling this run's SLURM jobs by id: 51 52" in ex.logger.text("info")
+
+
+@pytest.mark.parametrize("ignored", [True, False])
+def test_a_driver_started_with_ctrl_c_ignored_says_so(cluster, ignored):
+    """A shell script's background job (`snakemake ... &`) starts with SIGINT ignored and
+    keeps it so: Ctrl-C cannot reach the cancel above. The driver says so when it
+    starts, with how to stop it; started as a terminal's foreground job, nothing."""
+    ex = make_executor(sigint_ignored=ignored)
+    text = ex.logger.text("warning")
+    if not ignored:
+        assert "Ctrl-C" not in text
+        return
+    pid = os.getpid()
+    assert f"this driver (PID {pid}) ignores Ctrl-C" in text
+    assert f"`kill -INT {pid}`" in text and f"`kill -TERM {pid}`" in text
+    assert "`scancel --name run-1`" in text and "--unlock" in text
 
 
 def test_the_wait_between_checks_ends_when_the_run_stops():

@@ -194,4 +194,16 @@ node_idle() {
     sinfo -h -n localhost -o '%t' | grep -Eq '^(idle|mix|alloc)$'
 }
 wait_for 60 "node localhost (sinfo idle)" node_idle
+# Jobs an earlier test session left behind (its driver killed, or the machine restarted:
+# slurmctld requeues them from its saved state) hold the node's memory, and this
+# session's jobs would wait for resources until their tests time out. This cluster and
+# its account are the tests' own: end them all.
+left=$(squeue -h -A "$ACCOUNT" -o %i | tr '\n' ' ')
+if [[ -n "${left// }" ]]; then
+    say "cancelling jobs an earlier test session left: $left"
+    # shellcheck disable=SC2086
+    scancel $left
+    no_jobs_left() { [[ -z "$(squeue -h -A "$ACCOUNT" -o %i)" ]]; }
+    wait_for 120 "the earlier session's jobs to end" no_jobs_left
+fi
 say "ready: $(sinfo -h -o '%P %D %t %G')"

@@ -339,6 +339,20 @@ def recovery_steps(jobids: Iterable[str], stopped: bool = False) -> str:
         "steps are kept")
 
 
+def ctrl_c_ignored(pid: int, run_id: str) -> str:
+    """The driver's warning when it started with SIGINT ignored, as a shell script
+    (without job control) starts a job in the background and as every program then keeps
+    it: Ctrl-C does not reach this run; how to start one it reaches, how to stop this one."""
+    return (
+        f"gpubench: this driver (PID {pid}) ignores Ctrl-C: it was started with SIGINT "
+        "ignored, as a shell script starts a command in the background (`snakemake ... &`), "
+        f"so neither Ctrl-C nor `kill -INT {pid}` stops it or cancels its SLURM jobs. For a "
+        "run Ctrl-C stops, start it in the foreground (in tmux or screen for a long run). "
+        f"To stop this one: `kill -TERM {pid}` lets its running jobs finish (Snakemake's "
+        f"SIGTERM); or `kill -KILL {pid}`, `scancel --name {run_id}` (this run's jobs "
+        "only), and `--unlock` before the next run")
+
+
 def jobid_key(jobid: str) -> tuple[int, str]:
     head = re.match(r"\d+", jobid)
     return (int(head.group()) if head else 0, jobid)

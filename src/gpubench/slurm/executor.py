@@ -17,6 +17,10 @@ logs and the efficiency report are the plugin's. Replaced here:
   (also those being polled at that moment, which the plugin misses), with a bounded
   wait; a job whose submission answers afterwards is cancelled as it arrives.
 - ``sleep``: the wait between status checks ends as soon as the run stops.
+
+A driver started with SIGINT ignored (a shell script's background job, ``snakemake ...
+&``) keeps it ignored, as every program does, so Ctrl-C cannot cancel its jobs; it says
+so when it starts, with how to stop it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import signal
 import subprocess
 import time
 from collections.abc import AsyncGenerator, Iterable
@@ -128,6 +133,10 @@ def executor_class(base: type) -> type:
                 "give up after "
                 + (f"{self.give_up_s:g} s" if self.give_up_s else "never")
                 + " of trouble")
+            if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+                # inherited (a script's background job): Python, Snakemake and this
+                # executor leave it so, and Ctrl-C never reaches the cancel below
+                self.logger.warning(slurm.ctrl_c_ignored(os.getpid(), self.run_uuid))
 
         # -- submissions ---------------------------------------------------------------
 
