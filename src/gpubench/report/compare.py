@@ -426,10 +426,13 @@ def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     lo, hi = class_xlim(data)
     figures.log_scale(ax, "x", np.r_[lo, hi])
     ax.set_xlim(lo, hi)
-    plain = FuncFormatter(lambda v, _pos: f"{v:g}")
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
-    ax.xaxis.set_minor_formatter(plain)
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    from gpubench.report.plots import CLASS_TICKS
+
+    ax.xaxis.set_major_locator(FixedLocator([t for t in CLASS_TICKS if lo <= t <= hi]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}×"))
+    ax.xaxis.set_minor_locator(NullLocator())
     figures.grid(ax)
     ax.set_xlabel("GPU time new / base (log scale; below 1: new is faster; ranges cut at "
                   "the axis)")

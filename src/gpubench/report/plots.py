@@ -494,6 +494,11 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
     return spec(traces, layout)
 
 
+#: the class figure's ticks (time ratios)
+CLASS_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25,
+               1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+
+
 def class_xlim(data: pd.DataFrame) -> tuple[float, float]:
     """The class figure's x range: the middle halves, means and predictions (and 1),
     widened by a quarter; the full ranges may run past it (a few outliers would
@@ -544,6 +549,9 @@ def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
                                 "ranges cut at the axis)", np.r_[lo, hi],
                                 exponentformat="none", range=[num(math.log10(lo)),
                                                               num(math.log10(hi))])
+    ticks = [t for t in CLASS_TICKS if lo <= t <= hi]
+    layout["xaxis"].pop("dtick", None)
+    layout["xaxis"].update(tickvals=ticks, ticktext=[f"{t:g}×" for t in ticks])
     layout["yaxis"] = {"tickvals": y, "ticktext": labels, "range": [-0.6, n - 0.4],
                        "showgrid": False, "zeroline": False, "showline": True,
                        "linecolor": "#444", "mirror": True}
