@@ -164,3 +164,16 @@ def test_the_page_opens_on_the_conclusion_and_lists_only_what_changed(tmp_path: 
     cupy = cases[cases["backend"] == "cupy-gpu"]
     assert np.allclose(cupy["time_ratio"], 0.5)
     assert not math.isnan(cases["time_ratio"].mean())
+
+
+def test_large_sizes_alone_are_averaged_apart():
+    cmp = _cmp([("cupy-gpu", "gpu", "vector_add", 1.0, 0.9, F),
+                ("cupy-gpu", "gpu", "vector_add", 1.0, 0.5, F),
+                ("cupy-gpu", "gpu", "vector_add", 1.0, 0.8, F)])
+    cmp.loc[1, "size_key"] = 2**26  # > 4,194,304 elements: the large band
+    cmp.loc[2, "size_key"] = 2**24
+    (ew,) = compare.class_ratios(compare.gpu_cases(cmp), {"copy": 1.4})
+    assert ew.n_large == 2 and ew.large == pytest.approx(math.sqrt(0.5 * 0.8))
+    assert ew.geomean == pytest.approx((0.9 * 0.5 * 0.8) ** (1 / 3))
+    table = compare.class_table([ew])
+    assert table.iloc[0]["large sizes only (cases)"] == "0.63× (2)"

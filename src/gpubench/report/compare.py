@@ -46,7 +46,7 @@ from gpubench.report.base import (
     prepare,
 )
 from gpubench.report.render import Figure, Markup, text_table
-from gpubench.report.verdicts import CLASSES
+from gpubench.report.verdicts import CLASSES, band_of
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -285,12 +285,15 @@ def gpu_cases(cmp: pd.DataFrame) -> pd.DataFrame:
     gpu = cmp[(cmp["device"] == "gpu") & (cmp["status_base"] == "ok")
               & (cmp["status_new"] == "ok")]
     if gpu.empty:
-        return gpu.assign(cls=pd.Series(dtype=object), time_ratio=pd.Series(dtype=float))
+        return gpu.assign(cls=pd.Series(dtype=object), band=pd.Series(dtype=object),
+                          time_ratio=pd.Series(dtype=float))
     mode = gpu["mode"].value_counts().sort_index().idxmax()
     gpu = gpu[gpu["mode"] == mode]
     ratio = gpu["median_new"].astype(float) / gpu["median_base"].astype(float)
     out = gpu.assign(cls=[class_of(str(k), str(i)) for k, i in
                           zip(gpu["kernel"], gpu["implementation"], strict=True)],
+                     band=[band_of(str(k), float(n)) for k, n in
+                           zip(gpu["kernel"], gpu["size_key"], strict=True)],
                      time_ratio=ratio)
     return out[np.isfinite(out["time_ratio"]) & (out["time_ratio"] > 0) & (out["cls"] != "")]
 
@@ -311,6 +314,8 @@ class ClassRatio:
     unchanged: int
     bound: str
     ceiling_ratio: float
+    large: float = math.nan
+    n_large: int = 0
 
     @property
     def expected(self) -> float:
@@ -320,7 +325,9 @@ class ClassRatio:
 
 def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassRatio]:
     """Per class (in the verdicts' order, transfers last): the geometric mean of the
-    cases' time ratios with their quartiles and range, and the labels counted."""
+    cases' time ratios with their quartiles and range, the labels counted, and the
+    geometric mean over the large size band alone (:func:`verdicts.band_of`), where
+    fixed costs matter least and the ceilings should tell most."""
     out = []
     for cls in (*CLASSES, TRANSFERS):
         g = cases[cases["cls"] == cls]
@@ -331,9 +338,12 @@ def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassR
         faster = int((g["label"] == stats.FASTER).sum())
         slower = int((g["label"] == stats.SLOWER).sum())
         bound = CLASS_BOUND[cls]
+        big = g.loc[g["band"] == "large", "time_ratio"].to_numpy(float)
         out.append(ClassRatio(cls, len(g), float(np.exp(np.log(r).mean())), float(q1),
                               float(q3), float(r.min()), float(r.max()), faster, slower,
-                              len(g) - faster - slower, bound, ceilings.get(bound, math.nan)))
+                              len(g) - faster - slower, bound, ceilings.get(bound, math.nan),
+                              float(np.exp(np.log(big).mean())) if len(big) else math.nan,
+                              len(big)))
     return out
 
 
@@ -380,7 +390,8 @@ def conclusion_text(base: ResultSet, new: ResultSet, cmp: pd.DataFrame,
                     "they do not compare the GPUs; the labels here use GPU times.")
     return (f"GPU time {new.label} ÷ {base.label} over the like-for-like cases both "
             "measured, each on its own GPU clock (geometric mean, middle half of the "
-            "cases; below 1×: new is faster): " + "; ".join(parts) + f". Of {len(cmp):,} "
+            "cases; below 1×: new is faster; the figure adds the large sizes alone): "
+            + "; ".join(parts) + f". Of {len(cmp):,} "
             f"shared measurements {counts[stats.FASTER]:,} are FASTER, "
             f"{counts[stats.SLOWER]:,} SLOWER and {unchanged:,} unchanged (SAME or "
             "UNRESOLVED; counted, not listed)." + host_txt)
@@ -388,11 +399,13 @@ def conclusion_text(base: ResultSet, new: ResultSet, cmp: pd.DataFrame,
 
 def class_table(classes: list[ClassRatio]) -> pd.DataFrame:
     rows = [[c.cls, str(c.n), _x(c.geomean), f"{_x(c.q1)}–{_x(c.q3)}",
-             f"{_x(c.lo)}–{_x(c.hi)}", str(c.faster), str(c.slower), str(c.unchanged),
+             f"{_x(c.lo)}–{_x(c.hi)}", f"{_x(c.large)} ({c.n_large})", str(c.faster),
+             str(c.slower), str(c.unchanged),
              f"{BOUND_TEXT[c.bound]} {_x(c.ceiling_ratio)}", _x(c.expected)]
             for c in classes]
     return text_table(["class", "cases", "GPU time new ÷ base (geomean)", "middle half",
-                       "range", "FASTER", "SLOWER", "unchanged", "ceiling new ÷ base",
+                       "range", "large sizes only (cases)", "FASTER", "SLOWER",
+                       "unchanged", "ceiling new ÷ base",
                        "time the ceiling predicts"], rows,
                       frozenset({"cases", "GPU time new ÷ base (geomean)", "FASTER",
                                  "SLOWER", "unchanged"}))
@@ -402,6 +415,7 @@ def class_frame(classes: list[ClassRatio]) -> pd.DataFrame:
     """The figure's data: one row per class."""
     return pd.DataFrame([{"cls": f"{c.cls} ({c.n})", "geomean": c.geomean, "q1": c.q1,
                           "q3": c.q3, "lo": c.lo, "hi": c.hi, "expected": c.expected,
+                          "large": c.large,
                           "bound": BOUND_TEXT[c.bound]} for c in classes])
 
 
@@ -417,6 +431,7 @@ def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     ax.hlines(y, data["q1"], data["q3"], color="#2166ac", linewidth=5, alpha=0.5,
               label="middle half")
     ax.plot(data["geomean"], y, "o", color="#2166ac", label="geometric mean")
+    ax.plot(data["large"], y, "^", color="#1b7837", label="large sizes only")
     ax.plot(data["expected"], y, "D", color="#b2182b", markerfacecolor="none",
             label="predicted by the ceilings")
     ax.axvline(1.0, color="black", linewidth=0.8)
@@ -512,10 +527,12 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
     if classes:
         frame = class_frame(classes)
         alt = (f"Per class, GPU time {new.label} / {base.label} over the like-for-like "
-               "cases (log scale; dot: geometric mean, bar: middle half, line: range; open "
-               "diamond: the ratio the measured ceilings predict): "
-               + "; ".join(f"{c.cls} {_x(c.geomean)} over {c.n} cases, predicted "
-                           f"{_x(c.expected)}" for c in classes) + ".")
+               "cases (log scale; dot: geometric mean, bar: middle half, line: range, "
+               "triangle: large sizes only; open diamond: the ratio the measured ceilings "
+               "predict): "
+               + "; ".join(f"{c.cls} {_x(c.geomean)} over {c.n} cases, large sizes "
+                           f"{_x(c.large)}, predicted {_x(c.expected)}" for c in classes)
+               + ".")
         class_fig = Figure(alt, class_figure, (frame, base.label, new.label), "compare")
     inputs = text_table(["", "base", "new"], [
         ["label", base.label, new.label],

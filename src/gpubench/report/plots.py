@@ -503,7 +503,8 @@ def class_xlim(data: pd.DataFrame) -> tuple[float, float]:
     """The class figure's x range: the middle halves, means and predictions (and 1),
     widened by a quarter; the full ranges may run past it (a few outliers would
     otherwise squeeze what the figure is for)."""
-    v = np.r_[data[["q1", "q3", "geomean", "expected"]].to_numpy(float).ravel(), 0.9, 1.1]
+    cols = [c for c in ("q1", "q3", "geomean", "expected", "large") if c in data]
+    v = np.r_[data[cols].to_numpy(float).ravel(), 0.9, 1.1]
     v = v[np.isfinite(v) & (v > 0)]
     return float(v.min() / 1.25), float(v.max() * 1.25)
 
@@ -533,6 +534,10 @@ def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
                    "x": nums(data["geomean"]), "y": y, "text": labels,
                    "marker": {"color": "#2166ac", "size": 10},
                    "hovertemplate": "%{text}<br>new/base %{x:.3g}<extra></extra>"})
+    traces.append({"type": "scatter", "mode": "markers", "name": "large sizes only",
+                   "x": nums(data["large"]), "y": y, "text": labels,
+                   "marker": {"color": "#1b7837", "size": 9, "symbol": "triangle-up"},
+                   "hovertemplate": "%{text}<br>large sizes %{x:.3g}<extra></extra>"})
     traces.append({"type": "scatter", "mode": "markers", "name": "predicted by the ceilings",
                    "x": nums(data["expected"]), "y": y,
                    "text": [f"{c}: {b}" for c, b in zip(labels, data["bound"], strict=True)],
