@@ -119,6 +119,8 @@ def test_flag_reasons_name_the_cause():
     assert "served from L2" in text and "no L2-resident ceiling" in text
     text = section.flag_reason(_row("reduction", gbps=3300.0), 111.0, 98.0, LINKS)
     assert "only reads" in text and "the vendor's peak" not in text
+    cpu_gemm = _row("matmul", "float64", gflops=567.0, device="cpu")
+    assert "BLAS call at n = 2,048" in section.flag_reason(cpu_gemm, 110.2, math.nan, LINKS)
     refused = _row(gbps=1e5, status="implausible", reason="work escaped the timed stream")
     assert "work escaped" in section.flag_reason(refused, 3000.0, math.nan, LINKS)
 

@@ -126,6 +126,9 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
     if bound == "memory" and not gpu:
         return head + ("the CPU copy ceiling is one NumPy copy of 256 MiB; a CPU row "
                        "whose data stay in the CPU caches can beat it")
+    if bound == "compute" and not gpu:
+        return head + ("the CPU GEMM ceiling is one BLAS call at n = 2,048; BLAS runs "
+                       "larger matrices more efficiently")
     return head + ("the reference is one library call on the day, not the hardware's "
                    "limit; check the row's counted work and its timer")
 
