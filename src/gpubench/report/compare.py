@@ -46,6 +46,7 @@ from gpubench.report.base import (
     prepare,
 )
 from gpubench.report.render import Figure, Markup, text_table
+from gpubench.report.verdicts import CLASSES, band_of
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -226,6 +227,235 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     return figures.png(fig)
 
 
+# -- the conclusion: per class, new / base GPU time beside the ceilings' ratio ------------
+
+#: the conclusion's classes: the verdicts' workload classes (:data:`verdicts.CLASSES`),
+#: then the rows a host link bounds (the ``transfer`` kernel and every ``+transfers``
+#: implementation); each with the measured ceiling that bounds it
+TRANSFERS = "host-device transfers"
+CLASS_BOUND = {"elementwise": "copy", "reductions": "copy", "FFT": "copy",
+               "random numbers": "copy", "GEMM": "GEMM", "linalg": "GEMM",
+               "autodiff": "GEMM", TRANSFERS: "link"}
+BOUND_TEXT = {"copy": "device copy", "GEMM": "SGEMM/DGEMM", "link": "pinned host link"}
+
+
+def class_of(kernel: str, implementation: str = "") -> str:
+    """The workload class of a GPU row (as the verdicts name them; '' if none)."""
+    if kernel == "transfer" or implementation.endswith("+transfers"):
+        return TRANSFERS
+    return next((c for c, kernels in CLASSES.items() if kernel in kernels), "")
+
+
+def _ceiling(env: Environment, key: str) -> float:
+    c = env.data.get("ceilings")
+    v = c.get(key) if isinstance(c, dict) else None
+    try:
+        x = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+    return x if math.isfinite(x) and x > 0 else math.nan
+
+
+def _link(env: Environment) -> float:
+    """The pinned host-to-device rate at the largest probed size (or the older record's
+    one rate at 1 GiB)."""
+    from gpubench.ceilings import link_table
+
+    c = env.data.get("ceilings")
+    table = link_table(c, "pinned_gbps").get("h2d") if isinstance(c, dict) else None
+    return table[max(table)] if table else _ceiling(env, "h2d_pinned_gbps")
+
+
+def ceiling_ratios(base: ResultSet, new: ResultSet) -> dict[str, float]:
+    """new / base of each measured ceiling: ``copy`` (device-to-device), ``sgemm``,
+    ``dgemm``, ``GEMM`` (their geometric mean), ``link`` (pinned host-to-device); NaN
+    where either record lacks it."""
+    out = {k: _ceiling(new.env, key) / _ceiling(base.env, key)
+           for k, key in (("copy", "d2d_copy_gbps"), ("sgemm", "sgemm_gflops"),
+                          ("dgemm", "dgemm_gflops"))}
+    out["GEMM"] = math.sqrt(out["sgemm"] * out["dgemm"])
+    out["link"] = _link(new.env) / _link(base.env)
+    return out
+
+
+def gpu_cases(cmp: pd.DataFrame) -> pd.DataFrame:
+    """The like-for-like GPU cases: both sets ok, the same framework, implementation,
+    kernel, variant, size, dtype, in the mode most GPU rows share; each with its class
+    and its GPU time ratio new / base (each machine's own rows, own timer)."""
+    gpu = cmp[(cmp["device"] == "gpu") & (cmp["status_base"] == "ok")
+              & (cmp["status_new"] == "ok")]
+    if gpu.empty:
+        return gpu.assign(cls=pd.Series(dtype=object), band=pd.Series(dtype=object),
+                          time_ratio=pd.Series(dtype=float))
+    mode = gpu["mode"].value_counts().sort_index().idxmax()
+    gpu = gpu[gpu["mode"] == mode]
+    ratio = gpu["median_new"].astype(float) / gpu["median_base"].astype(float)
+    out = gpu.assign(cls=[class_of(str(k), str(i)) for k, i in
+                          zip(gpu["kernel"], gpu["implementation"], strict=True)],
+                     band=[band_of(str(k), float(n)) for k, n in
+                           zip(gpu["kernel"], gpu["size_key"], strict=True)],
+                     time_ratio=ratio)
+    return out[np.isfinite(out["time_ratio"]) & (out["time_ratio"] > 0) & (out["cls"] != "")]
+
+
+@dataclass
+class ClassRatio:
+    """One class of the conclusion: its like-for-like GPU cases' time ratios new / base."""
+
+    cls: str
+    n: int
+    geomean: float
+    q1: float
+    q3: float
+    lo: float
+    hi: float
+    faster: int
+    slower: int
+    unchanged: int
+    bound: str
+    ceiling_ratio: float
+    large: float = math.nan
+    n_large: int = 0
+
+    @property
+    def expected(self) -> float:
+        """The time ratio the ceilings predict: base ceiling / new ceiling."""
+        return 1.0 / self.ceiling_ratio if self.ceiling_ratio > 0 else math.nan
+
+
+def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassRatio]:
+    """Per class (in the verdicts' order, transfers last): the geometric mean of the
+    cases' time ratios with their quartiles and range, the labels counted, and the
+    geometric mean over the large size band alone (:func:`verdicts.band_of`), where
+    fixed costs matter least and the ceilings should tell most."""
+    out = []
+    for cls in (*CLASSES, TRANSFERS):
+        g = cases[cases["cls"] == cls]
+        if g.empty:
+            continue
+        r = g["time_ratio"].to_numpy(float)
+        q1, q3 = np.quantile(r, [0.25, 0.75])
+        faster = int((g["label"] == stats.FASTER).sum())
+        slower = int((g["label"] == stats.SLOWER).sum())
+        bound = CLASS_BOUND[cls]
+        big = g.loc[g["band"] == "large", "time_ratio"].to_numpy(float)
+        out.append(ClassRatio(cls, len(g), float(np.exp(np.log(r).mean())), float(q1),
+                              float(q3), float(r.min()), float(r.max()), faster, slower,
+                              len(g) - faster - slower, bound, ceilings.get(bound, math.nan),
+                              float(np.exp(np.log(big).mean())) if len(big) else math.nan,
+                              len(big)))
+    return out
+
+
+def host_numpy_ratio(cmp: pd.DataFrame) -> tuple[float, int]:
+    """Geometric mean new / base time of the NumPy rows both hosts ran, and how many."""
+    np_rows = cmp[(cmp["backend"].astype(str).str.startswith("numpy-"))
+                  & (cmp["status_base"] == "ok") & (cmp["status_new"] == "ok")]
+    r = (np_rows["median_new"].astype(float) / np_rows["median_base"].astype(float)).to_numpy()
+    r = r[np.isfinite(r) & (r > 0)]
+    return (float(np.exp(np.log(r).mean())) if len(r) else math.nan), len(r)
+
+
+def _x(v: float) -> str:
+    return f"{v:.2f}×" if math.isfinite(v) else "—"
+
+
+def conclusion_text(base: ResultSet, new: ResultSet, cmp: pd.DataFrame,
+                    classes: list[ClassRatio], ceilings: dict[str, float]) -> str:
+    """The conclusion in one paragraph: per class, new / base GPU time with the ceilings'
+    ratio beside; the labels counted; what the speedups in the matrix are relative to."""
+    if not classes:
+        return (f"No GPU case is ok in both {base.label} and {new.label}: no GPU "
+                "conclusion can be drawn.")
+    parts = []
+    for bound in ("copy", "GEMM", "link"):
+        group = [c for c in classes if c.bound == bound]
+        if not group:
+            continue
+        ratio = ceilings.get(bound, math.nan)
+        ceiling = (f"SGEMM {_x(ceilings['sgemm'])} and DGEMM {_x(ceilings['dgemm'])}"
+                   if bound == "GEMM" else _x(ratio))
+        parts.append(", ".join(f"{c.cls} {_x(c.geomean)} ({_x(c.q1)}–{_x(c.q3)}, {c.n} "
+                               "cases)" for c in group)
+                     + f" where the measured {BOUND_TEXT[bound]} ceiling changed "
+                     f"{ceiling} (predicting {_x(1 / ratio if ratio > 0 else math.nan)} "
+                     "the time)")
+    counts = {lab: int((cmp["label"] == lab).sum()) for lab in LABEL_ORDER}
+    unchanged = counts[stats.SAME] + counts[stats.UNRESOLVED]
+    host, n_host = host_numpy_ratio(cmp)
+    host_txt = ""
+    if math.isfinite(host):
+        host_txt = (f" Speedups in the matrices below are × each host's own NumPy, and "
+                    f"NumPy took {_x(host)} the time on {new.label}'s host ({n_host} rows): "
+                    "they do not compare the GPUs; the labels here use GPU times.")
+    return (f"GPU time {new.label} ÷ {base.label} over the like-for-like cases both "
+            "measured, each on its own GPU clock (geometric mean, middle half of the "
+            "cases; below 1×: new is faster; the figure adds the large sizes alone): "
+            + "; ".join(parts) + f". Of {len(cmp):,} "
+            f"shared measurements {counts[stats.FASTER]:,} are FASTER, "
+            f"{counts[stats.SLOWER]:,} SLOWER and {unchanged:,} unchanged (SAME or "
+            "UNRESOLVED; counted, not listed)." + host_txt)
+
+
+def class_table(classes: list[ClassRatio]) -> pd.DataFrame:
+    rows = [[c.cls, str(c.n), _x(c.geomean), f"{_x(c.q1)}–{_x(c.q3)}",
+             f"{_x(c.lo)}–{_x(c.hi)}", f"{_x(c.large)} ({c.n_large})", str(c.faster),
+             str(c.slower), str(c.unchanged),
+             f"{BOUND_TEXT[c.bound]} {_x(c.ceiling_ratio)}", _x(c.expected)]
+            for c in classes]
+    return text_table(["class", "cases", "GPU time new ÷ base (geomean)", "middle half",
+                       "range", "large sizes only (cases)", "FASTER", "SLOWER",
+                       "unchanged", "ceiling new ÷ base",
+                       "time the ceiling predicts"], rows,
+                      frozenset({"cases", "GPU time new ÷ base (geomean)", "FASTER",
+                                 "SLOWER", "unchanged"}))
+
+
+def class_frame(classes: list[ClassRatio]) -> pd.DataFrame:
+    """The figure's data: one row per class."""
+    return pd.DataFrame([{"cls": f"{c.cls} ({c.n})", "geomean": c.geomean, "q1": c.q1,
+                          "q3": c.q3, "lo": c.lo, "hi": c.hi, "expected": c.expected,
+                          "large": c.large,
+                          "bound": BOUND_TEXT[c.bound]} for c in classes])
+
+
+def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
+    """Per class: GPU time new / base (geometric mean, middle half, range) and the ratio
+    the measured ceilings predict."""
+    n = len(data)
+    fig = figures.new_figure(1.1 + 0.42 * n)
+    fig.subplots_adjust(left=0.2, right=0.78, top=0.84, bottom=0.2)
+    ax = fig.subplots()
+    y = np.arange(n)[::-1]
+    ax.hlines(y, data["lo"], data["hi"], color="#bbbbbb", linewidth=1, label="range")
+    ax.hlines(y, data["q1"], data["q3"], color="#2166ac", linewidth=5, alpha=0.5,
+              label="middle half")
+    ax.plot(data["geomean"], y, "o", color="#2166ac", label="geometric mean")
+    ax.plot(data["large"], y, "^", color="#1b7837", label="large sizes only")
+    ax.plot(data["expected"], y, "D", color="#b2182b", markerfacecolor="none",
+            label="predicted by the ceilings")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(y, data["cls"])
+    from gpubench.report.plots import class_xlim
+
+    lo, hi = class_xlim(data)
+    figures.log_scale(ax, "x", np.r_[lo, hi])
+    ax.set_xlim(lo, hi)
+    from matplotlib.ticker import FixedLocator, NullLocator
+
+    from gpubench.report.plots import CLASS_TICKS
+
+    ax.xaxis.set_major_locator(FixedLocator([t for t in CLASS_TICKS if lo <= t <= hi]))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}×"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    figures.grid(ax)
+    ax.set_xlabel("GPU time new / base (log scale; below 1: new is faster; ranges cut at "
+                  "the axis)")
+    ax.set_title(f"{new_label} / {base_label}: like-for-like GPU cases per class", fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return figures.png(fig)
+
+
 def env_diff(base: ResultSet, new: ResultSet) -> pd.DataFrame:
     """The environment fields and package versions side by side; differences marked."""
     def gpu(env: Environment) -> str:
@@ -278,14 +508,32 @@ class Comparison:
     all_rows: pd.DataFrame
     only: list[tuple[str, int, pd.DataFrame | None]]
     environments: pd.DataFrame
+    conclusion: str = ""
+    classes: pd.DataFrame | None = None
+    class_fig: Figure | None = None
+    n_unchanged: int = 0
 
 
 def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
                min_effect: float) -> Comparison:
     """The comparison's data: tables as DataFrames of formatted cells, the figure."""
     shared = cmp[cmp["label"] != "NOT COMPARABLE"]
+    # only what changed, sorted by ratio (the largest gain first, the worst loss last)
     differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
-        ["label", "ratio"], ascending=[True, False], kind="mergesort")
+        "ratio", kind="mergesort")
+    ceilings = ceiling_ratios(base, new)
+    classes = class_ratios(gpu_cases(cmp), ceilings)
+    class_fig = None
+    if classes:
+        frame = class_frame(classes)
+        alt = (f"Per class, GPU time {new.label} / {base.label} over the like-for-like "
+               "cases (log scale; dot: geometric mean, bar: middle half, line: range, "
+               "triangle: large sizes only; open diamond: the ratio the measured ceilings "
+               "predict): "
+               + "; ".join(f"{c.cls} {_x(c.geomean)} over {c.n} cases, large sizes "
+                           f"{_x(c.large)}, predicted {_x(c.expected)}" for c in classes)
+               + ".")
+        class_fig = Figure(alt, class_figure, (frame, base.label, new.label), "compare")
     inputs = text_table(["", "base", "new"], [
         ["label", base.label, new.label],
         ["timings", f"{base.timings} ({len(base.df)} rows)", f"{new.timings} ({len(new.df)} rows)"],
@@ -316,11 +564,31 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
                                [[b, k, s, str(int(n))] for (b, k, s), n in g.items()],
                                frozenset({"rows"}))
         only.append((name, len(rest), table))
+    unchanged = int(cmp["label"].isin([stats.SAME, stats.UNRESOLVED]).sum())
     return Comparison(base, new, alpha, min_effect, len(cmp), len(shared), inputs, banners,
-                      matrix_side_by_side(base, new), counts_table(cmp), figure, groups,
-                      len(differs), None if differs.empty else detail_table(differs),
+                      own_numpy_labels(matrix_side_by_side(base, new)), counts_table(cmp),
+                      figure, groups, len(differs),
+                      None if differs.empty else detail_table(differs),
                       len(nc), None if nc.empty else detail_table(nc), detail_table(cmp),
-                      only, env_diff(base, new))
+                      only, env_diff(base, new),
+                      conclusion_text(base, new, cmp, classes, ceilings),
+                      class_table(classes) if classes else None, class_fig, unchanged)
+
+
+#: what a speedup in either matrix is relative to
+OWN_NUMPY = "× its own host's NumPy"
+
+
+def own_numpy_labels(table: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The side-by-side matrices with every speedup aspect labelled as relative to each
+    host's own NumPy (two hosts, two baselines: the figures are not GPU against GPU)."""
+    if table is None:
+        return None
+    out = table.copy()
+    speed = out["aspect"].astype(str).str.startswith("speedup: ")
+    out.loc[speed, "aspect"] = out.loc[speed, "aspect"] + f" ({OWN_NUMPY})"
+    out.attrs = dict(table.attrs)
+    return out
 
 
 def render_html(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,

@@ -495,6 +495,75 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
     return spec(traces, layout)
 
 
+#: the class figure's ticks (time ratios)
+CLASS_TICKS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25,
+               1.5, 2.0, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0)
+
+
+def class_xlim(data: pd.DataFrame) -> tuple[float, float]:
+    """The class figure's x range: the middle halves, means and predictions (and 1),
+    widened by a quarter; the full ranges may run past it (a few outliers would
+    otherwise squeeze what the figure is for)."""
+    cols = [c for c in ("q1", "q3", "geomean", "expected", "large") if c in data]
+    v = np.r_[data[cols].to_numpy(float).ravel(), 0.9, 1.1]
+    v = v[np.isfinite(v) & (v > 0)]
+    return float(v.min() / 1.25), float(v.max() * 1.25)
+
+
+def class_figure(data: pd.DataFrame, base_label: str, new_label: str) -> Spec:
+    """Per class: GPU time new / base (geometric mean, middle half, range) and the ratio
+    the measured ceilings predict (the twin of ``compare.class_figure``)."""
+    n = len(data)
+    y = list(range(n))[::-1]
+    labels = [str(c) for c in data["cls"]]
+
+    def segments(lo: str, hi: str) -> tuple[list[Any], list[Any]]:
+        xs: list[Any] = []
+        ys: list[Any] = []
+        for yi, a, b in zip(y, data[lo], data[hi], strict=True):
+            xs += [num(a), num(b), None]
+            ys += [yi, yi, None]
+        return xs, ys
+
+    traces = []
+    for name, (lo, hi), width, color in (("range", ("lo", "hi"), 1, "#bbbbbb"),
+                                         ("middle half", ("q1", "q3"), 8, "#9fbddc")):
+        xs, ys = segments(lo, hi)
+        traces.append({"type": "scatter", "mode": "lines", "name": name, "x": xs, "y": ys,
+                       "line": {"color": color, "width": width}, "hoverinfo": "skip"})
+    traces.append({"type": "scatter", "mode": "markers", "name": "geometric mean",
+                   "x": nums(data["geomean"]), "y": y, "text": labels,
+                   "marker": {"color": "#2166ac", "size": 10},
+                   "hovertemplate": "%{text}<br>new/base %{x:.3g}<extra></extra>"})
+    traces.append({"type": "scatter", "mode": "markers", "name": "large sizes only",
+                   "x": nums(data["large"]), "y": y, "text": labels,
+                   "marker": {"color": "#1b7837", "size": 9, "symbol": "triangle-up"},
+                   "hovertemplate": "%{text}<br>large sizes %{x:.3g}<extra></extra>"})
+    traces.append({"type": "scatter", "mode": "markers", "name": "predicted by the ceilings",
+                   "x": nums(data["expected"]), "y": y,
+                   "text": [f"{c}: {b}" for c, b in zip(labels, data["bound"], strict=True)],
+                   "marker": {"color": "#b2182b", "size": 9, "symbol": "diamond-open"},
+                   "hovertemplate": "%{text}<br>predicted %{x:.3g}<extra></extra>"})
+    layout = _layout(f"{new_label} / {base_label}: like-for-like GPU cases per class",
+                     150 + 34 * n,
+                     shapes=[{"type": "line", "yref": "paper", "y0": 0, "y1": 1, "xref": "x",
+                              "x0": 1, "x1": 1, "line": {"color": "black", "width": 1}}])
+    layout["title"]["font"]["size"] = 13
+    layout["margin"] = {"l": 175, "r": 20, "t": 40, "b": 45}
+    lo, hi = class_xlim(data)
+    layout["xaxis"] = _log_axis("GPU time new / base (log scale; below 1: new is faster; "
+                                "ranges cut at the axis)", np.r_[lo, hi],
+                                exponentformat="none", range=[num(math.log10(lo)),
+                                                              num(math.log10(hi))])
+    ticks = [t for t in CLASS_TICKS if lo <= t <= hi]
+    layout["xaxis"].pop("dtick", None)
+    layout["xaxis"].update(tickvals=ticks, ticktext=[f"{t:g}×" for t in ticks])
+    layout["yaxis"] = {"tickvals": y, "ticktext": labels, "range": [-0.6, n - 0.4],
+                       "showgrid": False, "zeroline": False, "showline": True,
+                       "linecolor": "#444", "mirror": True}
+    return spec(traces, layout)
+
+
 #: the drawing function's ``__name__`` (module-qualified where two share it) to builder
 BUILDERS: dict[str, Callable[..., Spec]] = {
     "scaling_figure": scaling_figure,
@@ -504,6 +573,7 @@ BUILDERS: dict[str, Callable[..., Spec]] = {
     "first_call_figure": first_call_figure,
     "message_figure": message_figure,
     "ratio_figure": ratio_figure,
+    "class_figure": class_figure,
 }
 
 

@@ -8,6 +8,7 @@ gates could not check with an older probe record (:func:`gpubench.plausibility.g
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,8 +17,16 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from gpubench import plausibility
-from gpubench.ceilings import fmt_bytes, link_table
+from gpubench import devices, plausibility
+from gpubench.ceilings import (
+    FALLBACK_L2_BYTES,
+    KERNEL_BOUND,
+    L2_MULTIPLE,
+    fmt_bytes,
+    in_l2,
+    link_table,
+)
+from gpubench.devices import FLAG_ABOVE_PCT, Peak
 from gpubench.report import figures
 from gpubench.report.base import (
     KERNELS,
@@ -85,10 +94,66 @@ def ceiling_table(env_data: Mapping[str, Any]) -> pd.DataFrame | None:
     return text_table(["ceiling", "value", "unit", "key"], rows, frozenset({"value"}))
 
 
-def pct_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
+def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
+                ceilings: Mapping[str, Any]) -> str:
+    """Why a row's efficiency is above :data:`~gpubench.devices.FLAG_ABOVE_PCT` % of a
+    reference, or '' when both shares are within it. A row the gates refused says so;
+    otherwise the likeliest cause that the row and the probe record show."""
+    over_c = math.isfinite(pct) and pct > FLAG_ABOVE_PCT
+    over_v = math.isfinite(vendor_pct) and vendor_pct > FLAG_ABOVE_PCT
+    if not (over_c or over_v):
+        return ""
+    which = " and ".join(w for w, o in (("its measured ceiling", over_c),
+                                         ("the vendor's peak", over_v)) if o)
+    head = f"above {FLAG_ABOVE_PCT:.0f} % of {which}: "
+    if row.get("status") == "implausible":
+        return head + f"refused as implausible ({row.get('reason') or 'see Failures'})"
+    bound = KERNEL_BOUND.get(str(row.get("kernel")))
+    gpu = row.get("device") == "gpu"
+    nbytes = plausibility._num(row.get("bytes"))
+    if bound == "memory" and gpu and in_l2(row, ceilings, FALLBACK_L2_BYTES):
+        l2 = plausibility._num(ceilings.get("l2_bytes"))
+        l2_txt = fmt_bytes(l2) if l2 > 0 else f"{fmt_bytes(FALLBACK_L2_BYTES)} (assumed)"
+        why = (f"its {fmt_bytes(nbytes)} fit in {L2_MULTIPLE:g}x the L2 cache ({l2_txt}), "
+               "so they are served from L2, faster than DRAM")
+        if over_c and not plausibility._num(ceilings.get("l2_copy_gbps")) > 0:
+            why += ("; this probe record has no L2-resident ceiling, so the row is read "
+                    "against the DRAM copy")
+        return head + why
+    if bound == "memory" and str(row.get("kernel")) == "reduction":
+        return head + ("a reduction only reads, while the copy ceiling also writes (and "
+                       "pays for reading the lines it writes): reads alone can go faster")
+    if bound == "memory" and not gpu:
+        return head + ("the CPU copy ceiling is one NumPy copy of 256 MiB; a CPU row "
+                       "whose data stay in the CPU caches can beat it")
+    if bound == "compute" and not gpu:
+        return head + ("the CPU GEMM ceiling is one BLAS call at n = 2,048; BLAS runs "
+                       "larger matrices more efficiently")
+    return head + ("the reference is one library call on the day, not the hardware's "
+                   "limit; check the row's counted work and its timer")
+
+
+def _rate(r: Mapping[str, Any]) -> str:
+    key = KERNEL_BOUND.get(str(r["kernel"]))
+    if key == "compute":
+        v = plausibility._num(r.get("gflops"))
+        return f"{v / 1e3:,.3g} TFLOP/s" if v > 0 else "—"
+    v = plausibility._num(r.get("gbps"))
+    return f"{fmt_sig(v, 4)} GB/s" if v > 0 else "—"
+
+
+def pct_table(df: pd.DataFrame, mode: str, env_data: Mapping[str, Any] | None = None
+              ) -> pd.DataFrame | None:
     """Per kernel and implementation, the best % of its ceiling at the largest size (where
-    the arrays are several times the caches, so % of memory bandwidth is honest)."""
-    ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["pct_of_ceiling"].notna()]
+    the arrays are several times the caches, so % of memory bandwidth is honest), with
+    its rate, its % of the vendor's peak beside (:mod:`gpubench.devices`) and a flag
+    where either share is above :data:`~gpubench.devices.FLAG_ABOVE_PCT` %."""
+    env_data = env_data or {}
+    ceilings = env_data.get("ceilings") if isinstance(env_data.get("ceilings"),
+                                                      Mapping) else {}
+    peak = devices.vendor_peak(devices.gpu_name(env_data))
+    ok = df[(df["status"].isin(["ok", "implausible"])) & (df["mode"] == mode)
+            & df["pct_of_ceiling"].notna()]
     if ok.empty:
         return None
     largest = ok.groupby(["kernel", "variant", "dtype"])["size_key"].transform("max")
@@ -100,11 +165,95 @@ def pct_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
     best = best.assign(_k=best["kernel"].map(lambda k: order.get(k, len(order))))
     best = best.sort_values(["_k", "kernel", "pct_of_ceiling", "backend", "implementation"],
                             ascending=[True, True, False, True, True], kind="mergesort")
-    rows = [[r["kernel"], r["backend"], r["implementation"], f"{r['variant']} / {r['dtype']}",
-             fmt_int(r["size_key"]), f"{float(r['pct_of_ceiling']):.1f} %", r["ceiling"]]
-            for _, r in best.iterrows()]
+    rows, classes = [], []
+    for _, r in best.iterrows():
+        pct = float(r["pct_of_ceiling"])
+        v_label, v_pct = devices.pct_of_vendor(r, peak)
+        flag = flag_reason(r, pct, v_pct, ceilings or {})
+        status = "" if r["status"] == "ok" else f" ({r['status']})"
+        rows.append([r["kernel"], r["backend"], r["implementation"] + status,
+                     f"{r['variant']} / {r['dtype']}", fmt_int(r["size_key"]), _rate(r),
+                     f"{pct:.1f} %", r["ceiling"],
+                     f"{v_pct:.1f} %" if math.isfinite(v_pct) else "—", v_label or "—",
+                     f"FLAGGED: {flag}" if flag else ""])
+        classes.append("warn" if flag else "")
     return text_table(["kernel", "backend", "implementation", "best variant / dtype", "size",
-                  "% of ceiling", "ceiling"], rows, frozenset({"size", "% of ceiling"}))
+                       "rate (device clock)", "% of measured ceiling", "measured ceiling",
+                       "% of vendor peak", "vendor peak", "flag"], rows,
+                      frozenset({"size", "rate (device clock)", "% of measured ceiling",
+                                 "% of vendor peak"}), classes)
+
+
+def flagged_table(df: pd.DataFrame, env_data: Mapping[str, Any]) -> pd.DataFrame | None:
+    """Every ok or implausible row, any size and mode, whose share of its measured
+    ceiling or of the vendor's peak is above :data:`~gpubench.devices.FLAG_ABOVE_PCT` %,
+    with the reason (:func:`flag_reason`); None when there is none."""
+    ceilings = env_data.get("ceilings") if isinstance(env_data.get("ceilings"),
+                                                      Mapping) else {}
+    peak = devices.vendor_peak(devices.gpu_name(env_data))
+    rows = []
+    for _, r in df[df["status"].isin(["ok", "implausible"])].iterrows():
+        pct = plausibility._num(r.get("pct_of_ceiling"))
+        _, v_pct = devices.pct_of_vendor(r, peak)
+        flag = flag_reason(r, pct, v_pct, ceilings or {})
+        if flag:
+            rows.append([r["kernel"], r["backend"], r["implementation"],
+                         f"{r['variant']} / {r['dtype']}", fmt_int(r["size_key"]), r["mode"],
+                         _rate(r), f"{pct:.1f} %" if math.isfinite(pct) else "—",
+                         f"{v_pct:.1f} %" if math.isfinite(v_pct) else "—", flag])
+    if not rows:
+        return None
+    return text_table(["kernel", "backend", "implementation", "variant / dtype", "size",
+                       "mode", "rate", "% of measured ceiling", "% of vendor peak",
+                       "why flagged"], rows,
+                      frozenset({"size", "rate", "% of measured ceiling",
+                                 "% of vendor peak"}), ["warn"] * len(rows))
+
+
+#: the measured ceilings set beside the vendor's peaks: (label, ceilings key, unit)
+_VENDOR_ROWS = (
+    ("device-to-device copy vs DRAM bandwidth", "d2d_copy_gbps", "GB/s"),
+    ("SGEMM (TF32 off) vs FP32 peak", "sgemm_gflops", "GFLOP/s"),
+    ("DGEMM vs FP64 peak (tensor core where given)", "dgemm_gflops", "GFLOP/s"),
+)
+
+
+def _vendor_ref(key: str, peak: Peak) -> tuple[str, float] | None:
+    """(label, value) of the datasheet peak a measured ceiling is set against."""
+    if key == "d2d_copy_gbps":
+        return f"{peak.memory_gbps:,.0f} GB/s DRAM", peak.memory_gbps
+    return peak.gflops_for("float32" if key == "sgemm_gflops" else "float64", gemm=True)
+
+
+def vendor_table(env_data: Mapping[str, Any]) -> tuple[str, pd.DataFrame | None]:
+    """(one sentence, table): the GPU matched to a known device and its measured
+    ceilings as % of the datasheet peaks; or why there is none."""
+    name = devices.gpu_name(env_data)
+    peak = devices.vendor_peak(name)
+    if peak is None:
+        return devices.unknown_text(name) + ": only the measured ceilings are references.", None
+    c = ceilings_of(env_data)
+    rows, classes = [], []
+    for label, key, unit in _VENDOR_ROWS:
+        ref = _vendor_ref(key, peak)
+        if key not in c or ref is None:
+            continue
+        share = 100.0 * c[key] / ref[1]
+        flag = ""
+        if share > FLAG_ABOVE_PCT:
+            flag = (f"FLAGGED: above {FLAG_ABOVE_PCT:.0f} % of the datasheet peak: check "
+                    "the probe's counted work")
+        measured = (f"{c[key]:,.0f} GB/s" if unit == "GB/s" else
+                    f"{c[key] / 1e3:,.3g} TFLOP/s")
+        rows.append([label, measured, ref[0], f"{share:.1f} %", flag])
+        classes.append("warn" if flag else "")
+    sentence = (f"{name} is read as the {peak.device} (source: {peak.source}; figures "
+                f"checked on {peak.checked}).")
+    if not rows:
+        return sentence, None
+    return sentence, text_table(["measured ceiling vs vendor peak", "measured", "vendor peak",
+                                 "measured / vendor", "flag"], rows,
+                                frozenset({"measured", "measured / vendor"}), classes)
 
 
 #: The GPU targets the project holds itself to (issue 3): at the largest size, the best
@@ -229,6 +378,11 @@ class Ceilings:
     targets: pd.DataFrame | None
     pct: pd.DataFrame | None
     rooflines: list[tuple[str, Figure]]
+    vendor_note: str = ""
+    vendor: pd.DataFrame | None = None
+    peak: Peak | None = None
+    flag_pct: float = FLAG_ABOVE_PCT
+    flagged: pd.DataFrame | None = None
 
 
 def build(df: pd.DataFrame, env_data: Mapping[str, Any]) -> Ceilings:
@@ -257,5 +411,8 @@ def build(df: pd.DataFrame, env_data: Mapping[str, Any]) -> Ceilings:
                f"({best['kernel']}, {best['dtype']}) at {best['gflops']:,.0f} GFLOP/s.")
         rooflines.append((device.upper(), Figure(alt, roofline_figure,
                                                  (pts, title, bw, compute), "roofline")))
+    note, vendor = vendor_table(env_data)
     return Ceilings(mode, ceiling_table(env_data), targets_table(df, mode),
-                    pct_table(df, mode), rooflines)
+                    pct_table(df, mode, env_data), rooflines, note, vendor,
+                    devices.vendor_peak(devices.gpu_name(env_data)), FLAG_ABOVE_PCT,
+                    flagged_table(df, env_data))

@@ -38,6 +38,15 @@ def _alt_text(rows: pd.DataFrame, title: str, size_meaning: str, unit: str) -> s
             f"{best['series']} ({best['mode']}) at {fmt_time(best['median_s'])}.{mode_txt}")
 
 
+def _pct_cell(pct: float) -> str:
+    """% of ceiling; above :data:`gpubench.devices.FLAG_ABOVE_PCT` marked, pointing at
+    the ceilings section's flagged rows, where the reason is."""
+    from gpubench.devices import FLAG_ABOVE_PCT
+
+    text = f"{float(pct):.1f}"
+    return f"{text} ⚑ flagged (see Flagged)" if float(pct) > FLAG_ABOVE_PCT else text
+
+
 def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
     """Every row of a kernel; each time column names its clock."""
     headers = ["framework", "implementation", "device", "threads", "size",
@@ -59,7 +68,7 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
             f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
             fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
             fmt_sig(r["throughput"]) if ok else "—",
-            f"{float(r['pct_of_ceiling']):.1f}" if ok and _finite(r["pct_of_ceiling"]) else "—",
+            _pct_cell(r["pct_of_ceiling"]) if ok and _finite(r["pct_of_ceiling"]) else "—",
             fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
         classes.append("" if ok else "bad")
     return text_table(headers, out, frozenset({"threads", "size", "caller: pipelined",
