@@ -252,7 +252,8 @@ def test_comparison_renders_in_headless_chromium(tmp_path: Path) -> None:
     compare.build_compare(tmp_path / "base", tmp_path / "new", page)
     info = open_page(page, tmp_path, tmp_path / "compare.png")
     _assert_clean(info)
-    assert info["figures"] == 1 and info["images"] == 0
+    # the conclusion's per-class figure first, then the per-backend strip plot
+    assert info["figures"] == 2 and info["images"] == 0
 
 
 @pytest.mark.skipif(not (H100 / "timings.csv").exists(), reason="no H100 evidence")
