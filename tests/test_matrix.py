@@ -84,10 +84,27 @@ def test_the_seeds_claims_get_a_verdict(tmp_path: Path) -> None:
     assert speed in {"holds", "does not hold", "partly"}
 
 
-def test_the_summary_opens_on_the_matrix(tmp_path: Path) -> None:
-    md = render_markdown(_inputs(write_set(tmp_path)))
-    assert md.index("## Which framework?") < md.index("## Summary")
-    assert "### Claims of the source documents, checked" in md
+def test_the_summary_opens_on_the_answer(tmp_path: Path) -> None:
+    """summary.md in the page's order: the machine, the recommendations, the figure, the
+    compact matrix; then the full sentences, the full matrix and the claims."""
+    inputs = _inputs(write_set(tmp_path))
+    md = render_markdown(inputs, "summary_figures/fig-001.png")
+    lines = md.splitlines()
+    assert lines[0].startswith("# ") and "Test GPU" in lines[0]
+    assert lines[2].startswith("**GPU** 1 × Test GPU") and "**CPU**" in lines[2]
+    assert "**frameworks**" in lines[2] and "**commit** abc123" in lines[2]
+    first_rec = next(i for i, x in enumerate(lines) if x.startswith("- "))
+    figure = next(i for i, x in enumerate(lines) if x.startswith("![")
+                  and x.endswith("(summary_figures/fig-001.png)"))
+    compact = next(i for i, x in enumerate(lines) if x.startswith("| framework | "))
+    assert 2 < lines.index("## Which framework?") < first_rec < figure < compact
+    assert md.index("| framework | ") < md.index("### The recommendations in full") < md.index(
+        "### The full matrix") < md.index("### Claims from the workshop book and two guides, "
+                                          "checked") < md.index("## Summary")
+    # the compact matrix: at most eight columns, units in the headers
+    header = lines[compact].strip("|").split(" | ")
+    assert len(header) <= 8 and "elementwise, × NumPy" in header[1]
+    assert "seed" not in md.lower()
 
 
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:
