@@ -307,23 +307,17 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
     measured_by = sorted(set(lines.loc[lines["transfers"] & lines["measured"], "backend"]))
     how = []
     if measured_by:
-        how.append(f"measured ({', '.join(measured_by)}: its +transfers implementation, "
-                   "copies in and out of the host included)")
+        how.append(f"measured for {', '.join(measured_by)} (its +transfers implementation)")
     if estimated:
-        how.append(f"estimated ({', '.join(estimated)}: the device-resident time plus the "
-                   f"bytes over the probe's {link_gbps:,.0f} GB/s pageable host-to-device "
-                   "bandwidth)")
+        how.append(f"estimated for {', '.join(estimated)} (the device time plus the bytes "
+                   f"over the probe's {link_gbps:,.0f} GB/s pageable host-to-device copy)")
     finite = cross[np.isfinite(cross["size"]) & ~cross["transfers"]]
-    caption = (f"{k} · {var} · {d}: the memory-bound case the most GPU frameworks "
-               f"measured at the most sizes ({lines['size_key'].nunique()}, "
-               f"{int(lines['size_key'].min()):,}–{int(lines['size_key'].max()):,} "
-               "elements), with NumPy beside each. Each framework's fastest implementation "
-               "per size, on the caller's clock (pipelined calls and a device-wide wait; "
-               "NumPy: wall time), as speedup over NumPy's fastest. Solid: data on the "
-               "device. Dashed: host transfers included, "
-               + "; ".join(how) + ". Markers on the 1× line: where each framework starts "
-               "to win for good (the crossover section's rule). One case, not the class: "
-               "the recommendations give the class's median and range over all its cases."
+    caption = (f"{k} {var} {d}, the memory-bound case the most GPU frameworks measured at "
+               f"the most sizes ({int(lines['size_key'].min()):,}–"
+               f"{int(lines['size_key'].max()):,} elements): each framework's fastest "
+               "implementation per size, caller's clock (NumPy: wall time). Solid: data on "
+               "the device; dashed: host transfers included, " + "; ".join(how) + ". "
+               "✕: the crossover, where the GPU starts to win for good."
                + _against_class(case, cross, matrix))
     alt = (f"Log-log plot of speedup over NumPy against problem size for {k} {var} {d}, "
            f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
@@ -351,9 +345,9 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
         return ""
     x = float(mine["size"].iloc[0])
     here = f"≈ {verdicts.sig2(x)}" if math.isfinite(x) else "never"
-    return (f" For {w.backend} this case crosses at {here} elements; the recommendation's "
-            f"≈ {verdicts.sig2(c.median)} is the median over the {cls} class's {c.n} "
-            f"cases ({c.text()}).")
+    return (f" One case, not the class: {w.backend} crosses here at {here} elements; "
+            f"the recommendation's ≈ {verdicts.sig2(c.median)} is the median over the {cls} "
+            f"class's {c.n} cases ({c.text()}).")
 
 
 def _label(backend: str, transfers: bool, measured: bool) -> str:

@@ -342,21 +342,37 @@ class Matrix:
                 continue
             headers, rows = ["framework-device"], [[b] for b in self.backends]
             cases: set[str] = set()
+            wheres: dict[str, str] = {}
             for a in kept:
                 headers.append(f"{a} (× NumPy)" if a.startswith("speedup: ") else a)
                 for row, b in zip(rows, self.backends, strict=True):
                     text = self.cells[(b, a)].text
                     if a.startswith("speedup: "):
+                        band, sizes = self._where(a[len("speedup: "):])
+                        if band:
+                            where = f"{band}: {sizes}"
+                            text = text.replace(f"; {where})", ")").replace(
+                                f" ({where})", "")
+                            wheres[a] = f"{band} sizes, compared at {sizes}"
                         text = text.replace("×", "")
                     elif a == "CPU/GPU crossover" and " (elementwise class: " in text:
                         text, _, named = text.partition(" (elementwise class: ")
                         cases.add(named.removesuffix(")"))
                     row.append(text)
+            for a, where in wheres.items():
+                notes.append(f"{a}: {where}")
             for named in sorted(cases):
                 notes.append(f"CPU/GPU crossover: median over the elementwise class's "
                              f"cases ({named})")
             out.append((title, text_table(headers, rows), notes))
         return out
+
+    def _where(self, cls: str) -> tuple[str, str]:
+        """The band and sizes a class's speedup cells stand on ("large", "vector_add at
+        16,777,216"), as :func:`speedup_cell` writes them; empty without a verdict."""
+        per = self.verdicts.get(cls, {})
+        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+        return (band, per[band].sizes_text()) if band else ("", "")
 
     def sources(self, df: pd.DataFrame) -> pd.DataFrame | None:
         """Every cell's rows of timings.csv, by key: where each number comes from."""
