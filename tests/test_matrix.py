@@ -1,5 +1,5 @@
-"""'Which framework?': the measured matrix, its sentences, the seeds' claims, energy cells,
-and the side-by-side comparison of two machines, on synthetic CPU-made result sets."""
+"""'Which framework?': the measured matrix, its sentences, the source documents' claims,
+energy cells and the side-by-side comparison of two machines, on synthetic CPU-made result sets."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_energy_cells_and_their_fallback(tmp_path: Path) -> None:
     assert torch.text == "not measured: NVML energy counter unreadable: no driver"
 
 
-def test_the_seeds_claims_get_a_verdict(tmp_path: Path) -> None:
+def test_the_source_documents_claims_get_a_verdict(tmp_path: Path) -> None:
     m = _inputs(write_set(tmp_path)).choice[0]
     table = matrix.claims(m)
     verdicts = {r[0]: r[2] for r in table.itertuples(index=False)}

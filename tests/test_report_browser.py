@@ -322,9 +322,8 @@ FIRST_SCREEN = """(async () => {
     legend: plot ? [...plot.querySelectorAll("g.legend text.legendtext")].map(
       t => t.textContent) : [],
     compact: box(document.getElementById("matrix")),
-    compactCols: (() => { const h = document.getElementById("matrix");
-      const t = h && h.nextElementSibling; return t && t.tagName === "TABLE" ?
-      t.rows[0].cells.length : 0; })(),
+    compactCols: (() => { const t = document.querySelector("#matrix + .compact table");
+      return t ? t.rows[0].cells.length : 0; })(),
     methodOpen: method ? method.open : null,
     navShown: (() => { const n = document.querySelector("nav"); return !!n &&
       n.checkVisibility() && n.getBoundingClientRect().height > 0; })(),

@@ -51,7 +51,7 @@ align-items:start}.answer h2{margin-top:.4em}
 .answer ul.recommendations li{margin:.15em 0;font-size:.93em}.answer p.note{font-size:.85em}
 figure.overview{margin:0}figure.overview .plot{margin:0}
 figure.overview figcaption{font-size:.8em;line-height:1.3}
-.rows table{font-size:.8em}
+.rows table{font-size:.8em}.compact td{white-space:nowrap}.compact table{margin-top:.3em}
 @media (max-width:900px){.answer{grid-template-columns:1fr}}
 h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em;display:block;

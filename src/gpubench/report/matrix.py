@@ -588,7 +588,7 @@ class Which:
 
     table: pd.DataFrame | None
     lines: list[str]
-    seed: pd.DataFrame | None
+    claims: pd.DataFrame | None
     sources: pd.DataFrame | None
     short: list[str] = field(default_factory=list)
     compact: pd.DataFrame | None = None
@@ -597,7 +597,7 @@ class Which:
     overview: Any = None
 
 
-def section(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
             df: pd.DataFrame | None = None, overview: Any = None) -> Which:
     """The section's data; ``df`` (the prepared frame) gives the rows behind each cell;
     ``overview`` is the first screen's figure (:func:`.headline.overview`)."""
@@ -606,23 +606,23 @@ def section(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
     table = matrix.table()
     sources = matrix.sources(df) if table is not None and df is not None else None
     compact, notes = headline.compact(matrix)
-    return Which(table, lines, seed, sources, headline.short_lines(matrix), compact, notes,
+    return Which(table, lines, claims, sources, headline.short_lines(matrix), compact, notes,
                  matrix.tables(), overview)
 
 
-def render_html(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+def render_html(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
                 df: pd.DataFrame, overview: Any = None, figure: Any = None) -> str:
     """The section as HTML (``matrix.html.j2``; empty without a backend); ``figure``
     queues the overview's figure on the page (:func:`.sections.figure_drawer`)."""
-    return render.render_html("matrix.html.j2", s=section(matrix, lines, seed, df, overview),
+    return render.render_html("matrix.html.j2", s=section(matrix, lines, claims, df, overview),
                               figure=figure)
 
 
-def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
+def render_markdown(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
                     overview: Any = None, overview_png: str | None = None) -> str:
     """The section as Markdown (``matrix.md.j2``; empty without a backend), the
     overview's PNG linked from ``overview_png`` (relative to summary.md)."""
-    return render.render_md("matrix.md.j2", s=section(matrix, lines, seed, None, overview),
+    return render.render_md("matrix.md.j2", s=section(matrix, lines, claims, None, overview),
                             png=overview_png)
 
 

@@ -272,7 +272,7 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
                "y1": 1, "line": {"color": "black", "width": 1}}]
     if seed_line:
         fin = speed[np.isfinite(speed) & (speed > 0)]
-        data.append({"type": "scatter", "mode": "lines", "name": "seeds' 10,000 elements",
+        data.append({"type": "scatter", "mode": "lines", "name": "workshop book: 10,000 elements",
                      "x": [SEED_CROSSOVER, SEED_CROSSOVER],
                      "y": [num(fin.min()), num(fin.max())],
                      "line": {"color": "grey", "dash": "dot", "width": 1.4},

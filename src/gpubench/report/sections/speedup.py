@@ -78,7 +78,7 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str, seed_line:
     ax.axhline(1.0, color="black", linewidth=0.8)
     if seed_line:
         ax.axvline(SEED_CROSSOVER, color="grey", linestyle=":", linewidth=1.2,
-                   label="seeds' 10,000 elements")
+                   label="workshop book: 10,000 elements")
     figures.log_scale(ax, "x", rows["size_key"].to_numpy(float))
     figures.log_scale(ax, "y", np.r_[rows["speedup"].to_numpy(float), 1.0])
     figures.size_limits(ax, rows["size_key"].to_numpy(float))
