@@ -107,6 +107,39 @@ def test_the_summary_opens_on_the_answer(tmp_path: Path) -> None:
     assert "seed" not in md.lower()
 
 
+def test_the_full_matrix_fits_in_tables_and_says_a_shared_reason_once(tmp_path: Path) -> None:
+    m = _inputs(write_set(tmp_path)).choice[0]
+    tables = m.tables()
+    assert [t for t, _f, _n in tables] == ["Speedup over NumPy", "Costs", "Crossover, "
+                                           "scaling, autodiff, correctness"]
+    aspects = {h for _t, f, _n in tables if f is not None for h in f.columns}
+    notes = [n for _t, _f, ns in tables for n in ns]
+    # no MPI file: one note instead of a column that says so in every row
+    assert not any(h.startswith("multi-GPU") for h in aspects)
+    assert "multi-GPU / ranks: not measured: MPI was not run (every framework)" in notes
+    for _t, f, _n in tables:
+        if f is not None:
+            assert len(f.columns) <= 9
+            assert not any("MPI was not run" in c for c in f.to_numpy().ravel())
+    # speedups: the unit in the header, the band named once below
+    speed = tables[0][1]
+    assert "speedup: elementwise (× NumPy)" in speed.columns
+    assert not any("×" in c for c in speed.to_numpy().ravel())
+    assert any(n.startswith("speedup: elementwise: medium sizes, compared at vector_add at ")
+               for n in notes), notes
+    # no GPU framework measured a reduction: no column, one note
+    assert "speedup: reductions (× NumPy)" not in speed.columns
+    assert ("speedup: reductions: not measured: no ok reduction rows with a NumPy baseline "
+            "(every framework but the NumPy baseline)") in notes
+    # a reason shared by some frameworks (not all) is one note naming them
+    cells = {(b, a): matrix.Cell("not measured: no rows") for b in ("x-gpu", "y-gpu")
+             for a in matrix.ASPECTS}
+    cells.update({("z-gpu", a): matrix.Cell("3 s") for a in matrix.ASPECTS})
+    costs = matrix.Matrix(["x-gpu", "y-gpu", "z-gpu"], cells).tables()[1]
+    assert costs[1]["call overhead"].tolist() == ["not measured (see below)"] * 2 + ["3 s"]
+    assert "call overhead: not measured: no rows (x-gpu, y-gpu)" in costs[2]
+
+
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:
     base = write_set(tmp_path / "base")
     new = write_set(tmp_path / "new")

@@ -185,7 +185,8 @@ def caller_clock_notes(df: pd.DataFrame) -> list[str]:
     gpu = df[(df["device"] == "gpu") & (df["status"] == "ok") & (df["mode"] == "hot")]
     blind = gpu[~(gpu["caller_s"] > 0)]
     if len(blind):
-        out.append(f"{len(blind)} ok GPU row(s) have no caller's clock (a timings file of "
+        out.append(f"{len(blind)} ok GPU row(s) ({headline.name_rows(blind)}) have no "
+                   "caller's clock (a timings file of "
                    "schema 1, or caller_clocks off): they are shown on the device clock and "
                    "take no part in the verdicts, which rank what a caller waits for. Device "
                    "time leaves out the dispatch and the wait, so it would make small sizes "

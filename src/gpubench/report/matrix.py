@@ -331,10 +331,15 @@ class Matrix:
             notes: list[str] = []
             kept = []
             for a in aspects:
-                texts = {self.cells[(b, a)].text for b in self.backends}
-                if len(self.backends) > 1 and len(texts) == 1 and \
+                # the baseline's "1×" says nothing about whether the others measured it
+                who = [b for b in self.backends if not (a.startswith("speedup: ") and
+                                                        b.startswith(f"{BASELINE_FRAMEWORK}-"))]
+                texts = {self.cells[(b, a)].text for b in who}
+                if len(who) > 1 and len(texts) == 1 and \
                         next(iter(texts)).startswith(NOT_MEASURED):
-                    notes.append(f"{a}: {next(iter(texts))} (every framework)")
+                    every = ("every framework" if len(who) == len(self.backends) else
+                             "every framework but the NumPy baseline")
+                    notes.append(f"{a}: {next(iter(texts))} ({every})")
                 else:
                     kept.append(a)
             if not kept:
@@ -345,8 +350,19 @@ class Matrix:
             wheres: dict[str, str] = {}
             for a in kept:
                 headers.append(f"{a} (× NumPy)" if a.startswith("speedup: ") else a)
+                # a reason several frameworks share is said once, below the table
+                count: dict[str, list[str]] = {}
+                for b in self.backends:
+                    count.setdefault(self.cells[(b, a)].text, []).append(b)
+                shared = {t: bs for t, bs in count.items()
+                          if len(bs) > 1 and t.startswith(f"{NOT_MEASURED}: ")}
+                for t, bs in shared.items():
+                    notes.append(f"{a}: {t} ({', '.join(bs)})")
                 for row, b in zip(rows, self.backends, strict=True):
                     text = self.cells[(b, a)].text
+                    if text in shared:
+                        row.append(f"{NOT_MEASURED} (see below)")
+                        continue
                     if a.startswith("speedup: "):
                         band, sizes = self._where(a[len("speedup: "):])
                         if band:
