@@ -140,6 +140,25 @@ def test_the_full_matrix_fits_in_tables_and_says_a_shared_reason_once(tmp_path: 
     assert "call overhead: not measured: no rows (x-gpu, y-gpu)" in costs[2]
 
 
+def test_numpy_is_not_charged_for_another_frameworks_first_call(tmp_path: Path) -> None:
+    """An interop row's first call starts a second framework (PyTorch's import, 3.63 s on
+    the H100): neither the matrix cell nor the compact matrix counts it as NumPy's."""
+    paths = write_set(tmp_path)
+    t = pd.read_csv(paths["timings"], dtype={"energy_meter": object, "energy_reason": object})
+    numpy_row = t[t["backend"] == "numpy-cpu"].iloc[[0]].copy()
+    numpy_row["kernel"], numpy_row["implementation"] = "interop", "from_torch"
+    numpy_row["variant"], numpy_row["first_call_s"] = "dlpack", 3.63
+    pd.concat([t, numpy_row]).to_csv(paths["timings"], index=False)
+    inputs = load_inputs(paths["timings"], paths["env"])
+    m = inputs.choice[0]
+    assert (inputs.df["kernel"] == "interop").any()
+    cell = m.cells[("numpy-cpu", "first call, JIT")]
+    assert "interop" not in cell.text and "3.63 s" not in cell.text and cell.value < 0.1
+    compact = render_markdown(inputs)
+    row = next(x for x in compact.splitlines() if x.startswith("| numpy-cpu | 1 (baseline)"))
+    assert row.rstrip(" |").split(" | ")[-1] == f"{cell.value * 1e3:.3g}"
+
+
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:
     base = write_set(tmp_path / "base")
     new = write_set(tmp_path / "new")
