@@ -57,6 +57,13 @@ class Machine:
     #: the GPU models and counts alone, for the title
     gpu_name: str = ""
 
+    @property
+    def title(self) -> str:
+        """What the page is about: the GPUs, or the CPU where no GPU is known."""
+        if self.gpu_name and self.gpu_name not in (UNKNOWN, "no GPU"):
+            return self.gpu_name
+        return f"{self.cpu} (no GPU)" if self.gpu_name == "no GPU" else "an unknown machine"
+
     def parts(self) -> list[tuple[str, str]]:
         return [("GPU", self.gpu), ("CPU", self.cpu), ("frameworks", self.versions),
                 ("measured", self.measured), ("commit", self.commits), ("host", self.host)]
