@@ -159,6 +159,22 @@ def test_numpy_is_not_charged_for_another_frameworks_first_call(tmp_path: Path) 
     assert row.rstrip(" |").split(" | ")[-1] == f"{cell.value * 1e3:.3g}"
 
 
+def test_each_recommendation_in_one_line(tmp_path: Path) -> None:
+    from gpubench.report import headline
+
+    m, lines, _claims = _inputs(write_set(tmp_path)).choice
+    short = headline.short_lines(m)
+    assert len(short) == len(lines) >= 2
+    for s, full in zip(short, lines, strict=True):
+        assert s.split(" (")[0] == full.split(",")[0] and s.endswith(".")
+        assert len(s) < len(full)
+    elementwise = next(s for s in short if s.startswith("Elementwise"))
+    # the fixture's CuPy wins the class; its crossover, with transfers never reached
+    assert "cupy-gpu, 83.9× NumPy's speed" in elementwise
+    assert "NumPy below ≈ 6,100 elements" in elementwise
+    assert "with host transfers NumPy stays ahead at every size in 2 of 2 cases" in elementwise
+
+
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:
     base = write_set(tmp_path / "base")
     new = write_set(tmp_path / "new")

@@ -187,15 +187,18 @@ def short_line(v: verdicts.ClassVerdict,
         if t.either:
             text += f"; {r.backend} within ±{stats.MIN_EFFECT:.0%} ({_x(r.median)})"
         else:
-            text += (f"; ahead of {r.backend} ({_x(r.median)}) surely in {t.faster} of "
-                     f"{t.n} cases")
+            counts = [(t.faster, "surely faster"), (t.same, f"within ±{stats.MIN_EFFECT:.0%}"),
+                      (t.unresolved, "unresolved"), (t.slower, "slower")]
+            said = ", ".join(f"{what} in {n}" for n, what in counts if n)
+            text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
     c = cross.get((w.backend, v.cls))
     if v.cls == "elementwise" and c is not None and c.n and math.isfinite(c.median):
         text += f"; NumPy below ≈ {verdicts.sig2(c.median)} elements"
         if c.t_n:
             text += (f", below ≈ {verdicts.sig2(c.t_median)} with host transfers"
                      if math.isfinite(c.t_median) else
-                     ", and always with host transfers in most cases")
+                     f"; with host transfers NumPy stays ahead at every size in {c.t_never} "
+                     f"of {c.t_n} cases")
     return text + "."
 
 
