@@ -85,10 +85,95 @@ def test_the_sources_claims_get_a_verdict(tmp_path: Path) -> None:
     assert speed in {"holds", "does not hold", "partly"}
 
 
-def test_the_summary_opens_on_the_matrix(tmp_path: Path) -> None:
-    md = render_markdown(_inputs(write_set(tmp_path)))
-    assert md.index("## Which framework?") < md.index("## Summary")
-    assert "### Claims of the source documents, checked" in md
+def test_the_summary_opens_on_the_answer(tmp_path: Path) -> None:
+    """summary.md in the page's order: the machine, the recommendations, the figure, the
+    compact matrix; then the full sentences, the full matrix and the claims."""
+    inputs = _inputs(write_set(tmp_path))
+    md = render_markdown(inputs, "summary_figures/fig-001.png")
+    lines = md.splitlines()
+    assert lines[0].startswith("# ") and "Test GPU" in lines[0]
+    assert lines[2].startswith("**GPU** 1 × Test GPU") and "**CPU**" in lines[2]
+    assert "**frameworks**" in lines[2] and "**commit** abc123" in lines[2]
+    first_rec = next(i for i, x in enumerate(lines) if x.startswith("- "))
+    figure = next(i for i, x in enumerate(lines) if x.startswith("![")
+                  and x.endswith("(summary_figures/fig-001.png)"))
+    compact = next(i for i, x in enumerate(lines) if x.startswith("| framework | "))
+    assert 2 < lines.index("## Which framework?") < first_rec < figure < compact
+    assert md.index("| framework | ") < md.index("### The recommendations in full") < md.index(
+        "### The full matrix") < md.index("### Claims from the workshop book and two guides, "
+                                          "checked") < md.index("## Summary")
+    # the compact matrix: at most eight columns, units in the headers
+    header = lines[compact].strip("|").split(" | ")
+    assert len(header) <= 8 and "elementwise, × NumPy" in header[1]
+    assert "seed" not in md.lower()
+
+
+def test_the_full_matrix_fits_in_tables_and_says_a_shared_reason_once(tmp_path: Path) -> None:
+    m = _inputs(write_set(tmp_path)).choice[0]
+    tables = m.tables()
+    assert [t for t, _f, _n in tables] == ["Speedup over NumPy", "Costs", "Crossover, "
+                                           "scaling, autodiff, correctness"]
+    aspects = {h for _t, f, _n in tables if f is not None for h in f.columns}
+    notes = [n for _t, _f, ns in tables for n in ns]
+    # no MPI file: one note instead of a column that says so in every row
+    assert not any(h.startswith("multi-GPU") for h in aspects)
+    assert "multi-GPU / ranks: not measured: MPI was not run (every framework)" in notes
+    for _t, f, _n in tables:
+        if f is not None:
+            assert len(f.columns) <= 9
+            assert not any("MPI was not run" in c for c in f.to_numpy().ravel())
+    # speedups: the unit in the header, the band named once below
+    speed = tables[0][1]
+    assert "speedup: elementwise (× NumPy)" in speed.columns
+    assert not any("×" in c for c in speed.to_numpy().ravel())
+    assert any(n.startswith("speedup: elementwise: medium sizes, compared at vector_add at ")
+               for n in notes), notes
+    # no GPU framework measured a reduction: no column, one note
+    assert "speedup: reductions (× NumPy)" not in speed.columns
+    assert ("speedup: reductions: not measured: no ok reduction rows with a NumPy baseline "
+            "(every framework but the NumPy baseline)") in notes
+    # a reason shared by some frameworks (not all) is one note naming them
+    cells = {(b, a): matrix.Cell("not measured: no rows") for b in ("x-gpu", "y-gpu")
+             for a in matrix.ASPECTS}
+    cells.update({("z-gpu", a): matrix.Cell("3 s") for a in matrix.ASPECTS})
+    costs = matrix.Matrix(["x-gpu", "y-gpu", "z-gpu"], cells).tables()[1]
+    assert costs[1]["call overhead"].tolist() == ["not measured (see below)"] * 2 + ["3 s"]
+    assert "call overhead: not measured: no rows (x-gpu, y-gpu)" in costs[2]
+
+
+def test_numpy_is_not_charged_for_another_frameworks_first_call(tmp_path: Path) -> None:
+    """An interop row's first call starts a second framework (PyTorch's import, 3.63 s on
+    the H100): neither the matrix cell nor the compact matrix counts it as NumPy's."""
+    paths = write_set(tmp_path)
+    t = pd.read_csv(paths["timings"], dtype={"energy_meter": object, "energy_reason": object})
+    numpy_row = t[t["backend"] == "numpy-cpu"].iloc[[0]].copy()
+    numpy_row["kernel"], numpy_row["implementation"] = "interop", "from_torch"
+    numpy_row["variant"], numpy_row["first_call_s"] = "dlpack", 3.63
+    pd.concat([t, numpy_row]).to_csv(paths["timings"], index=False)
+    inputs = load_inputs(paths["timings"], paths["env"])
+    m = inputs.choice[0]
+    assert (inputs.df["kernel"] == "interop").any()
+    cell = m.cells[("numpy-cpu", "first call, JIT")]
+    assert "interop" not in cell.text and "3.63 s" not in cell.text and cell.value < 0.1
+    compact = render_markdown(inputs)
+    row = next(x for x in compact.splitlines() if x.startswith("| numpy-cpu | 1 (baseline)"))
+    assert row.rstrip(" |").split(" | ")[-1] == f"{cell.value * 1e3:.3g}"
+
+
+def test_each_recommendation_in_one_line(tmp_path: Path) -> None:
+    from gpubench.report import headline
+
+    m, lines, _claims = _inputs(write_set(tmp_path)).choice
+    short = headline.short_lines(m)
+    assert len(short) == len(lines) >= 2
+    for s, full in zip(short, lines, strict=True):
+        assert s.split(" (")[0] == full.split(",")[0] and s.endswith(".")
+        assert len(s) < len(full)
+    elementwise = next(s for s in short if s.startswith("Elementwise"))
+    # the fixture's CuPy wins the class; its crossover, with transfers never reached
+    assert "cupy-gpu, 83.9× NumPy's speed" in elementwise
+    assert "NumPy below ≈ 6,100 elements" in elementwise
+    assert "with host transfers NumPy stays ahead at every size in 2 of 2 cases" in elementwise
 
 
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:

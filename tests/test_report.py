@@ -250,3 +250,36 @@ def test_thousands_of_rows_are_quick(tmp_path: Path) -> None:
     page, _ = build(tmp_path, rows)
     assert time.perf_counter() - t0 < 30
     assert page.count('<div class="plot scaling"') == 8
+
+
+def test_the_header_names_the_machine() -> None:
+    """Issue 25 item 1: GPU model and count, CPU and cores, each framework's own version,
+    the date and the commits, from the probe's record and the rows' provenance."""
+    from gpubench.report import headline
+    from gpubench.report.base import Environment
+
+    gpu = {"name": "NVIDIA H100 80GB HBM3", "memory_bytes": 80 * 2**30,
+           "driver_version": "580.1", "cuda_driver_version": 13000}
+    env = Environment({"gpus": [dict(gpu, index=0), dict(gpu, index=1)], "host": "vm",
+                       "cpu_model": "Xeon", "cpu_cores": 16, "memory_bytes": 2**37}, "e")
+    df = pd.DataFrame({
+        "framework": ["numpy", "cupy", "cuda_python", "numba", "torch"],
+        "backend": ["numpy-cpu", "cupy-gpu", "cuda_python-gpu", "numba-gpu", "torch-gpu"],
+        "device": ["cpu", "gpu", "gpu", "gpu", "gpu"], "device_name": ["Xeon"] + ["H100"] * 4,
+        "framework_version": ["numpy=2.5.2", "cuda_runtime=13020;cupy=14.2.0",
+                              "cuda-bindings=13.3.1;cuda-core=1.2.0;cuda_driver=13.0",
+                              "numba=0.68.0;numba-cuda=0.30.4;numpy=2.5.2",
+                              "cuda=13.0;torch=2.11.0+cu130"],
+        "git_commit": ["51cb017", "4cf2783", "4cf2783", "4cf2783", "4cf2783"],
+        "timestamp": ["2026-11-25T15:43:52Z"] * 4 + ["2026-11-26T00:10:00Z"]})
+    m = headline.machine(env, df)
+    assert m.title == m.gpu_name == "2 × NVIDIA H100 80GB HBM3"
+    assert m.gpu == "2 × NVIDIA H100 80GB HBM3 (80.0 GiB, driver 580.1, CUDA 13.0)"
+    assert m.cpu == "Xeon, 16 cores, 128.0 GiB RAM"
+    assert m.versions == ("NumPy 2.5.2, CuPy 14.2.0, CUDA Python 13.3.1 (cuda-core 1.2.0), "
+                          "Numba 0.68.0 (numba-cuda 0.30.4), PyTorch 2.11.0+cu130")
+    assert m.measured == "2026-11-25–2026-11-26"
+    assert m.commits == ("4cf2783 (cuda_python-gpu, cupy-gpu, numba-gpu, torch-gpu), "
+                         "51cb017 (numpy-cpu)")
+    assert [k for k, _ in m.parts()] == ["GPU", "CPU", "frameworks", "measured", "commit",
+                                         "host"]

@@ -281,3 +281,150 @@ def test_full_h100_page_is_small_and_opens_fast(tmp_path: Path) -> None:
     assert sorted((tmp_path / "summary_figures").glob("fig-*.png")).__len__() == n_specs
     assert size < MAX_PAGE_BYTES
     assert open_s < MAX_OPEN_S
+
+
+VERDICTS_H100 = ROOT / "evidence" / "verdicts" / "h100"
+#: the first screen the issue asks about: a laptop-sized window
+VIEWPORT = (1400, 900)
+
+#: positions (CSS px, relative to the first viewport) and texts of what the first
+#: screen must show, and every table's width once all folds are open
+FIRST_SCREEN = """(async () => {
+  while (document.readyState !== "complete") await new Promise(r => setTimeout(r, 10));
+  if (window.gpubenchFirstScreen) await Promise.race([window.gpubenchFirstScreen,
+                                                      new Promise(r => setTimeout(r, 90000))]);
+  const box = e => { if (!e) return null; const b = e.getBoundingClientRect();
+                     return {left: b.left, top: b.top, right: b.right, bottom: b.bottom}; };
+  const textBox = (root, needle) => {
+    if (!root) return null;
+    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const i = n.data.indexOf(needle);
+      if (i >= 0) { const r = document.createRange(); r.setStart(n, i);
+                    r.setEnd(n, i + needle.length); return box(r); }
+    }
+    return null;
+  };
+  const header = document.querySelector("header.machine");
+  const rec = document.querySelector("ul.recommendations li");
+  const plot = document.querySelector("figure.overview div.plot");
+  // Plotly's drawing area: the rectangle the axes enclose
+  const area = plot && plot.querySelector(".cartesianlayer .bg, .draglayer .nsewdrag");
+  const method = document.querySelector("details.method");
+  const out = {
+    header: box(header), headerText: header ? header.innerText : "",
+    gpu: textBox(header && header.querySelector(".machine-line"), "NVIDIA H100"),
+    rec: box(rec), recText: rec ? rec.innerText : "",
+    recs: document.querySelectorAll("ul.recommendations li").length,
+    plot: box(plot), area: box(area),
+    traces: plot ? plot.querySelectorAll("g.trace").length : 0,
+    dashed: plot ? [...plot.querySelectorAll("g.trace path.js-line")].filter(
+      p => (p.style.strokeDasharray || "none") !== "none").length : 0,
+    legend: plot ? [...plot.querySelectorAll("g.legend text.legendtext")].map(
+      t => t.textContent) : [],
+    compact: box(document.getElementById("matrix")),
+    compactCols: (() => { const t = document.querySelector("#matrix + .compact table");
+      return t ? t.rows[0].cells.length : 0; })(),
+    methodOpen: method ? method.open : null,
+    navShown: (() => { const n = document.querySelector("nav"); return !!n &&
+      n.checkVisibility() && n.getBoundingClientRect().height > 0; })(),
+    alerts: [...document.querySelectorAll("div.alert")].map(a => a.innerText),
+    pageWidth: document.documentElement.scrollWidth,
+  };
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  document.querySelectorAll("table").forEach(t => { t.style.contentVisibility = "visible"; });
+  await new Promise(r => setTimeout(r, 100));
+  out.wide = [...document.querySelectorAll("table")].filter(
+    t => t.scrollWidth > t.clientWidth + 1).map(t => t.rows[0].innerText.slice(0, 80));
+  out.tables = document.querySelectorAll("table").length;
+  out.openWidth = document.documentElement.scrollWidth;
+  return out;
+})()"""
+
+
+def first_screen(page: Path, tmp: Path, shot: Path | None = None) -> dict[str, Any]:
+    """Open ``page`` at :data:`VIEWPORT`, wait for the first screen's figures, read
+    :data:`FIRST_SCREEN` and (first) screenshot the first viewport to ``shot``."""
+    width, height = VIEWPORT
+    with DevTools(_browser(), tmp / "profile-first") as dev:
+        target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = dev.send("Target.attachToTarget", {"targetId": target,
+                                                     "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            dev.send(f"{domain}.enable", session=session)
+        dev.send("Emulation.setDeviceMetricsOverride", {
+            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            session)
+        dev.send("Page.navigate", {"url": page.as_uri()}, session)
+        dev.wait_for("Page.loadEventFired")
+        ready = ("(async () => { while (document.readyState !== 'complete') await new "
+                 "Promise(r => setTimeout(r, 10)); if (window.gpubenchFirstScreen) await "
+                 "window.gpubenchFirstScreen; return true; })()")
+        dev.send("Runtime.evaluate", {"expression": ready, "awaitPromise": True}, session)
+        if shot is not None:
+            data = dev.send("Page.captureScreenshot", {"format": "png", "clip": {
+                "x": 0, "y": 0, "width": width, "height": height, "scale": 1}},
+                session)["data"]
+            shot.write_bytes(base64.b64decode(data))
+        info = dev.send("Runtime.evaluate", {"expression": FIRST_SCREEN, "awaitPromise": True,
+                                             "returnByValue": True}, session)
+        out = info["result"]["value"]
+        out["problems"] = dev.problems()
+    return out
+
+
+def _inside(box: dict[str, float] | None) -> bool:
+    width, height = VIEWPORT
+    return bool(box) and box["left"] >= 0 and box["top"] >= 0 and (
+        box["right"] <= width and box["bottom"] <= height and box["right"] > box["left"]
+        and box["bottom"] > box["top"])
+
+
+@pytest.mark.skipif(not (VERDICTS_H100 / "timings.csv").exists(), reason="no H100 evidence")
+def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
+    """Issue 25: at 1400×900, without scrolling, the H100 page shows in this order the
+    machine (its GPU named), the first recommendation and the overview figure's drawing
+    area, with the compact matrix starting below them; the method is one click away, the
+    banners name what they warn about, and no table is wider than the page, folds open.
+    $GPUBENCH_FIRST_VIEWPORT_PNG, when set, receives the screenshot of that viewport."""
+    _browser()
+    page = tmp_path / "index.html"
+    build_report(VERDICTS_H100 / "timings.csv", VERDICTS_H100 / "host.json", page,
+                 tmp_path / "summary.md", samples_csv=VERDICTS_H100 / "samples.csv.gz",
+                 locks=sorted((VERDICTS_H100 / "raw").glob("*.lock.txt")))
+    shot = Path(os.environ.get("GPUBENCH_FIRST_VIEWPORT_PNG") or tmp_path / "first.png")
+    info = first_screen(page, tmp_path, shot)
+    assert info["problems"] == [], info["problems"]
+    # the machine, named before anything else
+    assert _inside(info["header"]) and info["header"]["top"] < 60, info["header"]
+    assert _inside(info["gpu"]), info
+    for part in ("1 × NVIDIA H100 80GB HBM3", "Intel(R) Xeon(R) Processor, 16 cores",
+                 "NumPy 2.5.2", "CuPy 14.2.0", "JAX 0.11.2", "PyTorch 2.11.0", "Numba 0.68.0",
+                 "CUDA Python 13.3.1", "2026-11-25", "4cf2783", "51cb017"):
+        assert part in info["headerText"], part
+    # the answer: the first recommendation, then the figure, both in the first viewport
+    assert _inside(info["rec"]) and info["rec"]["top"] > info["header"]["bottom"], info
+    assert info["recText"].startswith("Elementwise") and "cupy-gpu" in info["recText"]
+    assert "1,600 elements" in info["recText"] and "310,000 with host transfers" in (
+        info["recText"])
+    assert info["recs"] >= 4
+    assert _inside(info["plot"]) and _inside(info["area"]), info
+    assert info["area"]["top"] > info["header"]["bottom"]
+    assert info["area"]["left"] >= info["rec"]["right"] or (
+        info["area"]["top"] >= info["rec"]["bottom"]), (info["rec"], info["area"])
+    # one line per GPU framework on the device and one with transfers, crossovers marked
+    assert info["dashed"] >= 5 and info["traces"] >= 10 + 1, info
+    assert sum(t.endswith("on the device") for t in info["legend"]) == 5, info["legend"]
+    assert sum("+ transfers, measured" in t for t in info["legend"]) == 1, info["legend"]
+    # the compact matrix follows, at most eight columns; the method is folded
+    assert info["compact"]["top"] > info["area"]["bottom"] and info["compact"]["top"] < 900
+    assert 2 <= info["compactCols"] <= 8, info["compactCols"]
+    assert info["methodOpen"] is False and not info["navShown"]
+    # banners name what they warn about
+    wrong = next(a for a in info["alerts"] if "wrong result" in a)
+    assert "torch-gpu linalg/eigh float32 eager at n = 256, 512" in wrong, wrong
+    assert any("implausible (cupy-gpu transfer/" in a for a in info["alerts"]), info["alerts"]
+    # tables that fit: none wider than the page, every fold open
+    assert info["pageWidth"] <= VIEWPORT[0] and info["openWidth"] <= VIEWPORT[0], info
+    assert info["wide"] == [] and info["tables"] > 50, info["wide"]
+    assert 0 < shot.stat().st_size < 400_000

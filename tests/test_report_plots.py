@@ -15,7 +15,17 @@ import plotly.graph_objects as go
 import pytest
 from report_data import write_set
 
-from gpubench.report import base, compare, figures, load_inputs, mpi, plots, render_html, sections
+from gpubench.report import (
+    base,
+    compare,
+    figures,
+    headline,
+    load_inputs,
+    mpi,
+    plots,
+    render_html,
+    sections,
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +45,7 @@ def queued(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Any, tuple[An
 def test_every_drawing_function_has_a_twin_with_its_arguments() -> None:
     drawers = [base.scaling_figure, sections.speedup_figure, sections.roofline_figure,
                sections.first_call_figure, mpi.scaling_figure, mpi.message_figure,
-               compare.ratio_figure, compare.class_figure]
+               compare.ratio_figure, compare.class_figure, headline.overview_figure]
     twins = {plots.builder_for(fn) for fn in drawers}
     assert None not in twins and len(twins) == len(drawers)  # two scaling_figures, apart
     assert twins == set(plots.BUILDERS.values())
@@ -50,7 +60,7 @@ def test_fixture_specs_are_valid_plotly(queued: list[tuple[Any, tuple[Any, ...]]
     assert names == {"base.scaling_figure", "speedup.speedup_figure",
                      "ceilings.roofline_figure", "first_call.first_call_figure",
                      "mpi.scaling_figure", "mpi.message_figure", "compare.ratio_figure",
-                     "compare.class_figure"}
+                     "compare.class_figure", "headline.overview_figure"}
     for fn, args in queued:
         spec = plots.builder_for(fn)(*args)
         text = plots.dumps(spec)

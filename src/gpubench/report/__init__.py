@@ -22,7 +22,9 @@ launch floor, first call, correctness, code size, failures, environment),
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +33,7 @@ from typing import Any
 import pandas as pd
 
 from gpubench import plausibility, results
-from gpubench.report import figures, matrix, mpi, render, sections, stats
+from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
     KERNELS,
@@ -135,6 +137,9 @@ class Inputs:
     #: "Which framework?": the measured matrix, its sentences and the claims
     #: of the workshop book and guides
     choice: tuple[matrix.Matrix, list[str], pd.DataFrame | None] | None = None
+    #: the first screen: the machine's line and the overview figure
+    machine: headline.Machine | None = None
+    overview: headline.Overview | None = None
 
     @property
     def code_tables(self) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
@@ -166,6 +171,10 @@ class Inputs:
         }
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
                                         code.sizes, matrix.energy_uncertainty(self.env.data))
+        self.machine = headline.machine(self.env, df)
+        self.overview = headline.overview(
+            df, self.crossings,
+            sections.ceilings_of(self.env.data).get("h2d_pageable_gbps"), self.choice[0])
         return self
 
 
@@ -176,7 +185,8 @@ def caller_clock_notes(df: pd.DataFrame) -> list[str]:
     gpu = df[(df["device"] == "gpu") & (df["status"] == "ok") & (df["mode"] == "hot")]
     blind = gpu[~(gpu["caller_s"] > 0)]
     if len(blind):
-        out.append(f"{len(blind)} ok GPU row(s) have no caller's clock (a timings file of "
+        out.append(f"{len(blind)} ok GPU row(s) ({headline.name_rows(blind)}) have no "
+                   "caller's clock (a timings file of "
                    "schema 1, or caller_clocks off): they are shown on the device clock and "
                    "take no part in the verdicts, which rank what a caller waits for. Device "
                    "time leaves out the dispatch and the wait, so it would make small sizes "
@@ -184,7 +194,8 @@ def caller_clock_notes(df: pd.DataFrame) -> list[str]:
                    "GPU steps to rank them")
     bad = df[df["status"] == "implausible"]
     if len(bad):
-        out.append(f"{len(bad)} row(s) are implausible: faster than this machine's measured "
+        out.append(f"{len(bad)} row{'s' if len(bad) != 1 else ''} implausible "
+                   f"({headline.name_rows(bad)}): faster than this machine's measured "
                    "ceilings allow, or their work escaped the timed stream. They are never "
                    "ranked; see Failures and skips")
     return out
@@ -213,27 +224,36 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     return str(render.render_html(
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
+        machine=inputs.machine or headline.machine(env, df),
+        wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes, alerts=caller_clock_notes(df),
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
         env_problem=env.problem, unknown=UNKNOWN, gpu_skipped=gpu_skip_reasons(df),
         n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
         n_wrong=int((df["status"] == "wrong_result").sum()),
-        matrix=Markup(matrix.render_html(*inputs.choice, df) if inputs.choice else ""),
+        matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
+                                         sections.figure_drawer(figs))
+                      if inputs.choice else ""),
         kernels=[sections.kernels.build(df, k, anchors[k]) for k in kernels],
         sections=inputs.sections, figure=sections.figure_drawer(figs),
         mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
 
 
-def render_markdown(inputs: Inputs) -> str:
-    """summary.md (``summary.md.j2``): the matrix, the summary, speedups, crossovers,
-    costs, failures and environment, from the same section data as the page."""
+def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
+    """summary.md (``summary.md.j2``): the machine, the recommendations, the overview
+    figure (its PNG at ``overview_png``, relative to summary.md), the compact matrix,
+    then the summary, speedups, crossovers, costs, failures and environment, from the
+    same section data as the page."""
     df, env = inputs.df, inputs.env
     return render.render_md(
         "summary.md.j2", timings_name=inputs.timings_name,
+        machine=inputs.machine or headline.machine(env, df),
+        wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
         gpu_skipped=gpu_skip_reasons(df),
-        matrix=matrix.render_markdown(*inputs.choice) if inputs.choice else None,
+        matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)
+        if inputs.choice else None,
         sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),
         mpi=mpi.mpi_markdown(inputs.mpi), failures=failure_groups(df),
         environment=environment_table(env), backends=backend_table(df),
@@ -277,7 +297,12 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
     results.atomic_write_text(out_html, page)
     md_dir = Path(out_md).parent
     pngs = figs.write_pngs(figures_dir or md_dir / f"{Path(out_md).stem}_figures", workers)
-    results.atomic_write_text(out_md, render_markdown(inputs) + figs.markdown(pngs, md_dir))
+    first = next((i for i, (fn, _a) in enumerate(figs.jobs)
+                  if fn is headline.overview_figure), None)
+    overview_png = (os.path.relpath(pngs[first], md_dir).replace(os.sep, "/")
+                    if first is not None else None)
+    results.atomic_write_text(out_md, render_markdown(inputs, overview_png)
+                              + figs.markdown(pngs, md_dir))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,11 +326,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
     args = parser.parse_args(argv)
+    start = time.perf_counter()
     try:
         build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
                      args.mpi, args.mpi_samples, args.jobs, args.figures)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
+    took = time.perf_counter() - start
+    page = Path(args.html)
+    n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')
+    print(f"gpubench report: {page} {page.stat().st_size / 1e6:.2f} MB ({n_figs} "
+          f"interactive figures), {args.md} {Path(args.md).stat().st_size / 1e3:.0f} kB; "
+          f"built in {took:.1f} s")
     return 0
 
 

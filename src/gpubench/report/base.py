@@ -41,7 +41,18 @@ NO_THREADS = -1
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto;
-max-width:1100px;padding:0 1em;color:#222;line-height:1.4}
+max-width:1320px;padding:0 1em;color:#222;line-height:1.4}
+header.machine h1{font-size:1.45em;margin:.1em 0 .2em}
+.machine-line{margin:0 0 .3em;font-size:.92em}.machine-line strong{color:#555;font-weight:600}
+details.method>summary,details>summary{cursor:pointer;color:#1a4f8b}
+.answer{display:grid;grid-template-columns:minmax(0,43fr) minmax(0,57fr);gap:1.2em;
+align-items:start}.answer h2{margin-top:.4em}
+.answer ul.recommendations{padding-left:1.1em;margin:.3em 0}
+.answer ul.recommendations li{margin:.15em 0;font-size:.93em}.answer p.note{font-size:.85em}
+figure.overview{margin:0}figure.overview .plot{margin:0}
+figure.overview figcaption{font-size:.8em;line-height:1.3}
+.rows table{font-size:.8em}.compact td{white-space:nowrap}.compact table{margin-top:.3em}
+@media (max-width:900px){.answer{grid-template-columns:1fr}}
 h1,h2,h3{line-height:1.2}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.9em;display:block;
 max-width:100%;overflow-x:auto}
@@ -485,9 +496,12 @@ def gpu_table(env: Environment) -> pd.DataFrame | None:
         return None
     keys = _ordered({k for g in gpus for k in g}, ("index", "name", "memory_bytes",
                                                    "driver_version", "uuid"))
-    rows = [[fmt_bytes(g.get(k)) if k == "memory_bytes" else
-             (UNKNOWN if g.get(k) in (None, "") else str(g.get(k))) for k in keys] for g in gpus]
-    return text_table(keys, rows)
+    # one column per GPU, one row per field: a row per GPU was wider than the page
+    rows = [[k] + [fmt_bytes(g.get(k)) if k == "memory_bytes" else
+                   (UNKNOWN if g.get(k) in (None, "") else str(g.get(k))) for g in gpus]
+            for k in keys]
+    return text_table(["field", *(f"GPU {g.get('index', i)}" for i, g in enumerate(gpus))],
+                      rows)
 
 
 def data_table(df: pd.DataFrame, timings_name: str, samples_note: str) -> pd.DataFrame:

@@ -311,6 +311,85 @@ class Matrix:
         rows = [[b] + [self.cells[(b, a)].text for a in ASPECTS] for b in self.backends]
         return text_table(["framework-device", *ASPECTS], rows)
 
+    def tables(self) -> list[tuple[str, pd.DataFrame, list[str]]]:
+        """The full matrix in three tables that fit a page (speedups; costs; the rest),
+        each with its notes: a column whose every cell says the same "not measured: why"
+        becomes one note, units stand in the headers (speedups: × NumPy), and the
+        crossover's list of cases is named once."""
+        if not self.backends:
+            return []
+        groups = (
+            ("Speedup over NumPy", [f"speedup: {c}" for c in SPEEDUP_CLASSES]),
+            ("Costs", ["call overhead", "first call, JIT", "% of ceiling",
+                       "code per kernel", "work per joule"]),
+            ("Crossover, scaling, autodiff, correctness",
+             ["CPU/GPU crossover", "multi-GPU / ranks", "autodiff",
+              "correctness incidents"]),
+        )
+        out = []
+        for title, aspects in groups:
+            notes: list[str] = []
+            kept = []
+            for a in aspects:
+                # the baseline's "1×" says nothing about whether the others measured it
+                who = [b for b in self.backends if not (a.startswith("speedup: ") and
+                                                        b.startswith(f"{BASELINE_FRAMEWORK}-"))]
+                texts = {self.cells[(b, a)].text for b in who}
+                if len(who) > 1 and len(texts) == 1 and \
+                        next(iter(texts)).startswith(NOT_MEASURED):
+                    every = ("every framework" if len(who) == len(self.backends) else
+                             "every framework but the NumPy baseline")
+                    notes.append(f"{a}: {next(iter(texts))} ({every})")
+                else:
+                    kept.append(a)
+            if not kept:
+                out.append((title, None, notes))
+                continue
+            headers, rows = ["framework-device"], [[b] for b in self.backends]
+            cases: set[str] = set()
+            wheres: dict[str, str] = {}
+            for a in kept:
+                headers.append(f"{a} (× NumPy)" if a.startswith("speedup: ") else a)
+                # a reason several frameworks share is said once, below the table
+                count: dict[str, list[str]] = {}
+                for b in self.backends:
+                    count.setdefault(self.cells[(b, a)].text, []).append(b)
+                shared = {t: bs for t, bs in count.items()
+                          if len(bs) > 1 and t.startswith(f"{NOT_MEASURED}: ")}
+                for t, bs in shared.items():
+                    notes.append(f"{a}: {t} ({', '.join(bs)})")
+                for row, b in zip(rows, self.backends, strict=True):
+                    text = self.cells[(b, a)].text
+                    if text in shared:
+                        row.append(f"{NOT_MEASURED} (see below)")
+                        continue
+                    if a.startswith("speedup: "):
+                        band, sizes = self._where(a[len("speedup: "):])
+                        if band:
+                            where = f"{band}: {sizes}"
+                            text = text.replace(f"; {where})", ")").replace(
+                                f" ({where})", "")
+                            wheres[a] = f"{band} sizes, compared at {sizes}"
+                        text = text.replace("×", "")
+                    elif a == "CPU/GPU crossover" and " (elementwise class: " in text:
+                        text, _, named = text.partition(" (elementwise class: ")
+                        cases.add(named.removesuffix(")"))
+                    row.append(text)
+            for a, where in wheres.items():
+                notes.append(f"{a}: {where}")
+            for named in sorted(cases):
+                notes.append(f"CPU/GPU crossover: median over the elementwise class's "
+                             f"cases ({named})")
+            out.append((title, text_table(headers, rows), notes))
+        return out
+
+    def _where(self, cls: str) -> tuple[str, str]:
+        """The band and sizes a class's speedup cells stand on ("large", "vector_add at
+        16,777,216"), as :func:`speedup_cell` writes them; empty without a verdict."""
+        per = self.verdicts.get(cls, {})
+        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+        return (band, per[band].sizes_text()) if band else ("", "")
+
     def sources(self, df: pd.DataFrame) -> pd.DataFrame | None:
         """Every cell's rows of timings.csv, by key: where each number comes from."""
         out = []
@@ -518,32 +597,49 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
 
 @dataclass
 class Which:
-    """The "Which framework?" section: the matrix as a table, its sentences, the seeds'
-    claims and every cell's rows (None: no backend)."""
+    """The "Which framework?" section: the recommendations (one line each, and in full),
+    the first screen's figure, the compact matrix, the full matrix (as one table and
+    split in tables that fit a page), the source documents' claims and every cell's
+    rows (table None: no backend)."""
 
     table: pd.DataFrame | None
     lines: list[str]
-    seed: pd.DataFrame | None
+    claims: pd.DataFrame | None
     sources: pd.DataFrame | None
+    short: list[str] = field(default_factory=list)
+    compact: pd.DataFrame | None = None
+    compact_notes: list[str] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame | None, list[str]]] = field(default_factory=list)
+    overview: Any = None
 
 
-def section(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
-            df: pd.DataFrame | None = None) -> Which:
-    """The section's data; ``df`` (the prepared frame) gives the rows behind each cell."""
+def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
+            df: pd.DataFrame | None = None, overview: Any = None) -> Which:
+    """The section's data; ``df`` (the prepared frame) gives the rows behind each cell;
+    ``overview`` is the first screen's figure (:func:`.headline.overview`)."""
+    from gpubench.report import headline
+
     table = matrix.table()
     sources = matrix.sources(df) if table is not None and df is not None else None
-    return Which(table, lines, seed, sources)
+    compact, notes = headline.compact(matrix)
+    return Which(table, lines, claims, sources, headline.short_lines(matrix), compact, notes,
+                 matrix.tables(), overview)
 
 
-def render_html(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None,
-                df: pd.DataFrame) -> str:
-    """The section as HTML (``matrix.html.j2``; empty without a backend)."""
-    return render.render_html("matrix.html.j2", s=section(matrix, lines, seed, df))
+def render_html(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
+                df: pd.DataFrame, overview: Any = None, figure: Any = None) -> str:
+    """The section as HTML (``matrix.html.j2``; empty without a backend); ``figure``
+    queues the overview's figure on the page (:func:`.sections.figure_drawer`)."""
+    return render.render_html("matrix.html.j2", s=section(matrix, lines, claims, df, overview),
+                              figure=figure)
 
 
-def render_markdown(matrix: Matrix, lines: list[str], seed: pd.DataFrame | None) -> str:
-    """The section as Markdown (``matrix.md.j2``; empty without a backend)."""
-    return render.render_md("matrix.md.j2", s=section(matrix, lines, seed))
+def render_markdown(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
+                    overview: Any = None, overview_png: str | None = None) -> str:
+    """The section as Markdown (``matrix.md.j2``; empty without a backend), the
+    overview's PNG linked from ``overview_png`` (relative to summary.md)."""
+    return render.render_md("matrix.md.j2", s=section(matrix, lines, claims, None, overview),
+                            png=overview_png)
 
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],

@@ -285,6 +285,60 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
     return spec(data, layout)
 
 
+# -- the first screen's figure (headline.py: overview_figure) -------------------------------
+
+
+def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -> Spec:
+    """Speedup over NumPy against size per GPU framework: solid on the device, dashed
+    with host transfers (one legend group per framework), crossovers as markers on the
+    1× line; hover names the framework, the size and the speedup."""
+    backends = list(dict.fromkeys(lines["backend"]))
+    colors = palette(len(backends))
+    data: list[Spec] = []
+    for i, b in enumerate(backends):
+        for transfers in (False, True):
+            s = lines[(lines["backend"] == b) & (lines["transfers"] == transfers)]
+            if s.empty:
+                continue
+            s = s.sort_values("size_key")
+            how = ("on the device" if not transfers else "+ transfers, measured"
+                   if bool(s["measured"].all()) else "+ transfers, estimated")
+            data.append({"type": "scatter", "mode": "lines+markers", "name": f"{b}, {how}",
+                         "legendgroup": b, "x": nums(s["size_key"]), "y": nums(s["speedup"]),
+                         "line": {"color": colors[i], "width": 2.2 if not transfers else 1.5,
+                                  "dash": "dash" if transfers else "solid"},
+                         "marker": {"color": colors[i], "size": 6 if not transfers else 4,
+                                    "symbol": SYMBOLS[i % len(SYMBOLS)]},
+                         "hovertemplate": f"{_h(b)}, {_h(how)}<br>%{{x:,}} elements<br>"
+                         "%{y:.3g}× NumPy's speed<extra></extra>"})
+        c = crossovers[(crossovers["backend"] == b) & np.isfinite(crossovers["size"])]
+        if len(c):
+            data.append({"type": "scatter", "mode": "markers", "legendgroup": b,
+                         "showlegend": False, "name": f"{b} crossover",
+                         "x": nums(c["size"]), "y": [1] * len(c),
+                         "text": [("with host transfers: " if t else "on the device: ")
+                                  + str(x) for t, x in zip(c["transfers"], c["text"],
+                                                           strict=True)],
+                         "marker": {"color": colors[i], "size": 11, "symbol": "x",
+                                    "line": {"color": "black", "width": 1}},
+                         "hovertemplate": f"{_h(b)} crossover<br>%{{text}}<extra></extra>"})
+    sizes = lines["size_key"].to_numpy(float)
+    speed = np.r_[lines["speedup"].to_numpy(float), 1.0]
+    shapes = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 1,
+               "y1": 1, "line": {"color": "black", "width": 1}}]
+    layout = _layout(title, 400, shapes=shapes,
+                     margin={"l": 60, "r": 10, "t": 34, "b": 46})
+    layout["title"]["font"]["size"] = 13
+    layout["title"]["x"] = 0.02
+    layout["title"]["xanchor"] = "left"
+    layout["legend"] = {"font": {"size": 10}, "itemclick": "toggle",
+                        "itemdoubleclick": "toggleothers", "x": 1.01, "y": 1,
+                        "xanchor": "left", "yanchor": "top", "tracegroupgap": 4}
+    layout["xaxis"] = _size_axis("problem size (elements, log scale)", sizes)
+    layout["yaxis"] = _log_axis("speedup over NumPy (log)", speed)
+    return spec(data, layout)
+
+
 # -- roofline (sections/ceilings.py: roofline_figure) --------------------------------------
 
 
@@ -569,6 +623,7 @@ BUILDERS: dict[str, Callable[..., Spec]] = {
     "scaling_figure": scaling_figure,
     "mpi.scaling_figure": mpi_scaling_figure,
     "speedup_figure": speedup_figure,
+    "overview_figure": overview_figure,
     "roofline_figure": roofline_figure,
     "first_call_figure": first_call_figure,
     "message_figure": message_figure,

@@ -24,7 +24,6 @@ from gpubench.report.render import Figure, Markup
 #: are not good for the GPU
 BOOK_CROSSOVER = 10_000
 #: the old name, kept for code written against it
-SEED_CROSSOVER = BOOK_CROSSOVER
 TRANSFERS_SUFFIX = "+transfers"
 CLASS_NAMES = ("small", "medium", "large")
 

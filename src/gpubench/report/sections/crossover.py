@@ -200,11 +200,6 @@ class Crossover:
     #: the size below which the workshop book says the GPU loses
     book_crossover: int = BOOK_CROSSOVER
 
-    @property
-    def seed(self) -> int:
-        """The old name of :attr:`book_crossover`, which crossover.html.j2 still reads."""
-        return self.book_crossover
-
 
 def build(df: pd.DataFrame, found: list[Crossing]) -> Crossover:
     """``found``: :func:`crossings` of the frame."""

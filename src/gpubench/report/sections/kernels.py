@@ -49,11 +49,11 @@ def _pct_cell(pct: float) -> str:
 
 def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
     """Every row of a kernel; each time column names its clock."""
-    headers = ["framework", "implementation", "device", "threads", "size",
-               "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread",
+    headers = ["backend", "implementation", "threads", "size",
+               "caller: pipelined", "caller: sync", "own timer: median", "timer", "spread, %",
                "samples", "first call", f"{unit} (own timer)", "% of ceiling",
-               "speedup vs NumPy (caller)", "rel_err", "status"]
-    used = ["framework", "implementation", "device", "threads_key", "size_key", "caller_s",
+               "speedup vs NumPy (caller), ×", "rel_err", "status"]
+    used = ["backend", "implementation", "device", "threads_key", "size_key", "caller_s",
             "sync_s", "median_s", "timer", "rel_spread", "samples", "first_call_s",
             "throughput", "pct_of_ceiling", "speedup", "rel_err", "status"]
     out, classes = [], []
@@ -61,20 +61,21 @@ def kernel_table(rows: pd.DataFrame, unit: str) -> pd.DataFrame:
         ok = r["status"] == "ok"
         gpu = r["device"] == "gpu"
         out.append([
-            r["framework"], r["implementation"], r["device"], fmt_threads(r["threads_key"]),
+            r["backend"], r["implementation"], fmt_threads(r["threads_key"]),
             fmt_int(r["size_key"]), fmt_time(r["caller_s"]),
             fmt_time(r["sync_s"]) if gpu else "= wall", fmt_time(r["median_s"]),
             str(r["timer"]) or "—",
-            f"{100 * float(r['rel_spread']):.1f} %" if _finite(r["rel_spread"]) else "—",
+            f"{100 * float(r['rel_spread']):.1f}" if _finite(r["rel_spread"]) else "—",
             fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
             fmt_sig(r["throughput"]) if ok else "—",
             _pct_cell(r["pct_of_ceiling"]) if ok and _finite(r["pct_of_ceiling"]) else "—",
-            fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), r["status"]])
+            fmt_speedup(r["speedup"]).removesuffix("×"), fmt_relerr(r["rel_err"]),
+            r["status"]])
         classes.append("" if ok else "bad")
     return text_table(headers, out, frozenset({"threads", "size", "caller: pipelined",
-                                          "caller: sync", "own timer: median", "spread",
+                                          "caller: sync", "own timer: median", "spread, %",
                                           "samples", "first call", f"{unit} (own timer)",
-                                          "% of ceiling", "speedup vs NumPy (caller)",
+                                          "% of ceiling", "speedup vs NumPy (caller), ×",
                                           "rel_err"}),
                  classes)
 

@@ -1,0 +1,486 @@
+"""The report's first screen: which machine, which framework, from which size.
+
+* :func:`machine` names the hardware and software in one line: GPU model and count, CPU
+  model and cores, each framework's version, when it was measured and at which commit
+  (from the probe's environment record and the timings' provenance columns).
+* :func:`short_lines` says each class verdict of :mod:`.matrix` in one line (the full
+  sentences, with the cases and sizes compared, fold below them).
+* :func:`overview` picks the figure: speedup over NumPy against problem size for one
+  memory-bound case of the first recommendation's class, every GPU framework's fastest
+  implementation per size on the caller's clock, solid with the data on the device and
+  dashed with host transfers included, each framework's crossover marked.
+  :func:`overview_figure` draws it as PNG (summary.md); :func:`gpubench.report.plots.
+  overview_figure` is its interactive twin.
+* :func:`compact` is the matrix in at most eight columns, units in the headers.
+* :func:`name_rows` names the measurements a banner warns about.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpubench.report import figures, stats, verdicts
+from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
+from gpubench.report.render import Figure, text_table
+
+#: how a framework is called in the header, and the package whose version stands for it
+FRAMEWORK_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "numpy": ("NumPy", ("numpy",)),
+    "cupy": ("CuPy", ("cupy",)),
+    "jax": ("JAX", ("jax",)),
+    "torch": ("PyTorch", ("torch",)),
+    "numba": ("Numba", ("numba", "numba-cuda")),
+    "cuda_python": ("CUDA Python", ("cuda-bindings", "cuda-core")),
+}
+FRAMEWORK_ORDER = ("numpy", "cupy", "cuda_python", "jax", "numba", "torch")
+
+
+# -- the machine ------------------------------------------------------------------------------
+
+
+@dataclass
+class Machine:
+    """The header line's parts; ``gpu`` is what the first screen must show."""
+
+    gpu: str
+    cpu: str
+    versions: str
+    measured: str
+    commits: str
+    host: str
+    #: the GPU models and counts alone, for the title
+    gpu_name: str = ""
+
+    @property
+    def title(self) -> str:
+        """What the page is about: the GPUs, or the CPU where no GPU is known."""
+        if self.gpu_name and self.gpu_name not in (UNKNOWN, "no GPU"):
+            return self.gpu_name
+        return f"{self.cpu} (no GPU)" if self.gpu_name == "no GPU" else "an unknown machine"
+
+    def parts(self) -> list[tuple[str, str]]:
+        return [("GPU", self.gpu), ("CPU", self.cpu), ("frameworks", self.versions),
+                ("measured", self.measured), ("commit", self.commits), ("host", self.host)]
+
+
+def _versions(text: str) -> dict[str, str]:
+    out = {}
+    for part in str(text).split(";"):
+        key, sep, value = part.partition("=")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def framework_versions(df: pd.DataFrame) -> str:
+    """"NumPy 2.5.2, CuPy 14.2.0, ...": each framework's own package version, from the
+    rows it wrote (several versions are all named)."""
+    found: dict[str, set[str]] = {}
+    for fw, text in zip(df["framework"].astype(str), df["framework_version"].astype(str),
+                        strict=True):
+        if not text or text == "nan":
+            continue
+        _name, keys = FRAMEWORK_NAMES.get(fw, (fw, (fw,)))
+        v = _versions(text)
+        present = [k for k in keys if k in v]
+        if not present:
+            found.setdefault(fw, set()).add(text)
+            continue
+        main = v[present[0]] if present[0] == keys[0] else f"{present[0]} {v[present[0]]}"
+        extras = [f"{k} {v[k]}" for k in present[1:]]
+        found.setdefault(fw, set()).add(main + (f" ({', '.join(extras)})" if extras else ""))
+    order = [f for f in FRAMEWORK_ORDER if f in found] + sorted(set(found) - set(FRAMEWORK_ORDER))
+    return ", ".join(f"{FRAMEWORK_NAMES.get(f, (f,))[0]} {' / '.join(sorted(found[f]))}"
+                     for f in order) or UNKNOWN
+
+
+def _cuda(env: Environment, df: pd.DataFrame) -> str:
+    for text in df.get("framework_version", pd.Series(dtype=str)).astype(str):
+        v = _versions(text)
+        if "cuda_driver" in v and "." in v["cuda_driver"]:
+            return v["cuda_driver"]
+    gpus = env.data.get("gpus") or []
+    for g in gpus:
+        if isinstance(g, Mapping) and isinstance(g.get("cuda_driver_version"), int):
+            n = g["cuda_driver_version"]
+            return f"{n // 1000}.{n % 1000 // 10}"
+    return ""
+
+
+def machine(env: Environment, df: pd.DataFrame) -> Machine:
+    """The machine in one line, from the probe's record, else the rows' columns."""
+    gpus = [g for g in env.data.get("gpus") or [] if isinstance(g, Mapping)]
+    if gpus:
+        names: dict[str, int] = {}
+        for g in gpus:
+            names[str(g.get("name") or UNKNOWN)] = names.get(str(g.get("name") or UNKNOWN),
+                                                             0) + 1
+        mem = fmt_bytes(gpus[0].get("memory_bytes"))
+        cuda = _cuda(env, df)
+        extra = ", ".join(x for x in (mem if mem != UNKNOWN else "",
+                                      f"driver {gpus[0]['driver_version']}"
+                                      if gpus[0].get("driver_version") else "",
+                                      f"CUDA {cuda}" if cuda else "") if x)
+        gpu = gpu_name = "; ".join(f"{n} × {name}" for name, n in names.items())
+        gpu += f" ({extra})" if extra else ""
+    else:
+        seen = sorted({str(x) for x in df.loc[df["device"] == "gpu", "device_name"]
+                       if str(x) and str(x) != "nan"}) if len(df) else []
+        gpu = " / ".join(seen) if seen else (
+            f"none ({env.data['gpu_reason']})" if env.data.get("gpu_reason") else UNKNOWN)
+        gpu_name = " / ".join(seen) if seen else "no GPU" if env.data.get(
+            "gpu_reason") else UNKNOWN
+    cpu_model = env.data.get("cpu_model") or next(
+        (str(x) for x in df.get("cpu_model", []) if str(x) and str(x) != "nan"), UNKNOWN)
+    cores = env.data.get("cpu_cores") or next(
+        (x for x in df.get("cpu_cores", []) if pd.notna(x) and str(x)), None)
+    mem = fmt_bytes(env.data.get("memory_bytes"))
+    cpu = ", ".join(x for x in (str(cpu_model),
+                                f"{int(float(cores))} cores" if cores else "",
+                                f"{mem} RAM" if mem != UNKNOWN else "") if x)
+    stamps = sorted(str(t) for t in df.get("timestamp", []) if str(t) and str(t) != "nan")
+    days = sorted({s[:10] for s in stamps})
+    measured = ("–".join([days[0], days[-1]]) if len(days) > 1 else days[0]) if days else str(
+        env.get("timestamp"))[:10]
+    commits: dict[str, set[str]] = {}
+    for c, b in zip(df.get("git_commit", []), df.get("backend", []), strict=True):
+        if str(c) and str(c) != "nan":
+            commits.setdefault(str(c), set()).add(str(b))
+    if len(commits) > 1:
+        commit = ", ".join(f"{c} ({', '.join(sorted(bs))})" for c, bs in sorted(
+            commits.items(), key=lambda kv: (-len(kv[1]), kv[0])))
+    else:
+        commit = next(iter(commits), str(env.get("git_commit")))
+    return Machine(gpu, cpu, framework_versions(df) if len(df) else UNKNOWN, measured,
+                   commit, str(env.get("host")), gpu_name)
+
+
+# -- the recommendations, one line each ---------------------------------------------------------
+
+
+def _x(v: float) -> str:
+    if not math.isfinite(v):
+        return "—"
+    return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
+
+
+def short_line(v: verdicts.ClassVerdict,
+               cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
+    """One class verdict in a line: the class and its band's bounds, the choice, how far
+    ahead it is, and (elementwise) the crossover with and without host transfers."""
+    head = f"{v.cls[0].upper()}{v.cls[1:]} ({v.bounds_text()})"
+    w = v.winner
+    assert w is not None
+    if w.median < 1:
+        return (f"{head}: stay on NumPy; the fastest GPU framework, {w.backend}, reaches "
+                f"{_x(w.median)} of its speed.")
+    text = f"{head}: {w.backend}, {_x(w.median)} NumPy's speed"
+    r = v.runner_up
+    if r is not None:
+        t = v.tallies[r.backend]
+        if t.either:
+            text += f"; {r.backend} within ±{stats.MIN_EFFECT:.0%} ({_x(r.median)})"
+        else:
+            counts = [(t.faster, "surely faster"), (t.same, f"within ±{stats.MIN_EFFECT:.0%}"),
+                      (t.unresolved, "unresolved"), (t.slower, "slower")]
+            said = ", ".join(f"{what} in {n}" for n, what in counts if n)
+            text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
+    c = cross.get((w.backend, v.cls))
+    if v.cls == "elementwise" and c is not None and c.n and math.isfinite(c.median):
+        text += f"; NumPy below ≈ {verdicts.sig2(c.median)} elements"
+        if c.t_n:
+            text += (f", below ≈ {verdicts.sig2(c.t_median)} with host transfers"
+                     if math.isfinite(c.t_median) else
+                     f"; with host transfers NumPy stays ahead at every size in {c.t_never} "
+                     f"of {c.t_n} cases")
+    return text + "."
+
+
+def short_lines(matrix: Any) -> list[str]:
+    """:func:`short_line` per class, in the order of the full sentences."""
+    from gpubench.report.matrix import SPEEDUP_CLASSES
+
+    out = []
+    for cls in SPEEDUP_CLASSES:
+        per = matrix.verdicts.get(cls, {})
+        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+        if band is None or per[band].winner is None:
+            continue
+        out.append(short_line(per[band], matrix.crossovers))
+    return out
+
+
+# -- the figure ---------------------------------------------------------------------------------
+
+TRANSFERS_SUFFIX = "+transfers"
+#: the class whose case the overview plots, and the one it falls back to
+OVERVIEW_CLASSES = ("elementwise", "reductions")
+
+
+@dataclass
+class Overview:
+    """The first screen's figure: its data, caption and alt text."""
+
+    case: tuple[str, str, str]
+    #: columns: backend, size_key, speedup, transfers (bool), measured (bool: a
+    #: +transfers row, not the estimate)
+    lines: pd.DataFrame
+    #: columns: backend, transfers (bool), size (the crossover; NaN: never)
+    crossovers: pd.DataFrame
+    caption: str
+    alt: str
+    figure: Figure | None = field(default=None)
+
+
+def _pick_case(ok: pd.DataFrame) -> tuple[str, str, str] | None:
+    """The case of the class the first recommendation names that the most GPU frameworks
+    measured at the most sizes with NumPy beside them; a case with measured host
+    transfers first, float32 before float64."""
+    for cls in OVERVIEW_CLASSES:
+        rows = ok[ok["kernel"].isin(verdicts.CLASSES[cls])]
+        if rows.empty:
+            continue
+        best, key = None, None
+        for (k, var, d), g in rows.groupby(["kernel", "variant", "dtype"], sort=True):
+            base = set(g.loc[g["framework"] == BASELINE_FRAMEWORK, "size_key"])
+            gpu = g[(g["device"] == "gpu") & g["size_key"].isin(base)]
+            if gpu.empty or len(base) < 2:
+                continue
+            score = (bool(gpu["implementation"].astype(str).str.endswith(
+                TRANSFERS_SUFFIX).any()), gpu["backend"].nunique(),
+                gpu["size_key"].nunique(), d == "float32")
+            if key is None or score > key:
+                best, key = (str(k), str(var), str(d)), score
+        if best is not None:
+            return best
+    return None
+
+
+def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None,
+             matrix: Any = None) -> Overview | None:
+    """Speedup over NumPy against size for one case (:func:`_pick_case`), per GPU framework
+    (its fastest implementation per size, caller's clock, pipelined), with host transfers
+    (measured where a +transfers row exists, else the device-resident time plus the
+    bytes over the probe's pageable host-to-device bandwidth, as the crossover section
+    estimates them); the crossovers from the crossover section."""
+    ok = df[(df["status"] == "ok") & (df["mode"] == "hot") & (df["caller_s"] > 0)]
+    case = _pick_case(ok)
+    if case is None:
+        return None
+    k, var, d = case
+    g = ok[(ok["kernel"] == k) & (ok["variant"] == var) & (ok["dtype"] == d)]
+    base = g[g["framework"] == BASELINE_FRAMEWORK].groupby("size_key")["caller_s"].min()
+    gpu = g[(g["device"] == "gpu") & g["size_key"].isin(base.index)]
+    e2e = gpu["implementation"].astype(str).str.endswith(TRANSFERS_SUFFIX)
+    rows = []
+    estimated = []
+    for backend in verdicts.ordered_backends(gpu["backend"]):
+        mine = gpu[gpu["backend"] == backend]
+        mine_e2e = e2e[mine.index]
+        resident = mine[~mine_e2e].groupby("size_key")
+        best = resident["caller_s"].min()
+        for size, t in best.items():
+            rows.append([backend, int(size), float(base[size] / t), False, True])
+        measured = mine[mine_e2e].groupby("size_key")["caller_s"].min()
+        if len(measured):
+            for size, t in measured.items():
+                rows.append([backend, int(size), float(base[size] / t), True, True])
+        elif link_gbps:
+            idx = resident["caller_s"].idxmin()
+            for size, i in idx.items():
+                t = float(mine.loc[i, "caller_s"]) + float(mine.loc[i, "bytes"]) / (
+                    link_gbps * 1e9)
+                if math.isfinite(t):
+                    rows.append([backend, int(size), float(base[size] / t), True, False])
+            estimated.append(backend)
+    lines = pd.DataFrame(rows, columns=["backend", "size_key", "speedup", "transfers",
+                                        "measured"])
+    lines = lines[np.isfinite(lines["speedup"]) & (lines["speedup"] > 0)]
+    if lines.empty or lines["size_key"].nunique() < 2:
+        return None
+    marks = []
+    for c in crossings:
+        if (c.kernel, c.variant, c.dtype) != case or c.backend not in set(lines["backend"]):
+            continue
+        marks.append([c.backend, False, float(c.device_resident[1]),
+                      str(c.device_resident[0])])
+        t = c.measured_transfers or c.estimated_transfers
+        if t:
+            marks.append([c.backend, True, float(t[1]), str(t[0])])
+    cross = pd.DataFrame(marks, columns=["backend", "transfers", "size", "text"])
+    measured_by = sorted(set(lines.loc[lines["transfers"] & lines["measured"], "backend"]))
+    how = []
+    if measured_by:
+        how.append(f"measured for {', '.join(measured_by)} (its +transfers implementation)")
+    if estimated:
+        how.append(f"estimated for {', '.join(estimated)} (the device time plus the bytes "
+                   f"over the probe's {link_gbps:,.0f} GB/s pageable host-to-device copy)")
+    finite = cross[np.isfinite(cross["size"]) & ~cross["transfers"]]
+    caption = (f"{k} {var} {d}, the memory-bound case the most GPU frameworks measured at "
+               f"the most sizes ({int(lines['size_key'].min()):,}–"
+               f"{int(lines['size_key'].max()):,} elements): each framework's fastest "
+               "implementation per size, caller's clock (NumPy: wall time). Solid: data on "
+               "the device; dashed: host transfers included, " + "; ".join(how) + ". "
+               "✕: the crossover, where the GPU starts to win for good."
+               + _against_class(case, cross, matrix))
+    alt = (f"Log-log plot of speedup over NumPy against problem size for {k} {var} {d}, "
+           f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
+           "with host transfers; crossovers " + (", ".join(
+               f"{r.backend} ≈ {r.size:,.0f}" for r in finite.itertuples()) or "none") + ".")
+    title = f"{k} {d}: speedup over NumPy (caller's clock)"
+    ov = Overview(case, lines.reset_index(drop=True), cross.reset_index(drop=True), caption,
+                  alt)
+    ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title), "overview")
+    return ov
+
+
+def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any) -> str:
+    """How this case's crossover stands against the class figure the first
+    recommendation gives, for the class's winner."""
+    if matrix is None:
+        return ""
+    cls = next((c for c, ks in verdicts.CLASSES.items() if case[0] in ks), None)
+    per = matrix.verdicts.get(cls, {}) if cls else {}
+    band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+    w = per[band].winner if band else None
+    c = matrix.crossovers.get((w.backend, cls)) if w is not None else None
+    mine = cross[(cross["backend"] == w.backend) & ~cross["transfers"]] if w else cross[:0]
+    if c is None or not c.n or mine.empty or not math.isfinite(c.median):
+        return ""
+    x = float(mine["size"].iloc[0])
+    here = f"≈ {verdicts.sig2(x)}" if math.isfinite(x) else "never"
+    return (f" One case, not the class: {w.backend} crosses here at {here} elements; "
+            f"the recommendation's ≈ {verdicts.sig2(c.median)} is the median over the {cls} "
+            f"class's {c.n} cases ({c.text()}).")
+
+
+def _label(backend: str, transfers: bool, measured: bool) -> str:
+    if not transfers:
+        return f"{backend}, on the device"
+    return f"{backend}, + transfers, {'measured' if measured else 'estimated'}"
+
+
+def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -> str:
+    """The overview as PNG: one colour per framework, solid on the device, dashed with
+    host transfers, crossovers as markers on the 1× line."""
+    fig = figures.new_figure(4.4)
+    fig.subplots_adjust(left=0.08, right=0.70, top=0.9, bottom=0.13)
+    ax = fig.subplots()
+    backends = list(dict.fromkeys(lines["backend"]))
+    cmap = figures.colors(len(backends))
+    for i, b in enumerate(backends):
+        for transfers in (False, True):
+            s = lines[(lines["backend"] == b) & (lines["transfers"] == transfers)]
+            if s.empty:
+                continue
+            s = s.sort_values("size_key")
+            ax.plot(s["size_key"].to_numpy(float), s["speedup"].to_numpy(float),
+                    color=cmap(i % cmap.N), marker=figures.MARKERS[i % len(figures.MARKERS)],
+                    markersize=4, linewidth=1.4 if not transfers else 1.1,
+                    linestyle="--" if transfers else "-",
+                    label=_label(b, transfers, bool(s["measured"].all())))
+        c = crossovers[(crossovers["backend"] == b) & np.isfinite(crossovers["size"])]
+        if len(c):
+            ax.scatter(c["size"].to_numpy(float), np.ones(len(c)), marker="X", s=60,
+                       color=cmap(i % cmap.N), edgecolors="black", linewidths=0.6, zorder=5)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    figures.log_scale(ax, "x", lines["size_key"].to_numpy(float))
+    figures.log_scale(ax, "y", np.r_[lines["speedup"].to_numpy(float), 1.0])
+    figures.size_limits(ax, lines["size_key"].to_numpy(float))
+    figures.grid(ax)
+    ax.set_xlabel("problem size (elements, log scale)")
+    ax.set_ylabel("speedup over NumPy (log)")
+    ax.set_title(title, fontsize=11)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return figures.png(fig)
+
+
+# -- the compact matrix -----------------------------------------------------------------------
+
+#: the compact matrix's speedup classes
+COMPACT_CLASSES = ("elementwise", "reductions", "GEMM", verdicts.SMALL)
+
+
+def _num(v: float) -> str:
+    if not math.isfinite(v):
+        return "—"
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
+    """The matrix in eight columns, one number per cell with the unit in its header, and
+    the notes that explain its dashes (one per distinct reason)."""
+    from gpubench.report.matrix import NOT_MEASURED
+
+    if not m.backends:
+        return None, []
+    headers = ["framework", *(f"{c}, × NumPy" for c in COMPACT_CLASSES),
+               "crossover, elements (device / with transfers)", "call overhead, µs",
+               "first call, extra ms (median)"]
+    notes: dict[str, list[str]] = {}
+    rows = []
+
+    def dash(col: str, backend: str, text: str) -> str:
+        why = text.removeprefix(f"{NOT_MEASURED}: ")
+        notes.setdefault(f"{col}: {why}", []).append(backend)
+        return "—"
+
+    for b in m.backends:
+        row = [b]
+        for cls in COMPACT_CLASSES:
+            cell = m.cells[(b, f"speedup: {cls}")]
+            if b.startswith(f"{BASELINE_FRAMEWORK}-"):
+                row.append("1 (baseline)")
+            elif not cell.measured or not math.isfinite(cell.value):
+                row.append(dash(cls, b, cell.text))
+            else:
+                extra = " not ranked" if "not ranked" in cell.text else ""
+                spread = (f" ({_num(cell.lo)}–{_num(cell.hi)})"
+                          if math.isfinite(cell.lo) and cell.lo != cell.hi else "")
+                row.append(f"{_num(cell.value)}{spread}{extra}")
+        c = m.crossovers.get((b, "elementwise"))
+        if b.endswith("-cpu"):
+            row.append("— (CPU)")
+        elif c is None or not c.n:
+            row.append(dash("crossover", b, m.cells[(b, "CPU/GPU crossover")].text))
+        else:
+            def one(med: float, n: int, bound: bool) -> str:
+                if not n:
+                    return "not measured"
+                if not math.isfinite(med):
+                    return "never"
+                return f"{'≤ ' if bound else ''}{verdicts.sig2(med)}"
+            row.append(f"{one(c.median, c.n, c.bound)} / {one(c.t_median, c.t_n, c.t_bound)}")
+        oh = m.cells[(b, "call overhead")]
+        row.append(f"{oh.value * 1e6:.3g}" if oh.measured and math.isfinite(oh.value)
+                   else dash("call overhead", b, oh.text))
+        fc = m.cells[(b, "first call, JIT")]
+        row.append(f"{fc.value * 1e3:.3g}" if fc.measured and math.isfinite(fc.value)
+                   else dash("first call", b, fc.text))
+        rows.append(row)
+    table = text_table(headers, rows, frozenset(headers[1:]))
+    out = [f"— {why} ({', '.join(bs)})" for why, bs in notes.items()]
+    return table, out
+
+
+# -- banners ------------------------------------------------------------------------------------
+
+
+def name_rows(rows: pd.DataFrame, limit: int = 4) -> str:
+    """The measurements of ``rows`` by name: backend, kernel/variant, dtype,
+    implementation and sizes ("torch-gpu linalg/eigh float32 eager at n = 256, 512");
+    past ``limit`` groups, the rest counted."""
+    parts = []
+    keys = ["backend", "kernel", "variant", "dtype", "implementation"]
+    for (b, k, var, d, impl), g in rows.groupby(keys, sort=True):
+        sizes = ", ".join(f"{int(s):,}" for s in sorted(set(g["size_key"])))
+        n = "n = " if verdicts.unit_of(str(k)) == "n" else ""
+        parts.append(f"{b} {k}/{var} {d} {impl} at {n}{sizes}")
+    more = f" and {len(parts) - limit} more" if len(parts) > limit else ""
+    return "; ".join(parts[:limit]) + more
