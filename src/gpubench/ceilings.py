@@ -30,17 +30,6 @@ from typing import Any
 
 import numpy as np
 
-#: which ceiling a kernel is compared with: "memory" (copy bandwidth), "compute"
-#: (GEMM rate for the row's dtype), "transfer" (host-device copy), or absent (none)
-KERNEL_BOUND: dict[str, str] = {
-    "vector_add": "memory",
-    "elementwise": "memory",
-    "reduction": "memory",
-    "moving_average": "memory",
-    "fft": "memory",
-    "matmul": "compute",
-    "transfer": "transfer",
-}
 #: memory-bound rows whose counted bytes are at most this many L2 caches are read against
 #: the L2-resident copy (their data may be served from L2, faster than memory)
 L2_MULTIPLE = 2.0
@@ -623,7 +612,9 @@ def ceiling_for(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> tuple[st
     A GPU memory-bound row within :data:`L2_MULTIPLE` L2 caches is read against the
     L2-resident copy where the probe measured it (else, as older records had it, the
     device-to-device copy); a transfer against :func:`link_reference`."""
-    bound = KERNEL_BOUND.get(str(row["kernel"]))
+    from gpubench.spec import kernel_bound
+
+    bound = kernel_bound(row["kernel"])
     gpu = row["device"] == "gpu"
     if bound == "memory":
         key = "d2d_copy_gbps" if gpu else "cpu_copy_gbps"

@@ -58,7 +58,7 @@ def check_schema(config: Mapping[str, Any]) -> None:
 def check_names(config: Mapping[str, Any]) -> None:
     """Backends, kernels, dtypes, variants and params must exist in the code."""
     from gpubench.backends import BACKENDS, load_plugins
-    from gpubench.spec import KERNELS, get_kernel
+    from gpubench.spec import get_kernel, kernel_names
 
     load_plugins()
     for i, name in enumerate(config["backends"]):
@@ -66,9 +66,9 @@ def check_names(config: Mapping[str, Any]) -> None:
             raise ConfigError(f"config key backends[{i}]: unknown backend {name!r}; "
                               f"known: {sorted(BACKENDS)}")
     for kname, kcfg in config["kernels"].items():
-        if kname not in KERNELS:
+        if kname not in kernel_names():
             raise ConfigError(f"config key kernels.{kname}: unknown kernel; known: "
-                              f"{list(KERNELS)}")
+                              f"{list(kernel_names())}")
         spec = get_kernel(kname)
         for field, allowed in (("dtypes", spec.dtypes), ("variants", spec.variants)):
             for j, value in enumerate(kcfg.get(field, [])):

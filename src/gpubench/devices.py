@@ -159,11 +159,11 @@ def vendor_reference(row: Mapping[str, Any], peak: Peak | None) -> tuple[str, fl
     against: DRAM bandwidth (GB/s, ``gbps``) for memory-bound kernels, the FLOP peak of
     its dtype (GFLOP/s, ``gflops``) for matmul; ('', nan, '') otherwise (CPU rows,
     transfers: the host link is not in the table, unknown device)."""
-    from gpubench.ceilings import KERNEL_BOUND
+    from gpubench.spec import kernel_bound
 
     if peak is None or row.get("device") != "gpu":
         return "", float("nan"), ""
-    bound = KERNEL_BOUND.get(str(row.get("kernel")))
+    bound = kernel_bound(row.get("kernel"))
     if bound == "memory":
         return f"{peak.device} DRAM {peak.memory_gbps:,.0f} GB/s", peak.memory_gbps, "gbps"
     if bound == "compute":

@@ -61,13 +61,13 @@ import pandas as pd
 
 from gpubench.ceilings import (
     FALLBACK_L2_BYTES,
-    KERNEL_BOUND,
     L2_MULTIPLE,
     ceiling_for,
     fmt_bytes,
     link_reference,
     link_table,
 )
+from gpubench.spec import kernel_bound
 
 #: a throughput more than this much above its measured ceiling is refused (1.10: 10 %)
 MAX_OVER_CEILING = 1.10
@@ -111,7 +111,7 @@ def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:
     gemm = _num(ceilings.get(_GEMM_KEY.get(str(row.get("dtype")), ""), math.nan))
     times = []
     nbytes, flops = _num(row.get("bytes")), _num(row.get("flops"))
-    if KERNEL_BOUND.get(str(row.get("kernel"))) != "transfer":
+    if kernel_bound(row.get("kernel")) != "transfer":
         if nbytes > 0 and copy > 0:
             times.append(nbytes / (copy * 1e9))
         if flops > 0 and gemm > 0:
@@ -121,7 +121,7 @@ def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:
 
 def _bandwidth_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """The memory and transfer gates: throughput above the row's ceiling."""
-    bound = KERNEL_BOUND.get(str(row.get("kernel")))
+    bound = kernel_bound(row.get("kernel"))
     gbps, nbytes = _num(row.get("gbps")), _num(row.get("bytes"))
     if bound == "transfer":
         label, ref = link_reference(row, ceilings)

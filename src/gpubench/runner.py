@@ -26,7 +26,7 @@ from gpubench import provenance, results
 from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
-from gpubench.spec import KERNELS, get_kernel, implementations
+from gpubench.spec import get_kernel, implementations, kernel_names
 
 SRC_DIR = Path(__file__).resolve().parents[1]
 #: the framework every speedup is taken against; its step also runs ``baseline_sizes``
@@ -91,7 +91,7 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
     cold_ok = device == "gpu" and load_backend(backend_id).supports_cold
     items: list[PlanItem] = []
-    for name in KERNELS:
+    for name in kernel_names():
         kcfg = config.get("kernels", {}).get(name)
         if kcfg is None or not kcfg.get("enabled", True):
             continue

@@ -20,22 +20,13 @@ import numpy as np
 
 from gpubench.hostpar import fill_uniform, map_chunks
 
-#: Kernels in the order they run and appear in the report. A new kernel is a new
-#: package under ``gpubench/kernels`` plus one line here.
-KERNELS: tuple[str, ...] = (
-    "vector_add",
-    "elementwise",
-    "reduction",
-    "matmul",
-    "fft",
-    "monte_carlo_pi",
-    "moving_average",
-    "linalg",
-    "autodiff",
-    "transfer",
-    "launch_overhead",
-    "interop",
-)
+#: what limits a kernel (:attr:`KernelSpec.bound`)
+BOUNDS = ("memory", "compute", "transfer", "latency")
+#: the measured ceilings a kernel can be read against (:attr:`KernelSpec.ceiling`), and
+#: the :func:`kernel_bound` name each has in :mod:`gpubench.ceilings`; "none": no ceiling
+CEILINGS = {"copy": "memory", "gemm": "compute", "link": "transfer", "none": None}
+#: throughput units (:attr:`KernelSpec.unit`) and what each counts per call
+UNITS = {"GB/s": "bytes_moved", "GFLOP/s": "flops", "Msamples/s": "size"}
 
 DTYPE_BYTES = {"float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
 
@@ -97,6 +88,26 @@ class KernelSpec:
     #: "sync" (one call, then a wait for its result), where pipelined calls overlap
     #: in a way a caller who needs each result cannot use (asynchronous copies)
     rank_clock: str = "pipelined"
+    # -- facts the run, the checks and the report read (tests/test_registry_complete.py
+    # fails where one is left undeclared) ------------------------------------------------
+    #: position in the run and in the report (ascending; ties by name)
+    order: float | None = None
+    #: what limits it: one of :data:`BOUNDS`
+    bound: str = ""
+    #: the measured ceiling its % of ceiling and its plausibility gate read: one of
+    #: :data:`CEILINGS` ("copy": memory bandwidth, "gemm": the GEMM rate of the row's
+    #: dtype, "link": the host-device copy, "none")
+    ceiling: str = ""
+    #: its throughput unit, one of :data:`UNITS`: GB/s counts :meth:`bytes_moved`,
+    #: GFLOP/s :meth:`flops` (GB/s where none are counted), Msamples/s the case's size
+    unit: str = ""
+    #: its workload class in the verdicts ("elementwise", "GEMM", ...); None: in no class
+    report_class: str | None = ""
+    #: the share (%) of its ceiling the best implementation of every GPU framework should
+    #: reach at the largest size (issue 3); 0: no target
+    target_pct: float | None = None
+    #: why a row may read above its ceiling and still be right ('' where nothing special)
+    ceiling_note: str = ""
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,
@@ -315,20 +326,101 @@ def implementation(
     return register
 
 
+# -- the kernel registry ----------------------------------------------------------------
+
+#: kernels found in ``gpubench.kernels`` (name -> package), filled on first use
+_in_tree: dict[str, str] = {}
+#: kernels a plugin registered (:func:`register_kernel`)
+_registered: dict[str, KernelSpec] = {}
 _loaded: dict[str, KernelSpec] = {}
+
+
+def register_kernel(spec: KernelSpec) -> KernelSpec:
+    """Add a kernel from outside ``gpubench.kernels`` (a plugin named in
+    ``GPUBENCH_PLUGINS``); its implementations register with :func:`implementation`."""
+    _registered[spec.name] = spec
+    _loaded.pop(spec.name, None)
+    return spec
+
+
+def _specs() -> dict[str, KernelSpec]:
+    """Every kernel's spec: the packages under ``gpubench.kernels`` (each one's ``SPEC``)
+    and the plugins' (:func:`gpubench.backends.load_plugins`)."""
+    from gpubench.backends import load_plugins
+
+    load_plugins()
+    if not _in_tree:
+        import gpubench.kernels as package
+
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.ispkg:
+                module = importlib.import_module(f"gpubench.kernels.{info.name}")
+                if isinstance(getattr(module, "SPEC", None), KernelSpec):
+                    _in_tree[module.SPEC.name] = module.__name__
+    specs = {name: importlib.import_module(mod).SPEC for name, mod in _in_tree.items()}
+    return {**specs, **_registered}
+
+
+def kernel_names() -> tuple[str, ...]:
+    """Kernels in the order they run and appear in the report (:attr:`KernelSpec.order`)."""
+    specs = _specs()
+    return tuple(sorted(specs, key=lambda n: (_order(specs[n]), n)))
+
+
+def _order(spec: KernelSpec) -> float:
+    return float(spec.order) if spec.order is not None else math.inf
+
+
+def kernel_order(name: str) -> float:
+    """A kernel's place in the report (unknown kernels last)."""
+    spec = _specs().get(name)
+    return _order(spec) if spec is not None else math.inf
+
+
+def kernel_specs() -> list[KernelSpec]:
+    """Every kernel's spec, in :func:`kernel_names` order (implementations registered)."""
+    return [get_kernel(n) for n in kernel_names()]
 
 
 def get_kernel(name: str) -> KernelSpec:
     """Load a kernel's spec and register all its implementations (no framework imports)."""
-    if name not in KERNELS:
-        raise KeyError(f"unknown kernel {name!r}; known: {', '.join(KERNELS)}")
-    if name not in _loaded:
-        package = importlib.import_module(f"gpubench.kernels.{name}")
+    if name in _loaded:
+        return _loaded[name]
+    specs = _specs()
+    if name not in specs:
+        raise KeyError(f"unknown kernel {name!r}; known: {', '.join(kernel_names())}")
+    if name in _in_tree:
+        package = importlib.import_module(_in_tree[name])
         for info in pkgutil.iter_modules(package.__path__):
             if info.name.startswith("with_"):
-                importlib.import_module(f"gpubench.kernels.{name}.{info.name}")
-        _loaded[name] = package.SPEC
+                importlib.import_module(f"{package.__name__}.{info.name}")
+    _loaded[name] = specs[name]
     return _loaded[name]
+
+
+def find_kernel(name: object) -> KernelSpec | None:
+    """The spec of a kernel named in a result row, or None for one not known here."""
+    try:
+        return get_kernel(str(name))
+    except (KeyError, ImportError):
+        return None
+
+
+def kernel_bound(name: object) -> str | None:
+    """Which ceiling a kernel's rows are read against, by its :mod:`gpubench.ceilings`
+    name: "memory" (copy bandwidth), "compute" (GEMM), "transfer" (host-device link),
+    or None (no ceiling, or a kernel not known here)."""
+    spec = find_kernel(name)
+    return CEILINGS.get(spec.ceiling) if spec is not None else None
+
+
+def report_classes() -> dict[str, tuple[str, ...]]:
+    """Workload class -> its kernels, classes in the order of their first kernel."""
+    out: dict[str, tuple[str, ...]] = {}
+    for spec in kernel_specs():
+        if spec.report_class:
+            out[spec.report_class] = (*out.get(spec.report_class, ()), spec.name)
+    return out
 
 
 def implementations(kernel: str, framework: str | None = None,
@@ -342,3 +434,11 @@ def implementations(kernel: str, framework: str | None = None,
         and (framework is None or i.framework == framework)
         and (device is None or device in i.devices)
     ]
+
+
+def __getattr__(name: str) -> Any:
+    """``KERNELS``: :func:`kernel_names` under its old name, for callers that read it
+    as a constant (derived on each read: plugins may add kernels)."""
+    if name == "KERNELS":
+        return kernel_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -36,7 +36,6 @@ from gpubench import plausibility, results
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
-    KERNELS,
     UNKNOWN,
     Environment,
     _ordered,
@@ -53,6 +52,7 @@ from gpubench.report.base import (
     prepare,
 )
 from gpubench.report.render import Markup, md_esc
+from gpubench.spec import kernel_names
 
 __all__ = [
     "build_report",
@@ -212,7 +212,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     """The whole page (``page.html.j2``), with figure placeholders that ``figs`` fills
     in. Sections not yet in templates of their own come in as escaped HTML."""
     df, env = inputs.df, inputs.env
-    kernels = _ordered(df["kernel"], KERNELS)
+    kernels = _ordered(df["kernel"], kernel_names())
     anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
     toc = [("which", "Which framework?"), ("summary", "Summary")]
     toc += [(anchors[k], k) for k in kernels]

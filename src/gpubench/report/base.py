@@ -27,12 +27,8 @@ from gpubench import results
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
 from gpubench.report.render import text_table
-from gpubench.spec import KERNELS, KernelSpec, get_kernel
+from gpubench.spec import KernelSpec, get_kernel, kernel_names
 
-#: kernels whose throughput is counted in floating-point operations, not bytes
-FLOP_KERNELS = frozenset({"matmul", "fft"})
-#: kernels whose throughput is problem size (samples) per second
-SAMPLE_KERNELS = frozenset({"monte_carlo_pi"})
 BASELINE_FRAMEWORK = "numpy"
 UNKNOWN = "unknown"
 FIG_WIDTH = figures.FIG_WIDTH
@@ -185,13 +181,13 @@ def load_locks(paths: Iterable[str | Path]) -> list[tuple[str, Lock]]:
 
 
 def throughput_unit(kernel: str, rows: pd.DataFrame) -> str:
-    """GFLOP/s for compute-bound kernels with counted flops, samples/s for Monte Carlo,
-    else GB/s."""
-    if kernel in SAMPLE_KERNELS:
-        return "Msamples/s"
-    if kernel in FLOP_KERNELS and (rows["flops"] > 0).any():
-        return "GFLOP/s"
-    return "GB/s"
+    """The kernel's declared unit (:attr:`KernelSpec.unit`): GFLOP/s where flops were
+    counted (else GB/s), Msamples/s, or GB/s (also for a kernel not known here)."""
+    spec = _kernel_spec(kernel)
+    unit = spec.unit if spec is not None else "GB/s"
+    if unit == "GFLOP/s" and not (rows["flops"] > 0).any():
+        return "GB/s"
+    return unit
 
 
 def throughput(rows: pd.DataFrame, unit: str) -> pd.Series:
@@ -376,7 +372,7 @@ def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
 
 def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:
     """Every row by key, with its status and reason: nothing is summarised away."""
-    order = {k: i for i, k in enumerate(KERNELS)}
+    order = {k: i for i, k in enumerate(kernel_names())}
     rows = rows.assign(_k=rows["kernel"].map(lambda k: order.get(k, len(order))))
     rows = rows.sort_values(["_k", "kernel", "variant", "dtype", "size_key", "backend",
                              "implementation", "threads_key", "mode"], kind="mergesort")
@@ -400,7 +396,8 @@ def failure_groups(df: pd.DataFrame) -> pd.DataFrame | None:
     rows = []
     for (status, backend, reason), g in bad.groupby(["status", "backend", "reason"], sort=True):
         rows.append((rank.get(status, len(rank)), [
-            status, backend, str(len(g)), ", ".join(_ordered(g["kernel"], KERNELS)), reason]))
+            status, backend, str(len(g)), ", ".join(_ordered(g["kernel"], kernel_names())),
+            reason]))
     rows.sort(key=lambda r: (r[0], r[1]))
     return text_table(["status", "backend", "rows", "kernels", "reason"], [r[1] for r in rows],
                  frozenset({"rows"}))

@@ -36,9 +36,9 @@ from gpubench import results
 from gpubench.report import figures, render, stats
 from gpubench.report.base import (
     CSS,
-    KERNELS,
     UNKNOWN,
     Environment,
+    _ordered,
     fmt_int,
     fmt_threads,
     fmt_time,
@@ -46,7 +46,8 @@ from gpubench.report.base import (
     prepare,
 )
 from gpubench.report.render import Figure, Markup, text_table
-from gpubench.report.verdicts import CLASSES, band_of
+from gpubench.report.verdicts import band_of, classes
+from gpubench.spec import kernel_names
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -130,7 +131,7 @@ def compare_sets(base: ResultSet, new: ResultSet, alpha: float = stats.ALPHA,
     frame = pd.DataFrame(out, columns=[*MATCH, "threads_base", "threads_new", "status_base",
                                        "status_new", "median_base", "median_new", "ratio",
                                        "p_value", "method", "label"])
-    order = {k: i for i, k in enumerate(KERNELS)}
+    order = {k: i for i, k in enumerate(kernel_names())}
     frame = frame.assign(_k=frame["kernel"].map(lambda k: order.get(k, len(order))))
     frame = frame.sort_values(["_k", "kernel", "variant", "dtype", "size_key", "backend",
                                "implementation", "match_threads", "mode"], kind="mergesort")
@@ -163,8 +164,7 @@ def group_table(cmp: pd.DataFrame, by: str) -> pd.DataFrame | None:
     if ok.empty:
         return None
     rows = []
-    keys = sorted(set(ok[by])) if by != "kernel" else [
-        k for k in (*KERNELS, *sorted(set(ok[by]) - set(KERNELS))) if k in set(ok[by])]
+    keys = sorted(set(ok[by])) if by != "kernel" else _ordered(ok[by], kernel_names())
     for key in keys:
         g = ok[ok[by] == key]
         gm = float(np.exp(np.log(g["ratio"].astype(float)).mean()))
@@ -229,7 +229,7 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
 
 # -- the conclusion: per class, new / base GPU time beside the ceilings' ratio ------------
 
-#: the conclusion's classes: the verdicts' workload classes (:data:`verdicts.CLASSES`),
+#: the conclusion's classes: the verdicts' workload classes (:func:`verdicts.classes`),
 #: then the rows a host link bounds (the ``transfer`` kernel and every ``+transfers``
 #: implementation); each with the measured ceiling that bounds it
 TRANSFERS = "host-device transfers"
@@ -243,7 +243,7 @@ def class_of(kernel: str, implementation: str = "") -> str:
     """The workload class of a GPU row (as the verdicts name them; '' if none)."""
     if kernel == "transfer" or implementation.endswith("+transfers"):
         return TRANSFERS
-    return next((c for c, kernels in CLASSES.items() if kernel in kernels), "")
+    return next((c for c, kernels in classes().items() if kernel in kernels), "")
 
 
 def _ceiling(env: Environment, key: str) -> float:
@@ -329,7 +329,7 @@ def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassR
     geometric mean over the large size band alone (:func:`verdicts.band_of`), where
     fixed costs matter least and the ceilings should tell most."""
     out = []
-    for cls in (*CLASSES, TRANSFERS):
+    for cls in (*classes(), TRANSFERS):
         g = cases[cases["cls"] == cls]
         if g.empty:
             continue

@@ -204,10 +204,10 @@ def short_line(v: verdicts.ClassVerdict,
 
 def short_lines(matrix: Any) -> list[str]:
     """:func:`short_line` per class, in the order of the full sentences."""
-    from gpubench.report.matrix import SPEEDUP_CLASSES
+    from gpubench.report.matrix import speedup_classes
 
     out = []
-    for cls in SPEEDUP_CLASSES:
+    for cls in speedup_classes():
         per = matrix.verdicts.get(cls, {})
         band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
         if band is None or per[band].winner is None:
@@ -243,7 +243,7 @@ def _pick_case(ok: pd.DataFrame) -> tuple[str, str, str] | None:
     measured at the most sizes with NumPy beside them; a case with measured host
     transfers first, float32 before float64."""
     for cls in OVERVIEW_CLASSES:
-        rows = ok[ok["kernel"].isin(verdicts.CLASSES[cls])]
+        rows = ok[ok["kernel"].isin(verdicts.classes()[cls])]
         if rows.empty:
             continue
         best, key = None, None
@@ -345,7 +345,7 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
     recommendation gives, for the class's winner."""
     if matrix is None:
         return ""
-    cls = next((c for c, ks in verdicts.CLASSES.items() if case[0] in ks), None)
+    cls = next((c for c, ks in verdicts.classes().items() if case[0] in ks), None)
     per = matrix.verdicts.get(cls, {}) if cls else {}
     band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
     w = per[band].winner if band else None

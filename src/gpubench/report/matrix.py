@@ -28,14 +28,25 @@ import pandas as pd
 from gpubench.report import render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
-from gpubench.report.verdicts import CLASSES, SMALL
+from gpubench.report.verdicts import SMALL, classes
+from gpubench.spec import kernel_specs
 
 NOT_MEASURED = "not measured"
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
 SOURCE_CROSSOVER = 10_000
-#: the speedup columns: one per class, then small arrays
-SPEEDUP_CLASSES = (*CLASSES, SMALL)
+
+
+def speedup_classes() -> tuple[str, ...]:
+    """The speedup columns: one per workload class, then small arrays."""
+    return (*classes(), SMALL)
+
+
+def _class_kernels(cls: str) -> tuple[str, ...]:
+    """The kernels of a class; small arrays: those of :data:`verdicts.SMALL_OF`."""
+    if cls == SMALL:
+        return tuple(k for c in verdicts.SMALL_OF for k in classes().get(c, ()))
+    return classes().get(cls, ())
 
 
 @dataclass
@@ -107,8 +118,7 @@ def speedup_cell(found: Mapping[str, Mapping[str, verdicts.ClassVerdict]], backe
     per = found.get(cls, {})
     band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
     if band is None:
-        kernels = "/".join(verdicts.CLASSES.get(cls, ("vector_add", "elementwise",
-                                                       "reduction")))
+        kernels = "/".join(_class_kernels(cls))
         return _nm(f"no ok {kernels} rows with a NumPy baseline")
     v = per[band]
     where = f"{band}: {v.sizes_text()}"
@@ -232,9 +242,11 @@ def incidents_cell(df: pd.DataFrame, backend: str) -> Cell:
                 float(len(bad)), [int(i) for i in bad.index])
 
 
-#: the kernels whose work per joule is counted in bytes (memory-bound) or in flops (GEMM)
-ENERGY_BYTES = ("vector_add", "elementwise", "reduction", "moving_average")
-ENERGY_FLOPS = ("matmul",)
+def energy_kernels(count: str) -> tuple[str, ...]:
+    """The kernels whose work per joule is counted in ``count``: "bytes" (memory-bound,
+    throughput in GB/s) or "flops" (compute-bound, throughput in GFLOP/s)."""
+    bound, unit = ("memory", "GB/s") if count == "bytes" else ("compute", "GFLOP/s")
+    return tuple(s.name for s in kernel_specs() if s.bound == bound and s.unit == unit)
 
 
 def _sig2(x: float) -> str:
@@ -270,12 +282,12 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
         return Cell(why.iloc[0][:160] if len(why) else f"{NOT_MEASURED}: no energy readings")
     pm = f" ±{100 * uncertainty:.0f} %" if uncertainty is not None else ""
     parts, used = [], []
-    gbj, mem_rows = verdicts.energy_per_case(df, backend, ENERGY_BYTES, "bytes")
+    gbj, mem_rows = verdicts.energy_per_case(df, backend, energy_kernels("bytes"), "bytes")
     if gbj:
         parts.append(f"{_sig2(float(np.median(gbj)))}{pm} GB/J memory-bound (median of "
                      f"{len(gbj)} cases)")
         used += mem_rows
-    gfj, gemm_rows = verdicts.energy_per_case(df, backend, ENERGY_FLOPS, "flops")
+    gfj, gemm_rows = verdicts.energy_per_case(df, backend, energy_kernels("flops"), "flops")
     if gfj:
         parts.append(f"{_sig2(float(np.median(gfj)))}{pm} GFLOP/J GEMM (median of "
                      f"{len(gfj)} cases)")
@@ -289,7 +301,7 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
 
 
 ASPECTS = (
-    *(f"speedup: {c}" for c in SPEEDUP_CLASSES),
+    *(f"speedup: {c}" for c in speedup_classes()),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
     "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule")
 
@@ -319,7 +331,7 @@ class Matrix:
         if not self.backends:
             return []
         groups = (
-            ("Speedup over NumPy", [f"speedup: {c}" for c in SPEEDUP_CLASSES]),
+            ("Speedup over NumPy", [f"speedup: {c}" for c in speedup_classes()]),
             ("Costs", ["call overhead", "first call, JIT", "% of ceiling",
                        "code per kernel", "work per joule"]),
             ("Crossover, scaling, autodiff, correctness",
@@ -420,7 +432,7 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     cells: dict[tuple[str, str], Cell] = {}
     for b in backends:
         framework, _, device = b.rpartition("-")
-        for cls in SPEEDUP_CLASSES:
+        for cls in speedup_classes():
             cells[(b, f"speedup: {cls}")] = speedup_cell(found, b, cls)
         cells[(b, "call overhead")] = overhead_cell(df, b)
         cells[(b, "first call, JIT")] = first_call_cell(df, b)
@@ -497,7 +509,7 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
 def sentences(matrix: Matrix) -> list[str]:
     """'Choose X when' per workload class, at its headline band, from the verdicts."""
     out = []
-    for cls in SPEEDUP_CLASSES:
+    for cls in speedup_classes():
         per = matrix.verdicts.get(cls, {})
         band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
         if band is None or per[band].winner is None:
@@ -553,7 +565,7 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     lo, hi = SOURCE_SPEEDUP
     per, flags = [], []
     for b in gpus:
-        vals = [matrix.cells[(b, f"speedup: {c}")].value for c in CLASSES]
+        vals = [matrix.cells[(b, f"speedup: {c}")].value for c in classes()]
         vals = [v for v in vals if math.isfinite(v)]
         if vals:
             inside = [lo <= v <= hi for v in vals]
@@ -663,8 +675,7 @@ def _speedup_change(base: tuple[pd.DataFrame, stats.Samples],
     """Noise-aware: per case of the class, the backend's best row on each machine at the
     same size (small arrays: small sizes only), compared on the caller's clock with the
     recorded samples: each machine's own time, not its speedup over its own NumPy."""
-    kernels = (tuple(k for c in verdicts.SMALL_OF for k in CLASSES[c]) if cls == SMALL
-               else CLASSES[cls])
+    kernels = _class_kernels(cls)
     keyed = []
     for df, _ in (base, new):
         t = verdicts.case_table(df)

@@ -27,7 +27,7 @@ import pandas as pd
 from matplotlib.colors import to_hex
 
 from gpubench.report import figures, stats
-from gpubench.spec import KERNELS
+from gpubench.spec import kernel_order
 
 Spec = dict[str, Any]
 #: significant digits kept for every float in a spec: beyond what the axes resolve
@@ -346,8 +346,7 @@ def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
                     compute: Sequence[tuple[str, float]]) -> Spec:
     """Achieved GFLOP/s against arithmetic intensity under the measured roofs: one trace
     per kernel, framework and dtype (colour: kernel; marker: framework; open: float64)."""
-    kernels = sorted(set(points["kernel"]), key=lambda k: (KERNELS.index(k)
-                                                           if k in KERNELS else 99, k))
+    kernels = sorted(set(points["kernel"]), key=lambda k: (kernel_order(k), k))
     frameworks = sorted(set(points["framework"]))
     colors = palette(len(kernels))
     data: list[Spec] = []

@@ -42,17 +42,15 @@ import pandas as pd
 
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
+from gpubench.spec import report_classes
 
-#: workload classes and their kernels
-CLASSES: dict[str, tuple[str, ...]] = {
-    "elementwise": ("vector_add", "elementwise", "moving_average"),
-    "reductions": ("reduction",),
-    "GEMM": ("matmul",),
-    "linalg": ("linalg",),
-    "FFT": ("fft",),
-    "random numbers": ("monte_carlo_pi",),
-    "autodiff": ("autodiff",),
-}
+
+def classes() -> dict[str, tuple[str, ...]]:
+    """Workload classes and their kernels (each kernel's
+    :attr:`~gpubench.spec.KernelSpec.report_class`), in the order of their first kernel."""
+    return report_classes()
+
+
 #: the class of small arrays: the small band of these classes, where fixed costs rule
 SMALL = "small arrays"
 SMALL_OF = ("elementwise", "reductions")
@@ -243,7 +241,7 @@ def class_verdict(table: pd.DataFrame, cls: str, band: str,
     """The like-for-like verdict of ``cls`` in ``band`` from :func:`case_table` rows;
     None when no framework measured a case of it. ``df`` (the prepared frame) and
     ``samples`` give the noise test; without them tallies use the quartiles or nothing."""
-    kernels = tuple(kernels or CLASSES[cls])
+    kernels = tuple(kernels or classes()[cls])
     mine = table[table["kernel"].isin(kernels) & (table["band"] == band)]
     if mine.empty:
         return None
@@ -316,7 +314,7 @@ def _compare_rows(df: pd.DataFrame | None, samples: stats.Samples | None, base: 
 
 def headline_band(table: pd.DataFrame, cls: str) -> str | None:
     """The band a class's verdict is given for: the largest band with a case."""
-    kernels = CLASSES[cls]
+    kernels = classes()[cls]
     bands = set(table.loc[table["kernel"].isin(kernels), "band"])
     for band in reversed(BAND_NAMES):
         if band in bands:
@@ -330,12 +328,12 @@ def verdicts(df: pd.DataFrame, samples: stats.Samples | None = None,
     :data:`SMALL_OF`): ``{class: {band: verdict}}``."""
     table = case_table(df, mode)
     out: dict[str, dict[str, ClassVerdict]] = {}
-    for cls in CLASSES:
+    for cls in classes():
         per = {b: v for b in BAND_NAMES
                if (v := class_verdict(table, cls, b, samples, df=df)) is not None}
         if per:
             out[cls] = per
-    small_kernels = tuple(k for c in SMALL_OF for k in CLASSES[c])
+    small_kernels = tuple(k for c in SMALL_OF for k in classes()[c])
     v = class_verdict(table, SMALL, "small", samples, small_kernels, df)
     if v is not None:
         out[SMALL] = {"small": v}
@@ -436,7 +434,7 @@ def class_crossovers(found: Iterable[Any]) -> dict[tuple[str, str], CrossSummary
     for c in found:
         if not c.elements or c.device_resident[0] == NO_CALLER_CLOCK:
             continue
-        for cls, kernels in CLASSES.items():
+        for cls, kernels in classes().items():
             if c.kernel in kernels:
                 by.setdefault((c.backend, cls), []).append(c)
     out = {}

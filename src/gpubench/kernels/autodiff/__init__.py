@@ -141,6 +141,12 @@ def pinn_loss(p: Mapping[str, np.ndarray], x: np.ndarray) -> Any:
 
 class Autodiff(KernelSpec):
     name = "autodiff"
+    order = 90
+    bound = "compute"
+    ceiling = "none"
+    unit = "GB/s"
+    report_class = "autodiff"
+    target_pct = 0
     description = "Rosenbrock gradient descent and a PINN loss gradient by autodiff"
     size_meaning = "rosenbrock: dimension d; pinn: collocation points N"
     variants = ("rosenbrock", "pinn")

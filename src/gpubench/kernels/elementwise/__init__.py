@@ -37,6 +37,12 @@ FLOPS_PER_ELEMENT: dict[str, int] = {"hypot": 4, "sigmoid": 4, "rational": 6}
 
 class Elementwise(KernelSpec):
     name = "elementwise"
+    order = 20
+    bound = "memory"
+    ceiling = "copy"
+    unit = "GB/s"
+    report_class = "elementwise"
+    target_pct = 85.0
     description = "hypot, sigmoid and a rational function, element by element"
     size_meaning = "elements"
     variants = ("hypot", "sigmoid", "rational")

@@ -32,6 +32,12 @@ def grid_shape(case: Case) -> tuple[int, ...]:
 
 class FFT(KernelSpec):
     name = "fft"
+    order = 50
+    bound = "memory"
+    ceiling = "copy"
+    unit = "GFLOP/s"
+    report_class = "FFT"
+    target_pct = 0
     description = "forward complex FFT: 1D of length N, 2D fftn of an N-element grid"
     size_meaning = "total elements N (power of two)"
     variants = ("1d", "2d")

@@ -38,6 +38,12 @@ from gpubench.spec import Case, Check, KernelSpec, WrongResult, random_array
 
 class Interop(KernelSpec):
     name = "interop"
+    order = 120
+    bound = "latency"
+    ceiling = "none"
+    unit = "GB/s"
+    report_class = None
+    target_pct = 0
     description = "zero-copy hand-off of an array between frameworks (DLPack, CUDA Array Interface)"
     size_meaning = "float32 elements handed off"
     variants = ("dlpack", "cuda_array_interface")

@@ -29,6 +29,12 @@ from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 class LaunchOverhead(KernelSpec):
     name = "launch_overhead"
+    order = 110
+    bound = "latency"
+    ceiling = "none"
+    unit = "GB/s"
+    report_class = None
+    target_pct = 0
     description = "out = a + 1 on a tiny array: the fixed cost per call"
     size_meaning = "elements"
     variants = ("add_one",)

@@ -70,6 +70,12 @@ def _rel(num: float, den: float) -> float:
 
 class Linalg(KernelSpec):
     name = "linalg"
+    order = 80
+    bound = "compute"
+    ceiling = "none"
+    unit = "GB/s"
+    report_class = "linalg"
+    target_pct = 0
     description = "solve, inv, eigh and svd of a well-conditioned SPD matrix"
     size_meaning = "matrix order n (n×n)"
     variants = ("solve", "inv", "eigh", "svd")

@@ -18,6 +18,12 @@ from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 class Matmul(KernelSpec):
     name = "matmul"
+    order = 40
+    bound = "compute"
+    ceiling = "gemm"
+    unit = "GFLOP/s"
+    report_class = "GEMM"
+    target_pct = 90.0
     description = "C = A·B for two distinct random square matrices"
     size_meaning = "matrix order n (n×n)"
     dtypes = ("float32", "float64")

@@ -33,6 +33,12 @@ def sigma(n: int) -> float:
 
 class MonteCarloPi(KernelSpec):
     name = "monte_carlo_pi"
+    order = 60
+    bound = "compute"
+    ceiling = "none"
+    unit = "Msamples/s"
+    report_class = "random numbers"
+    target_pct = 0
     description = "estimate π by sampling n uniform points in the unit square"
     size_meaning = "random samples"
     dtypes = ("float32", "float64")

@@ -40,6 +40,12 @@ def window_counts(n: int, window: int) -> np.ndarray:
 
 class MovingAverage(KernelSpec):
     name = "moving_average"
+    order = 70
+    bound = "memory"
+    ceiling = "copy"
+    unit = "GB/s"
+    report_class = "elementwise"
+    target_pct = 0
     description = "trailing windowed mean along each of many series"
     size_meaning = "elements (rows x series_length, rounded down to whole series)"
     default_sizes = (1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 24)

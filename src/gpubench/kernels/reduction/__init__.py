@@ -31,6 +31,14 @@ UNIT_ROUNDOFF: dict[str, float] = {"float32": 2.0**-24, "float64": 2.0**-53}
 
 class Reduction(KernelSpec):
     name = "reduction"
+    order = 30
+    bound = "memory"
+    ceiling = "copy"
+    unit = "GB/s"
+    report_class = "reductions"
+    target_pct = 0
+    ceiling_note = ("a reduction only reads, while the copy ceiling also writes (and "
+                    "pays for reading the lines it writes): reads alone can go faster")
     description = "sum(a*a), sum(a*b) and sum(w*a)/sum(w) to a scalar"
     size_meaning = "elements"
     variants = ("sumsq", "dot", "weighted_mean")

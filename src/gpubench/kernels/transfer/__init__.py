@@ -39,6 +39,12 @@ from gpubench.spec import Case, Check, KernelSpec, itemsize, random_array
 
 class Transfer(KernelSpec):
     name = "transfer"
+    order = 100
+    bound = "transfer"
+    ceiling = "link"
+    unit = "GB/s"
+    report_class = None
+    target_pct = 0
     description = "one host-to-device or device-to-host copy, pageable vs pinned host memory"
     size_meaning = "float32 elements copied"
     variants = ("h2d_pageable", "h2d_pinned", "d2h_pageable", "d2h_pinned")

@@ -11,6 +11,12 @@ from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 class VectorAdd(KernelSpec):
     name = "vector_add"
+    order = 10
+    bound = "memory"
+    ceiling = "copy"
+    unit = "GB/s"
+    report_class = "elementwise"
+    target_pct = 85.0
     description = "c = a + b on two distinct random vectors"
     size_meaning = "elements"
     default_sizes = (1 << 10, 1 << 14, 1 << 18, 1 << 22, 1 << 24)

@@ -26,12 +26,12 @@ from gpubench.report.sections import (
 )
 from gpubench.report.sections.ceilings import (
     CEILING_LABELS,
-    TARGETS,
     ceiling_table,
     ceilings_of,
     pct_table,
     roofline_figure,
     roofline_points,
+    targets,
     targets_table,
 )
 from gpubench.report.sections.code import (
@@ -101,7 +101,6 @@ __all__ = [
     "CLOCK_LABELS",
     "CLOCK_MARGIN_S",
     "NO_CALLER_CLOCK",
-    "TARGETS",
     "TRANSFERS_SUFFIX",
     "_CU_CALL",
     "_RANK_COLUMNS",
@@ -155,6 +154,7 @@ __all__ = [
     "speedup_figure",
     "speedup_table",
     "summary",
+    "targets",
     "targets_table",
     "wins_table",
 ]

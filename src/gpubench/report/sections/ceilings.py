@@ -20,7 +20,6 @@ from matplotlib.lines import Line2D
 from gpubench import devices, plausibility
 from gpubench.ceilings import (
     FALLBACK_L2_BYTES,
-    KERNEL_BOUND,
     L2_MULTIPLE,
     fmt_bytes,
     in_l2,
@@ -29,7 +28,6 @@ from gpubench.ceilings import (
 from gpubench.devices import FLAG_ABOVE_PCT, Peak
 from gpubench.report import figures
 from gpubench.report.base import (
-    KERNELS,
     _finite,
     fmt_int,
     fmt_sig,
@@ -38,6 +36,7 @@ from gpubench.report.render import Figure, text_table
 from gpubench.report.sections.common import (
     primary_mode,
 )
+from gpubench.spec import find_kernel, kernel_bound, kernel_order, kernel_specs
 
 # -- ceilings and roofline ----------------------------------------------------------------
 
@@ -108,7 +107,7 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
     head = f"above {FLAG_ABOVE_PCT:.0f} % of {which}: "
     if row.get("status") == "implausible":
         return head + f"refused as implausible ({row.get('reason') or 'see Failures'})"
-    bound = KERNEL_BOUND.get(str(row.get("kernel")))
+    bound = kernel_bound(row.get("kernel"))
     gpu = row.get("device") == "gpu"
     nbytes = plausibility._num(row.get("bytes"))
     if bound == "memory" and gpu and in_l2(row, ceilings, FALLBACK_L2_BYTES):
@@ -120,9 +119,9 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
             why += ("; this probe record has no L2-resident ceiling, so the row is read "
                     "against the DRAM copy")
         return head + why
-    if bound == "memory" and str(row.get("kernel")) == "reduction":
-        return head + ("a reduction only reads, while the copy ceiling also writes (and "
-                       "pays for reading the lines it writes): reads alone can go faster")
+    spec = find_kernel(row.get("kernel"))
+    if bound == "memory" and spec is not None and spec.ceiling_note:
+        return head + spec.ceiling_note
     if bound == "memory" and not gpu:
         return head + ("the CPU copy ceiling is one NumPy copy of 256 MiB; a CPU row "
                        "whose data stay in the CPU caches can beat it")
@@ -134,7 +133,7 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
 
 
 def _rate(r: Mapping[str, Any]) -> str:
-    key = KERNEL_BOUND.get(str(r["kernel"]))
+    key = kernel_bound(r["kernel"])
     if key == "compute":
         v = plausibility._num(r.get("gflops"))
         return f"{v / 1e3:,.3g} TFLOP/s" if v > 0 else "—"
@@ -161,8 +160,7 @@ def pct_table(df: pd.DataFrame, mode: str, env_data: Mapping[str, Any] | None = 
     at = at.sort_values(["pct_of_ceiling", "variant", "dtype"], ascending=[False, True, True],
                         kind="mergesort")
     best = at.drop_duplicates(["kernel", "backend", "implementation"])
-    order = {k: i for i, k in enumerate(KERNELS)}
-    best = best.assign(_k=best["kernel"].map(lambda k: order.get(k, len(order))))
+    best = best.assign(_k=best["kernel"].map(kernel_order))
     best = best.sort_values(["_k", "kernel", "pct_of_ceiling", "backend", "implementation"],
                             ascending=[True, True, False, True, True], kind="mergesort")
     rows, classes = [], []
@@ -256,13 +254,18 @@ def vendor_table(env_data: Mapping[str, Any]) -> tuple[str, pd.DataFrame | None]
                                 frozenset({"measured", "measured / vendor"}), classes)
 
 
-#: The GPU targets the project holds itself to (issue 3): at the largest size, the best
-#: implementation of every GPU framework reaches this share of its ceiling.
-TARGETS: tuple[tuple[str, str, float], ...] = (
-    ("vector_add", "copy bandwidth", 85.0),
-    ("elementwise", "copy bandwidth", 85.0),
-    ("matmul", "cuBLAS GEMM (library matmul)", 90.0),
-)
+#: how the targets table names each reference ceiling (:attr:`KernelSpec.ceiling`)
+CEILING_NAMES = {"copy": "copy bandwidth", "gemm": "cuBLAS GEMM (library matmul)",
+                 "link": "the pinned host-device link"}
+
+
+def targets() -> list[tuple[str, str, float]]:
+    """The GPU targets the project holds itself to (issue 3), from each kernel's
+    :attr:`~gpubench.spec.KernelSpec.target_pct`: (kernel, its reference ceiling, %) —
+    at the largest size, the best implementation of every GPU framework reaches this
+    share of its ceiling."""
+    return [(s.name, CEILING_NAMES.get(s.ceiling, s.ceiling), float(s.target_pct))
+            for s in kernel_specs() if s.target_pct]
 
 
 def targets_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
@@ -276,7 +279,7 @@ def targets_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & (df["device"] == "gpu")
             & df["pct_of_ceiling"].notna()]
     rows = []
-    for kernel, ceiling, target in TARGETS:
+    for kernel, ceiling, target in targets():
         k = ok[ok["kernel"] == kernel]
         k = k[~k["implementation"].str.contains(r"naive|tiled|\+transfers", regex=True)]
         if k.empty:
@@ -320,8 +323,7 @@ def roofline_figure(points: pd.DataFrame, title: str, bw_gbps: float,
     fig = figures.new_figure(5.2)
     fig.subplots_adjust(left=0.08, right=0.74, top=0.92, bottom=0.11)
     ax = fig.subplots()
-    kernels = sorted(set(points["kernel"]), key=lambda k: (KERNELS.index(k)
-                                                           if k in KERNELS else 99, k))
+    kernels = sorted(set(points["kernel"]), key=lambda k: (kernel_order(k), k))
     frameworks = sorted(set(points["framework"]))
     cmap = figures.colors(len(kernels))
     for (kernel, framework, dtype), grp in points.groupby(["kernel", "framework", "dtype"],

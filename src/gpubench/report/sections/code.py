@@ -15,10 +15,10 @@ from typing import Any
 import pandas as pd
 
 from gpubench.report.base import (
-    KERNELS,
     _ordered,
 )
 from gpubench.report.render import text_table
+from gpubench.spec import kernel_names
 
 # -- code size ----------------------------------------------------------------------------
 
@@ -92,7 +92,7 @@ def code_size(df: pd.DataFrame) -> pd.DataFrame:
 
     present = df[["kernel", "framework", "implementation"]].drop_duplicates()
     out = []
-    for kernel in _ordered(present["kernel"], KERNELS):
+    for kernel in _ordered(present["kernel"], kernel_names()):
         try:
             impls = spec.implementations(kernel)
         except Exception:  # noqa: BLE001 - unknown kernel: no source to measure

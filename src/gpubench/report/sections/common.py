@@ -12,13 +12,13 @@ import pandas as pd
 
 from gpubench.report import figures
 from gpubench.report.base import (
-    KERNELS,
     _kernel_spec,
     _ordered,
     consolidate,
     img,
 )
 from gpubench.report.render import Figure, Markup
+from gpubench.spec import kernel_names
 
 #: the workshop book's rule of thumb (§1.3.4, §1.8.3): small datasets, "< 10,000 elements",
 #: are not good for the GPU
@@ -97,7 +97,7 @@ def _cases(df: pd.DataFrame) -> list[tuple[str, str, str, pd.DataFrame]]:
         return []
     groups = {key: g for key, g in df.groupby(["kernel", "variant", "dtype"], sort=True)}
     out = []
-    for kernel in _ordered({k for k, _, _ in groups}, KERNELS):
+    for kernel in _ordered({k for k, _, _ in groups}, kernel_names()):
         spec = _kernel_spec(kernel)
         variants = _ordered({v for k, v, _ in groups if k == kernel},
                             spec.variants if spec else ())

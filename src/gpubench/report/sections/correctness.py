@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpubench.report.base import KERNELS, _row_list, fmt_relerr
+from gpubench.report.base import _row_list, fmt_relerr
 from gpubench.report.render import text_table
+from gpubench.spec import kernel_names
 
 
 @dataclass
@@ -28,7 +29,7 @@ def build(df: pd.DataFrame) -> Correctness:
         return Correctness(None, None, 0)
     keys = ["kernel", "variant", "dtype", "framework", "implementation", "device"]
     rows, classes = [], []
-    order = {k: i for i, k in enumerate(KERNELS)}
+    order = {k: i for i, k in enumerate(kernel_names())}
     groups = sorted(checked.groupby(keys, sort=True),
                     key=lambda kv: (order.get(kv[0][0], len(order)), kv[0]))
     for key, g in groups:

@@ -177,7 +177,7 @@ def crossover_headline(found: list[Crossing]) -> list[str]:
     from gpubench.report import verdicts
 
     summaries = verdicts.class_crossovers(found)
-    order = list(verdicts.CLASSES)
+    order = list(verdicts.classes())
     lines = []
     for (backend, cls), c in sorted(summaries.items(),
                                     key=lambda kv: (kv[0][0], order.index(kv[0][1]))):

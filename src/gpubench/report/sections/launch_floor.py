@@ -5,7 +5,7 @@ device time of ``vector_add``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -25,12 +25,19 @@ from gpubench.report.sections.common import (
 from gpubench.report.sections.crossover import (
     crossover,
 )
+from gpubench.spec import kernel_specs
 
 # -- the launch floor ---------------------------------------------------------------------
 
 
-#: the kernel whose rows give the cost of one call, and the one it is set against
-FLOOR_KERNEL, FLOOR_WORK_KERNEL = "launch_overhead", "vector_add"
+def floor_kernels() -> tuple[str, str]:
+    """The kernel whose rows give the cost of one call (the first latency-bound kernel
+    timed on the device, not the host), and the one it is set against (the first
+    memory-bound kernel: the least work per element); '' where none is declared."""
+    specs = kernel_specs()
+    floor = next((s.name for s in specs if s.bound == "latency" and not s.host_timed), "")
+    work = next((s.name for s in specs if s.bound == "memory"), "")
+    return floor, work
 
 
 def launch_floor_table(df: pd.DataFrame) -> pd.DataFrame | None:
@@ -38,14 +45,15 @@ def launch_floor_table(df: pd.DataFrame) -> pd.DataFrame | None:
     best implementation by the pipelined caller's clock) and how many ``vector_add``
     elements, data on the device, it takes before the device time of the work exceeds
     that cost: below that size a call is all overhead, whatever the device does."""
+    floor_kernel, work_kernel = floor_kernels()
     mode = primary_mode(df)
     ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
-    floor = ok[(ok["kernel"] == FLOOR_KERNEL) & (ok["caller_s"] > 0)]
+    floor = ok[(ok["kernel"] == floor_kernel) & (ok["caller_s"] > 0)]
     if floor.empty:
         return None
     floor = floor[floor["size_key"] == floor.groupby("backend")["size_key"].transform("min")]
     best = best_per(floor, ["backend"], by="caller_s")
-    work = ok[(ok["kernel"] == FLOOR_WORK_KERNEL)
+    work = ok[(ok["kernel"] == work_kernel)
               & ~ok["implementation"].str.endswith(TRANSFERS_SUFFIX)]
     dtypes = _ordered(work["dtype"], ("float32", "float64"))
     rows = []
@@ -66,7 +74,7 @@ def launch_floor_table(df: pd.DataFrame) -> pd.DataFrame | None:
         rows.append(cells)
     return text_table(["backend", "implementation", "size", "per call, pipelined (caller)",
                   "per call, sync (caller)", "device clock",
-                  *(f"{FLOOR_WORK_KERNEL} {d}: elements before the device time exceeds "
+                  *(f"{work_kernel} {d}: elements before the device time exceeds "
                     "the pipelined call" for d in dtypes)], rows,
                  frozenset({"size", "per call, pipelined (caller)", "per call, sync (caller)"}))
 
@@ -88,8 +96,8 @@ class LaunchFloor:
     """The launch-floor section: its table (None: not measured)."""
 
     table: pd.DataFrame | None
-    kernel: str = FLOOR_KERNEL
-    work_kernel: str = FLOOR_WORK_KERNEL
+    kernel: str = field(default_factory=lambda: floor_kernels()[0])
+    work_kernel: str = field(default_factory=lambda: floor_kernels()[1])
 
 
 def build(df: pd.DataFrame) -> LaunchFloor:
