@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from gpubench.backends import Backend, load_backend
+from gpubench.backends import Backend, backend_classes, load_backend
 
-#: framework -> module that must import for its CPU backend (None: always there)
-CPU_FRAMEWORKS = {"numpy": None, "numba": "numba", "jax": "jax", "torch": "torch"}
+#: framework -> module that must import for its CPU backend (each backend's
+#: ``probe_module``)
+CPU_FRAMEWORKS = {cls.framework: cls.probe_module for cls in backend_classes().values()
+                  if cls.device == "cpu"}
 
 _started: dict[str, Backend] = {}
 

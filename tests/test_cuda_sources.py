@@ -349,7 +349,7 @@ def test_backend_start_wraps_any_driver_error(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_grid_blocks_is_one_wave_at_most() -> None:
-    from gpubench.backends.cuda_python_gpu import grid_blocks
+    from gpubench.cuda_launch import grid_blocks
 
     assert grid_blocks(1, 8, 132) == 1
     assert grid_blocks(256 * 10 + 1, 8, 132) == 11

@@ -66,21 +66,8 @@ DEFAULTS: dict[str, Any] = {
     "gpu_envs": "auto",
 }
 
-#: environment of each framework on the CPU; on a GPU it is ``<name>-cuda<major>``
-CPU_ENVS = {"numpy": "numpy", "numba": "numba", "jax": "jax-cpu", "torch": "torch-cpu"}
-GPU_ENVS = {"cupy": "cupy", "numba": "numba-cuda", "jax": "jax", "torch": "torch",
-            "cuda_python": "cuda_python"}
-
-#: packages whose versions the report shows for a framework (fnmatch patterns); every
-#: GPU environment adds its CUDA libraries (``nvidia-*``, ``cuda-*``)
-KEY_PACKAGES: dict[str, tuple[str, ...]] = {
-    "numpy": ("numpy",),
-    "numba": ("numba", "numba-cuda", "llvmlite", "numpy"),
-    "jax": ("jax", "jaxlib", "jax-cuda*", "ml-dtypes", "numpy"),
-    "torch": ("torch", "triton", "numpy"),
-    "cupy": ("cupy*", "fastrlock", "numpy"),
-    "cuda_python": ("cuda-python", "numpy"),
-}
+#: every GPU environment's CUDA libraries, beside a backend's own
+#: :attr:`~gpubench.backends.base.Backend.key_packages`
 GPU_KEY_PACKAGES = ("nvidia-*", "cuda-*")
 #: tools of the environment itself, left out of a lock as ``pip freeze`` does
 NOT_LOCKED = frozenset({"pip", "setuptools", "wheel", "distribute"})
@@ -107,11 +94,15 @@ def env_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def env_name(backend_id: str, cuda: int = 12) -> str:
-    """``numpy-cpu`` -> ``numpy``; ``jax-gpu`` with CUDA 13 -> ``jax-cuda13``."""
+    """The backend's declared :attr:`~gpubench.backends.base.Backend.environment`
+    (``numpy-cpu`` -> ``numpy``), with the CUDA major on a GPU (``jax-gpu`` with CUDA 13
+    -> ``jax-cuda13``); a backend not registered here: its framework's name."""
+    from gpubench.backends import find_backend_class
+
     framework, _, device = backend_id.rpartition("-")
-    if device == "gpu":
-        return f"{GPU_ENVS.get(framework, framework)}-cuda{cuda}"
-    return CPU_ENVS.get(framework, framework)
+    cls = find_backend_class(backend_id)
+    name = (cls.environment if cls is not None else "") or framework
+    return f"{name}-cuda{cuda}" if device == "gpu" else name
 
 
 def is_gpu_env(env: str) -> bool:
@@ -315,7 +306,10 @@ def key_packages(framework: str, device: str, lock: Lock) -> list[str]:
     """The lock's lines for the packages that matter to a framework's numbers."""
     from fnmatch import fnmatch
 
-    patterns = KEY_PACKAGES.get(framework, (framework,))
+    from gpubench.backends import find_backend_class
+
+    cls = find_backend_class(f"{framework}-{device}")
+    patterns = (cls.key_packages if cls is not None else ()) or (framework,)
     if device == "gpu":
         patterns = patterns + GPU_KEY_PACKAGES
     versions = lock.versions()

@@ -18,9 +18,17 @@ from typing import Any
 from gpubench import provenance
 from gpubench.results import atomic_write_text
 
-PACKAGES = ("numpy", "numba", "jax", "jaxlib", "torch", "cupy-cuda12x", "cupy-cuda13x",
-            "numba-cuda", "cuda-python", "cuda-core", "cuda-bindings", "mpi4py", "pandas",
-            "matplotlib", "snakemake", "nvidia-ml-py")
+#: what the probe records beside every backend's own ``probe_packages``
+COMMON_PACKAGES = ("numpy", "mpi4py", "pandas", "matplotlib", "snakemake", "nvidia-ml-py")
+
+
+def packages() -> tuple[str, ...]:
+    """Distributions whose versions the probe records: each registered backend's
+    :attr:`~gpubench.backends.base.Backend.probe_packages`, then the common ones."""
+    from gpubench.backends import backend_classes
+
+    names = [p for cls in backend_classes().values() for p in cls.probe_packages]
+    return tuple(dict.fromkeys([*names, *COMMON_PACKAGES]))
 
 
 def timer_overhead(samples: int = 20000) -> dict[str, float]:
@@ -96,7 +104,7 @@ def gpu_info() -> tuple[list[dict[str, Any]], str]:
 
 def package_versions() -> dict[str, str]:
     out = {}
-    for name in PACKAGES:
+    for name in packages():
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -38,8 +38,14 @@ from gpubench.config import ConfigError, validate_config
 from gpubench.mpi import JOBS as MPI_JOBS
 from gpubench.mpi import launch as mpi_launch
 
-#: backends that have a single-process several-device version (the multi_gpu job)
-MULTI_DEVICE_BACKENDS = ("cupy-gpu", "jax-gpu", "jax-cpu")
+
+def multi_device_backends() -> tuple[str, ...]:
+    """Backends with a single-process several-device version (the multi_gpu job): those
+    whose class declares a :attr:`~gpubench.backends.base.Backend.multi_device` mode."""
+    from gpubench.backends import backend_classes
+
+    return tuple(b for b, cls in backend_classes().items() if cls.multi_device != "none")
+
 #: how the scheduling Snakemake tells the jobs it starts how many attempts a step has
 #: (set here, not by the user: no envvars directive)
 ATTEMPTS_VAR = "GPUBENCH_STEP_ATTEMPTS"
@@ -307,7 +313,7 @@ class Plan:
             for backend in self.mpi["backends"]:
                 if backend not in self.config["backends"]:
                     continue
-                if job == "multi_gpu" and backend not in MULTI_DEVICE_BACKENDS:
+                if job == "multi_gpu" and backend not in multi_device_backends():
                     continue
                 for ranks in self.mpi.get("ranks", [1, 2]):
                     if job == "p2p" and ranks < 2:

@@ -20,7 +20,7 @@ import yaml
 from gpubench.config import validate_config
 from gpubench.mpi import JOBS
 from gpubench.mpi.step import collect_main, run_step
-from gpubench.workflow import MULTI_DEVICE_BACKENDS
+from gpubench.workflow import multi_device_backends
 
 
 def main() -> int:
@@ -49,7 +49,7 @@ def main() -> int:
         for backend in mpi.get("backends", []):
             if args.backends and backend not in args.backends:
                 continue
-            if job == "multi_gpu" and backend not in MULTI_DEVICE_BACKENDS:
+            if job == "multi_gpu" and backend not in multi_device_backends():
                 continue
             for ranks in mpi.get("ranks", [1, 2]):
                 if job == "p2p" and ranks < 2:

@@ -28,8 +28,8 @@ BACKENDS: dict[str, str] = {
     "cuda_python-gpu": "gpubench.backends.cuda_python_gpu:CudaPythonGPU",
 }
 
-__all__ = ["BACKENDS", "Backend", "Unavailable", "load_backend", "load_plugins",
-           "split_backend_id"]
+__all__ = ["BACKENDS", "Backend", "Unavailable", "backend_class", "backend_classes",
+           "find_backend_class", "load_backend", "load_plugins", "split_backend_id"]
 
 
 def load_plugins() -> list[str]:
@@ -50,9 +50,29 @@ def split_backend_id(backend_id: str) -> tuple[str, str]:
     return framework, device
 
 
-def load_backend(backend_id: str) -> Backend:
-    """Instantiate a backend without importing its framework (that happens in start())."""
+def backend_class(backend_id: str) -> type[Backend]:
+    """The Backend class of a backend id, without importing its framework."""
     if backend_id not in BACKENDS:
         raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
     module, _, cls = BACKENDS[backend_id].partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return getattr(importlib.import_module(module), cls)
+
+
+def find_backend_class(backend_id: str) -> type[Backend] | None:
+    """:func:`backend_class`, or None for a backend not registered here (plugins loaded)."""
+    load_plugins()
+    try:
+        return backend_class(backend_id)
+    except (KeyError, ImportError, AttributeError):
+        return None
+
+
+def backend_classes() -> dict[str, type[Backend]]:
+    """Every registered backend's class (plugins' included), in :data:`BACKENDS` order."""
+    load_plugins()
+    return {b: backend_class(b) for b in BACKENDS}
+
+
+def load_backend(backend_id: str) -> Backend:
+    """Instantiate a backend without importing its framework (that happens in start())."""
+    return backend_class(backend_id)()

@@ -40,6 +40,39 @@ class Backend:
 
     framework: str = ""
     device: str = "cpu"
+
+    # -- facts the workflow, the environments, the probe and the report read (each
+    # backend declares its own: tests/test_registry_complete.py) ---------------------------
+    #: the environment it runs in (``workflow/envs/pip/<name>.txt``); on a GPU
+    #: ``<name>-cuda<major>`` (:func:`gpubench.environments.env_name`)
+    environment: str = ""
+    #: packages whose versions the report shows beside its numbers (fnmatch patterns; a
+    #: GPU environment adds its CUDA libraries, ``nvidia-*`` and ``cuda-*``)
+    key_packages: tuple[str, ...] = ()
+    #: distributions whose versions the probe records (:func:`gpubench.probe.packages`)
+    probe_packages: tuple[str, ...] = ()
+    #: how one process drives several devices (the MPI ``multi_gpu`` job):
+    #: "cupy_devices", "jax_sharding", or "none" (no such version: the job skips it)
+    multi_device: str = "none"
+    #: the MPI p2p/allreduce jobs also move device buffers through NCCL
+    nccl: bool = False
+    #: what the comparison guide says of this framework, checked by the report's claims
+    #: table: ("verbosity", True: verbose / False: gentle, claim) or ("jit", True: the
+    #: first call compiles / False: no compilation for standard operations, claim)
+    claims: tuple[tuple[str, bool, str], ...] = ()
+    #: implementations compiled on first use (user-written kernels), left out of a
+    #: ("jit", False, ...) claim about its standard operations
+    compiled_implementations: frozenset[str] = frozenset()
+
+    @classmethod
+    def simulated(cls, env: Any) -> bool:
+        """Whether ``env`` runs this GPU backend on a simulator (no GPU needed)."""
+        return False
+
+    @classmethod
+    def prepare_devices(cls, devices: int) -> None:
+        """Before the framework is imported in a process that drives ``devices``
+        devices itself (the ``multi_gpu`` job): whatever makes it see that many."""
     #: the MPI jobs run on this backend (listed by :func:`gpubench.mpi.mpi_backends`)
     mpi: bool = False
     #: the module an MPI rank imports: the step checks it loads before launching

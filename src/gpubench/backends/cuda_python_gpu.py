@@ -37,34 +37,7 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
-
-#: Threads per block of every 1D launch, here and in the CuPy RawKernel rows (the
-#: ``.cu`` files' launch bounds assume it).
-THREADS = 256
-
-
-def grid_blocks(items: int, blocks_per_sm: int, sm_count: int, threads: int = THREADS) -> int:
-    """Blocks for a grid-stride kernel: enough for ``items`` work items, at most one wave.
-
-    One wave (every block resident at once, ``blocks_per_sm`` from the occupancy API)
-    leaves no half-empty second wave; the kernels loop over what is left. Shared with the
-    CuPy RawKernel rows so both frameworks launch the same geometry.
-    """
-    needed = max(1, math.ceil(items / threads))
-    return max(1, min(needed, max(1, blocks_per_sm) * max(1, sm_count)))
-
-
-def cupy_raw_grid(function: Any, items: int, shmem: int = 0, threads: int = THREADS) -> int:
-    """:func:`grid_blocks` for a CuPy RawKernel, with CuPy's own occupancy and SM count.
-
-    Here so the CuPy ``raw_kernel`` rows and this backend size grids by one rule.
-    """
-    import cupy
-
-    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-        function.kernel.ptr, threads, shmem)
-    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return grid_blocks(items, int(per_sm), int(sm_count), threads)
+from gpubench.cuda_launch import THREADS, grid_blocks
 
 
 def import_core() -> Any:
@@ -235,6 +208,11 @@ class CudaPythonGPU(Backend):
 
     framework = "cuda_python"
     device = "gpu"
+    environment = "cuda_python"
+    key_packages = ("cuda-python", "numpy")
+    probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
+    multi_device = "none"
+    claims = (("verbosity", True, "CUDA Python: verbose"),)
     timer = "cuda_event"
     caller_timer = "perf_counter+cuCtxSynchronize"
     supports_cold = True

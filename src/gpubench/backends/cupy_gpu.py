@@ -27,6 +27,18 @@ from gpubench.backends.cuda_common import (
 class CupyGPU(Backend):
     framework = "cupy"
     device = "gpu"
+    environment = "cupy"
+    key_packages = ("cupy*", "fastrlock", "numpy")
+    probe_packages = ("cupy-cuda12x", "cupy-cuda13x")
+    multi_device = "cupy_devices"
+    nccl = True
+    claims = (("verbosity", False, "CuPy: gentle, low verbosity"),
+              ("jit", False, "CuPy: no compilation overhead for standard operations"))
+    #: its user-written kernels (compiled on first use); the rest of its implementations
+    #: are its library's standard operations, which the comparison guide says need no
+    #: compilation
+    compiled_implementations = frozenset({"raw_kernel", "raw_naive", "raw_tiled",
+                                          "elementwise_kernel", "reduction_kernel", "fuse"})
     timer = "cuda_event"
     caller_timer = "perf_counter+cudaDeviceSynchronize"
     supports_cold = True

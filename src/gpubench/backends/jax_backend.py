@@ -14,6 +14,8 @@ from gpubench.backends.base import Backend, Unavailable
 
 class JaxBase(Backend):
     framework = "jax"
+    key_packages = ("jax", "jaxlib", "jax-cuda*", "ml-dtypes", "numpy")
+    probe_packages = ("jax", "jaxlib")
     platform = "cpu"
     mpi = True
     probe_module = "jax"
@@ -140,6 +142,20 @@ class JaxBase(Backend):
 class JaxCPU(JaxBase):
     device = "cpu"
     platform = "cpu"
+    environment = "jax-cpu"
+    #: several CPU "devices" for the sharding path (the XLA flag; newer JAX's option)
+    multi_device = "jax_sharding"
+
+    @classmethod
+    def prepare_devices(cls, devices: int) -> None:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   f" --xla_force_host_platform_device_count={devices}")
+        try:  # newer JAX reads its own option instead of the XLA flag
+            import jax
+
+            jax.config.update("jax_num_cpu_devices", devices)
+        except Exception:  # noqa: BLE001 - older JAX: the XLA flag above applies
+            pass
 
 
 class JaxGPU(JaxBase):
@@ -159,6 +175,9 @@ class JaxGPU(JaxBase):
 
     device = "gpu"
     platform = "gpu"
+    environment = "jax"
+    multi_device = "jax_sharding"
+    claims = (("jit", True, "JAX: JIT (XLA) compiles on the first call"),)
     timer = "perf_counter+sync"
     #: JAX has no device-wide wait: the result's, and every pending effect's
     caller_timer = "perf_counter+block_until_ready"

@@ -10,6 +10,11 @@ from gpubench.backends.base import Backend, Unavailable
 class NumbaCPU(Backend):
     framework = "numba"
     device = "cpu"
+    probe_module = "numba"
+    environment = "numba"
+    key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
+    probe_packages = ("numba",)
+    multi_device = "none"
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba stores compiled functions (``NUMBA_CACHE_DIR``, or

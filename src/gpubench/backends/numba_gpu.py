@@ -153,6 +153,11 @@ class NumbaGPU(Backend):
 
     framework = "numba"
     device = "gpu"
+    environment = "numba-cuda"
+    key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
+    probe_packages = ("numba", "numba-cuda")
+    multi_device = "none"
+    claims = (("jit", True, "Numba: the first call pays JIT compilation"),)
     timer = "cuda_event"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
@@ -164,6 +169,11 @@ class NumbaGPU(Backend):
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
                              "monte_carlo_pi": "xoroshiro"}
+
+    @classmethod
+    def simulated(cls, env: Any) -> bool:
+        """Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs without a GPU."""
+        return env.get("NUMBA_ENABLE_CUDASIM") == "1"
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba caches ``@cuda.jit`` kernels on disk only for ``cache=True``,

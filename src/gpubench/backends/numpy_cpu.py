@@ -8,6 +8,10 @@ from gpubench.backends.base import Backend
 class NumpyCPU(Backend):
     framework = "numpy"
     device = "cpu"
+    environment = "numpy"
+    key_packages = ("numpy",)
+    probe_packages = ("numpy",)
+    multi_device = "none"
     mpi = True
 
     def start(self, threads: int) -> dict[str, str]:

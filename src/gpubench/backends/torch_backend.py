@@ -31,6 +31,9 @@ def inductor_cache_dir() -> Path:
 
 class TorchBase(Backend):
     framework = "torch"
+    key_packages = ("torch", "triton", "numpy")
+    probe_packages = ("torch",)
+    multi_device = "none"
     torch_device = "cpu"
 
     def start(self, threads: int) -> dict[str, str]:
@@ -67,6 +70,7 @@ class TorchBase(Backend):
 
 class TorchCPU(TorchBase):
     device = "cpu"
+    environment = "torch-cpu"
     torch_device = "cpu"
 
 
@@ -75,6 +79,7 @@ class TorchGPU(TorchBase):
 
     device = "gpu"
     torch_device = "cuda"
+    environment = "torch"
     timer = "cuda_event"
     #: torch.cuda.synchronize() waits for every stream of the device (cudaDeviceSynchronize)
     caller_timer = "perf_counter+torch.cuda.synchronize"

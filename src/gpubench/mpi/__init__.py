@@ -25,14 +25,9 @@ KERNEL_SOURCE = Path(__file__).resolve().parent / "mpi_kernels.cu"
 
 def backend_class(backend_id: str) -> type:
     """The Backend class of a backend id, without importing its framework."""
-    import importlib
+    from gpubench.backends import backend_class as of
 
-    from gpubench.backends import BACKENDS
-
-    if backend_id not in BACKENDS:
-        raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
-    module, _, cls = BACKENDS[backend_id].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return of(backend_id)
 
 
 def mpi_backends() -> tuple[str, ...]:

@@ -111,8 +111,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
         for strategy in devices.STRATEGIES:
             add(0, "n/a", strategy, "")
     elif job == "multi_gpu":
-        mode = {"cupy-gpu": "cupy_devices", "jax-gpu": "jax_sharding",
-                "jax-cpu": "jax_sharding"}.get(backend, "none")
+        mode = backend_class(backend).multi_device
         for size in cfg["sizes"]:
             add(size, "n/a", mode, devices=ranks)
     elif job in ("p2p", "allreduce"):
@@ -120,7 +119,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
         modes = ["mpi_allreduce"] if job == "allreduce" else [""]
         # NCCL moves device buffers GPU to GPU (NVLink) without a CUDA-aware MPI: MPI
         # only carries its unique id. CuPy ranks only (cupy.cuda.nccl).
-        if backend == "cupy-gpu" and cfg.get("nccl", True):
+        if backend_class(backend).nccl and cfg.get("nccl", True):
             modes.append("nccl")
         for mode in modes:
             for path in (["direct"] if mode == "nccl" else paths_for(job, backend)):
@@ -288,7 +287,7 @@ class Step:
         single = self.job in SINGLE_PROCESS_JOBS
         enabled = str(self.cfg.get("enabled", "auto")).lower()
         if self.device == "gpu":  # cheapest check first: NVML, in this process
-            simulated = self.backend == "numba-gpu" and env.get("NUMBA_ENABLE_CUDASIM") == "1"
+            simulated = backend_class(self.backend).simulated(env)
             n_gpus, why = devices.nvml_gpu_count(env)
             if simulated:
                 n_gpus = max(n_gpus, self.ranks)  # the CUDA simulator has no real GPU

@@ -78,17 +78,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.no_mpi:
         mpi: Any = SelfComm()
         comm: Any = mpi
-        if backend == "jax-cpu":  # several CPU "devices" for the JAX sharding path
-            ndev = max(int(it.get("devices", 1)) for it in spec["items"]) if spec["items"] \
-                else 1
-            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                       f" --xla_force_host_platform_device_count={ndev}")
-            try:  # newer JAX reads its own option instead of the XLA flag
-                import jax
+        # whatever lets the framework see several devices (JAX on the CPU: XLA flags)
+        ndev = max(int(it.get("devices", 1)) for it in spec["items"]) if spec["items"] \
+            else 1
+        from gpubench.backends import backend_class, load_plugins
 
-                jax.config.update("jax_num_cpu_devices", ndev)
-            except Exception:  # noqa: BLE001 - older JAX: the XLA flag above applies
-                pass
+        load_plugins()
+        backend_class(backend).prepare_devices(ndev)
     else:
         from mpi4py import MPI
 

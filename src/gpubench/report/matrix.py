@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.backends import backend_classes
 from gpubench.report import render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
@@ -587,8 +588,10 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     code = {b: matrix.cells[(b, "code per kernel")].value for b in matrix.backends}
     known = {b: v for b, v in code.items() if math.isfinite(v)}
     overall = float(np.median(list(known.values()))) if known else math.nan
-    for name, verbose, claim in (("cupy-gpu", False, "CuPy: gentle, low verbosity"),
-                                 ("cuda_python-gpu", True, "CUDA Python: verbose")):
+    classes_of = backend_classes()
+    said = [(b, kind, expect, claim) for b, cls in classes_of.items()
+            for kind, expect, claim in cls.claims]
+    for name, verbose, claim in ((b, e, c) for b, k, e, c in said if k == "verbosity"):
         if name in known and math.isfinite(overall):
             v = known[name]
             ok = v >= 1.5 * overall if verbose else v <= overall
@@ -598,12 +601,12 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
         else:
             rows.append([claim, NOT_MEASURED, NOT_MEASURED])
     # compilation, judged where it happens: the first size, cold caches, no interop
-    rows.append(_jit_claim(matrix, "numba-gpu", "Numba: the first call pays JIT "
-                           "compilation", True))
-    rows.append(_jit_claim(matrix, "jax-gpu", "JAX: JIT (XLA) compiles on the first call",
-                           True))
-    rows.append(_jit_claim(matrix, "cupy-gpu", "CuPy: no compilation overhead for standard "
-                           "operations", False, exclude=sorted(verdicts.CUPY_CUSTOM)))
+    # (those that expect compilation first); a framework's own compiled implementations
+    # are left out of a "no compilation" claim
+    jit = sorted(((b, e, c) for b, k, e, c in said if k == "jit"), key=lambda t: not t[1])
+    for name, expect, claim in jit:
+        exclude = () if expect else sorted(classes_of[name].compiled_implementations)
+        rows.append(_jit_claim(matrix, name, claim, expect, exclude=exclude))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 

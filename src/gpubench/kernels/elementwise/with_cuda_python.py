@@ -32,7 +32,7 @@ def entry_point(variant: str, dtype: str) -> str:
 @implementation("elementwise", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     case = ctx.case

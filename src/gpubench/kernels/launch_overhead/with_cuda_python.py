@@ -19,7 +19,7 @@ def blocks(n: int, threads: int) -> int:
 @implementation("launch_overhead", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     a, out = ctx.inputs["a"], ctx.out("out")

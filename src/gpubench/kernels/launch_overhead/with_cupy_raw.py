@@ -25,7 +25,7 @@ def _module() -> Any:
 @implementation("launch_overhead", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     a, out = ctx.inputs["a"], ctx.out("out")
     fn = _module().get_function(f"launch_overhead_{cuda_sources.suffix(ctx.case.dtype)}")

@@ -28,7 +28,7 @@ def work_items(n: int, dtype: str) -> int:
 @implementation("monte_carlo_pi", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], object]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     n = ctx.case.size

@@ -34,7 +34,7 @@ def raw_kernel(ctx: BuildContext) -> Callable[[], Any]:
     import cupy
 
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS, cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, cupy_raw_grid
 
     n = ctx.case.size
     count = _module().get_function(f"monte_carlo_pi_{cuda_sources.suffix(ctx.case.dtype)}")

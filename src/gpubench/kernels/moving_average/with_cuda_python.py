@@ -39,7 +39,7 @@ def launch_plan(rows: int, length: int, window: int, dtype: str,
 @implementation("moving_average", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     x, out = ctx.inputs["x"], ctx.out("out")

@@ -29,7 +29,7 @@ def _module() -> Any:
 @implementation("moving_average", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS, cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, cupy_raw_grid
 
     x, out = ctx.inputs["x"], ctx.out("out")
     rows, length = x.shape

@@ -38,7 +38,7 @@ def entry_points(variant: str, dtype: str) -> tuple[str, str]:
 @implementation("reduction", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], object]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     case = ctx.case

@@ -31,7 +31,7 @@ def _module() -> Any:
 def raw_kernel(ctx: BuildContext) -> Callable[[], Any]:
     import cupy
 
-    from gpubench.backends.cuda_python_gpu import THREADS, cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, cupy_raw_grid
 
     case = ctx.case
     ins = [ctx.inputs[name] for name in INPUTS[case.variant]]

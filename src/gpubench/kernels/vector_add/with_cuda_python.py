@@ -23,7 +23,7 @@ def work_items(n: int, dtype: str) -> int:
 @implementation("vector_add", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS
+    from gpubench.cuda_launch import THREADS
 
     be = ctx.backend
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")

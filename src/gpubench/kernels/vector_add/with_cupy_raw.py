@@ -30,7 +30,7 @@ def _module() -> Any:
 @implementation("vector_add", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import THREADS, cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, cupy_raw_grid
 
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
     n = a.size
