@@ -30,6 +30,15 @@ class StandinCPU(Backend):
     framework = "standin"
     device = "cpu"
     mpi = True
+    # its facts (tests/test_registry_complete.py): NumPy underneath, so NumPy's
+    # environment and packages; no several-device version
+    environment = "numpy"
+    display_name = "Stand-in"
+    order = 100
+    version_keys = ("standin",)
+    key_packages = ("numpy",)
+    probe_packages = ("numpy",)
+    multi_device = "none"
 
     def start(self, threads: int) -> dict[str, str]:
         self.started_on = self.device_index

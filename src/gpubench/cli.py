@@ -75,7 +75,7 @@ def run_main(argv: list[str] | None = None) -> int:
           f"{lock.header['interpreter']}, env_lock {lock.hash}"
           + (f"; {lock.notes[-1]}" if lock.notes else ""), file=sys.stderr, flush=True)
     if args.lock_out:
-        environments.write_text_atomic(args.lock_out, lock.text())
+        environments.atomic_write_text(args.lock_out, lock.text())
     run_backend(args.backend, config, args.threads, args.csv, args.samples,
                 env_lock=lock.hash)
     return 0
@@ -156,7 +156,7 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
         lock = environments.Lock({"env": args.env_name, "mode": args.env_mode,
                                   "backend": args.backend, "status": "failed",
                                   "reason": reason})
-        environments.write_text_atomic(args.lock_out, lock.text())
+        environments.atomic_write_text(args.lock_out, lock.text())
     write_unavailable(args.backend, json.loads(args.config_json), args.threads, args.csv,
                       args.samples, reason, env_lock="failed", status="error")
     return 0
@@ -199,7 +199,7 @@ def _run_unavailable(args: argparse.Namespace, config: dict, built: Any,
     lock.header["backend"] = args.backend
     lock.header.setdefault("reason", reason)
     if args.lock_out:
-        environments.write_text_atomic(args.lock_out, lock.text())
+        environments.atomic_write_text(args.lock_out, lock.text())
     write_unavailable(args.backend, config, args.threads, args.csv, args.samples, reason,
                       env_lock=env_lock)
     return 0

@@ -23,10 +23,6 @@ def all_sources() -> dict[str, str]:
             for p in sorted(KERNEL_DIR.glob("*/*.cu"))}
 
 
-def ctype(dtype: str) -> str:
-    """C type of a NumPy dtype name, and the suffix convention ``_f32``/``_f64``."""
-    return {"float32": "float", "float64": "double"}[dtype]
-
-
 def suffix(dtype: str) -> str:
+    """The entry points' suffix convention of a NumPy dtype name: ``f32``/``f64``."""
     return {"float32": "f32", "float64": "f64"}[dtype]

@@ -38,12 +38,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gpubench.files import atomic_write_text
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SRC_DIR = REPO_ROOT / "src"
@@ -317,20 +318,6 @@ def key_packages(framework: str, device: str, lock: Lock) -> list[str]:
             if any(fnmatch(name, _canonical(p)) for p in patterns)]
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 # -- GPUs and building ------------------------------------------------------------------------
 
 
@@ -423,8 +410,8 @@ def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
     if build == "yes":
         lock.notes.append(f"{'built' if lock.ok else 'failed'} in "
                           f"{time.monotonic() - t0:.1f} s")
-    write_text_atomic(lock_path, lock.text())
-    write_text_atomic(marker_path, json.dumps({
+    atomic_write_text(lock_path, lock.text())
+    atomic_write_text(marker_path, json.dumps({
         "env": env, "status": lock.status, "env_lock": lock.hash,
         "interpreter": str(venv_path / "bin" / "python"), "spec": header["spec"],
     }, indent=2) + "\n")

@@ -54,3 +54,17 @@ def end_with_parent(sig: int = signal.SIGKILL) -> None:
     parent = os.getppid()
     if die_with_parent(sig) and os.getppid() != parent:
         os.kill(os.getpid(), sig)
+
+
+def describe_exit(code: int | None, passive: bool = False) -> str:
+    """How a child process ended, for a reason: "killed by SIGSEGV" ("was killed by ..."
+    where ``passive``), "exited with code 3", or "did not exit" (no code)."""
+    if code is None:
+        return "did not exit"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return ("was " if passive else "") + f"killed by {name}"
+    return f"exited with code {code}"

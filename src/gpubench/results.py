@@ -12,7 +12,6 @@ import csv
 import gzip
 import math
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from gpubench.files import atomic_write_text
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
@@ -149,26 +150,6 @@ class SchemaError(ValueError):
 
 def empty_row() -> dict[str, Any]:
     return {c.name: ("" if c.kind == "str" else math.nan) for c in COLUMNS}
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp creates 0600; give the file the mode a plain open() would have
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def atomic_write_csv(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from gpubench import provenance, results
 from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
+from gpubench.procs import describe_exit
 from gpubench.spec import get_kernel, implementations, kernel_names
 
 SRC_DIR = Path(__file__).resolve().parents[1]
@@ -184,15 +184,6 @@ def _reader(stream: Any, q: queue.Queue[str | None]) -> None:
     q.put(None)
 
 
-def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
-
-
 class BackendRun:
     """Drives workers for one backend and turns their messages into schema rows."""
 
@@ -301,7 +292,7 @@ class BackendRun:
                 code = proc.wait()
                 if done == len(indices):
                     return done
-                reason = f"worker {_describe_exit(code)}; see the step's log"
+                reason = f"worker {describe_exit(code)}; see the step's log"
                 return self._fail_from(indices, done, current, hello, reason)
             try:
                 msg = json.loads(line)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.hostpar import fill_uniform, map_chunks
+from gpubench.plugins import load_plugins
 
 #: what limits a kernel (:attr:`KernelSpec.bound`)
 BOUNDS = ("memory", "compute", "transfer", "latency")
@@ -346,8 +347,6 @@ def register_kernel(spec: KernelSpec) -> KernelSpec:
 def _specs() -> dict[str, KernelSpec]:
     """Every kernel's spec: the packages under ``gpubench.kernels`` (each one's ``SPEC``)
     and the plugins' (:func:`gpubench.backends.load_plugins`)."""
-    from gpubench.backends import load_plugins
-
     load_plugins()
     if not _in_tree:
         import gpubench.kernels as package

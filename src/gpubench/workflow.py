@@ -530,7 +530,7 @@ class Plan:
                 from gpubench.runner import write_unavailable
 
                 if not Path(out.lock).exists():
-                    environments.write_text_atomic(out.lock, environments.Lock({
+                    environments.atomic_write_text(out.lock, environments.Lock({
                         "env": self.backend_env(wildcards.backend), "mode": self.env_mode,
                         "backend": wildcards.backend, "status": "failed",
                         "reason": reason}).text())

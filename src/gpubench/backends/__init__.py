@@ -11,9 +11,9 @@ in :data:`BACKENDS` (a plugin may add that line from outside: :func:`load_plugin
 from __future__ import annotations
 
 import importlib
-import os
 
 from gpubench.backends.base import Backend, Unavailable
+from gpubench.plugins import load_plugins
 
 #: backend id -> "module:Class". Ids are ``<framework>-<device>``.
 BACKENDS: dict[str, str] = {
@@ -30,18 +30,6 @@ BACKENDS: dict[str, str] = {
 
 __all__ = ["BACKENDS", "Backend", "Unavailable", "backend_class", "backend_classes",
            "find_backend_class", "load_backend", "load_plugins", "split_backend_id"]
-
-
-def load_plugins() -> list[str]:
-    """Import the modules named in ``GPUBENCH_PLUGINS`` (comma-separated).
-
-    A plugin registers extra backends (adding to :data:`BACKENDS`) or implementations
-    without editing this package: out-of-tree frameworks, and the fault-injection tests.
-    """
-    names = [n.strip() for n in os.environ.get("GPUBENCH_PLUGINS", "").split(",") if n.strip()]
-    for name in names:
-        importlib.import_module(name)
-    return names
 
 
 def split_backend_id(backend_id: str) -> tuple[str, str]:

@@ -46,6 +46,13 @@ class Backend:
     #: the environment it runs in (``workflow/envs/pip/<name>.txt``); on a GPU
     #: ``<name>-cuda<major>`` (:func:`gpubench.environments.env_name`)
     environment: str = ""
+    #: how the report names the framework ("CuPy"), and its place among the frameworks
+    #: in the report's header (ascending)
+    display_name: str = ""
+    order: float | None = None
+    #: the keys of :meth:`start`'s versions that stand for the framework in the report's
+    #: header, the framework's own first ("numba", then "numba-cuda")
+    version_keys: tuple[str, ...] = ()
     #: packages whose versions the report shows beside its numbers (fnmatch patterns; a
     #: GPU environment adds its CUDA libraries, ``nvidia-*`` and ``cuda-*``)
     key_packages: tuple[str, ...] = ()

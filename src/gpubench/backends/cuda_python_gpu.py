@@ -209,6 +209,9 @@ class CudaPythonGPU(Backend):
     framework = "cuda_python"
     device = "gpu"
     environment = "cuda_python"
+    display_name = "CUDA Python"
+    order = 20
+    version_keys = ("cuda-bindings", "cuda-core")
     key_packages = ("cuda-python", "numpy")
     probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
     multi_device = "none"

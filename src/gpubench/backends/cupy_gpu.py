@@ -28,6 +28,9 @@ class CupyGPU(Backend):
     framework = "cupy"
     device = "gpu"
     environment = "cupy"
+    display_name = "CuPy"
+    order = 10
+    version_keys = ("cupy",)
     key_packages = ("cupy*", "fastrlock", "numpy")
     probe_packages = ("cupy-cuda12x", "cupy-cuda13x")
     multi_device = "cupy_devices"

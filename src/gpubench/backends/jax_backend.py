@@ -14,6 +14,9 @@ from gpubench.backends.base import Backend, Unavailable
 
 class JaxBase(Backend):
     framework = "jax"
+    display_name = "JAX"
+    order = 30
+    version_keys = ("jax",)
     key_packages = ("jax", "jaxlib", "jax-cuda*", "ml-dtypes", "numpy")
     probe_packages = ("jax", "jaxlib")
     platform = "cpu"

@@ -12,6 +12,9 @@ class NumbaCPU(Backend):
     device = "cpu"
     probe_module = "numba"
     environment = "numba"
+    display_name = "Numba"
+    order = 40
+    version_keys = ("numba", "numba-cuda")
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
     probe_packages = ("numba",)
     multi_device = "none"

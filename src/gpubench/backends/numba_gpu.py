@@ -154,6 +154,9 @@ class NumbaGPU(Backend):
     framework = "numba"
     device = "gpu"
     environment = "numba-cuda"
+    display_name = "Numba"
+    order = 40
+    version_keys = ("numba", "numba-cuda")
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
     probe_packages = ("numba", "numba-cuda")
     multi_device = "none"

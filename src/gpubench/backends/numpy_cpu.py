@@ -9,6 +9,9 @@ class NumpyCPU(Backend):
     framework = "numpy"
     device = "cpu"
     environment = "numpy"
+    display_name = "NumPy"
+    order = 0
+    version_keys = ("numpy",)
     key_packages = ("numpy",)
     probe_packages = ("numpy",)
     multi_device = "none"

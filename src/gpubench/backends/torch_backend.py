@@ -31,6 +31,9 @@ def inductor_cache_dir() -> Path:
 
 class TorchBase(Backend):
     framework = "torch"
+    display_name = "PyTorch"
+    order = 50
+    version_keys = ("torch",)
     key_packages = ("torch", "triton", "numpy")
     probe_packages = ("torch",)
     multi_device = "none"

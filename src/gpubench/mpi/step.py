@@ -35,7 +35,7 @@ from gpubench.mpi import (
     mpi_backends,
     schema,
 )
-from gpubench.procs import preexec
+from gpubench.procs import describe_exit, preexec
 
 SRC_DIR = Path(__file__).resolve().parents[2]
 
@@ -442,7 +442,7 @@ class Step:
             reason = (f"timed out after {limit:.0f} s ({self.limit_from} "
                       f"{self.time_limit:.0f}); the ranks were killed")
         elif code != 0 or in_flight is not None:
-            reason = f"the launcher {describe_exit(code)}"
+            reason = f"the launcher {describe_exit(code, passive=True)}"
         else:
             reason = ""
         if reason or (detail and in_flight is not None):
@@ -533,17 +533,6 @@ def launcher_errors(text: str, limit: int = 2) -> str:
     ended when none of them could say, e.g. a node lost under the step."""
     lines = [ln.strip() for ln in text.splitlines() if ln.startswith("srun: error: ")]
     return "; ".join(lines[-limit:])
-
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "did not exit"
-    if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -33,9 +33,11 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 from PIL import Image
 
+from gpubench.report import plots
+from gpubench.report.palette import MARKERS, colors  # noqa: F401 - figures.MARKERS, figures.colors
+
 DPI = 100
 FIG_WIDTH = 10.0  # inches
-MARKERS = "os^Dv<>ph*"
 #: an environment variable that caps the drawing processes (1: draw in this process)
 WORKERS_ENV = "GPUBENCH_REPORT_WORKERS"
 
@@ -69,10 +71,6 @@ def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     # stay a dollar sign, not start mathtext (unbalanced, it would stop the report).
     matplotlib.rcParams["text.parse_math"] = False
     return Figure(figsize=(width, height))
-
-
-def colors(n: int) -> Any:
-    return matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
@@ -340,8 +338,6 @@ class FigureQueue:
         return _TOKEN.format(len(self.jobs) - 1)
 
     def _html(self, index: int, pngs: dict[int, str]) -> str:
-        from gpubench.report import plots  # here: plots imports this module
-
         fn, args = self.jobs[index]
         alt, cls = self.alts[index], self.classes[index]
         builder = plots.builder_for(fn)
@@ -363,8 +359,6 @@ class FigureQueue:
         """The page with every figure as an interactive Plotly ``<div>`` (plotly.js and
         the table-sorting script inlined once in the head); a figure with no interactive
         builder is drawn as a PNG ``<img>``."""
-        from gpubench.report import plots
-
         flat = [i for i, (fn, _) in enumerate(self.jobs) if plots.builder_for(fn) is None]
         pngs = dict(zip(flat, draw_all([self.jobs[i] for i in flat], workers), strict=True))
         parts = text.split("@@GPUBENCH-FIGURE-")

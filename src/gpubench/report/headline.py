@@ -25,20 +25,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.backends import backend_classes
 from gpubench.report import figures, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
 from gpubench.report.render import Figure, text_table
+from gpubench.report.verdicts import NOT_MEASURED
 
-#: how a framework is called in the header, and the package whose version stands for it
-FRAMEWORK_NAMES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "numpy": ("NumPy", ("numpy",)),
-    "cupy": ("CuPy", ("cupy",)),
-    "jax": ("JAX", ("jax",)),
-    "torch": ("PyTorch", ("torch",)),
-    "numba": ("Numba", ("numba", "numba-cuda")),
-    "cuda_python": ("CUDA Python", ("cuda-bindings", "cuda-core")),
-}
-FRAMEWORK_ORDER = ("numpy", "cupy", "cuda_python", "jax", "numba", "torch")
+
+def framework_names() -> dict[str, tuple[str, tuple[str, ...], float]]:
+    """Framework -> (how the header calls it, the version keys that stand for it, its
+    place), from each backend's :attr:`~gpubench.backends.base.Backend.display_name`,
+    ``version_keys`` and ``order`` (the first backend of a framework speaks for it)."""
+    out: dict[str, tuple[str, tuple[str, ...], float]] = {}
+    for cls in backend_classes().values():
+        if cls.framework not in out:
+            order = float(cls.order) if cls.order is not None else math.inf
+            out[cls.framework] = (cls.display_name or cls.framework,
+                                  cls.version_keys or (cls.framework,), order)
+    return out
 
 
 # -- the machine ------------------------------------------------------------------------------
@@ -81,12 +85,13 @@ def _versions(text: str) -> dict[str, str]:
 def framework_versions(df: pd.DataFrame) -> str:
     """"NumPy 2.5.2, CuPy 14.2.0, ...": each framework's own package version, from the
     rows it wrote (several versions are all named)."""
+    names = framework_names()
     found: dict[str, set[str]] = {}
     for fw, text in zip(df["framework"].astype(str), df["framework_version"].astype(str),
                         strict=True):
         if not text or text == "nan":
             continue
-        _name, keys = FRAMEWORK_NAMES.get(fw, (fw, (fw,)))
+        _name, keys, _ = names.get(fw, (fw, (fw,), math.inf))
         v = _versions(text)
         present = [k for k in keys if k in v]
         if not present:
@@ -95,8 +100,8 @@ def framework_versions(df: pd.DataFrame) -> str:
         main = v[present[0]] if present[0] == keys[0] else f"{present[0]} {v[present[0]]}"
         extras = [f"{k} {v[k]}" for k in present[1:]]
         found.setdefault(fw, set()).add(main + (f" ({', '.join(extras)})" if extras else ""))
-    order = [f for f in FRAMEWORK_ORDER if f in found] + sorted(set(found) - set(FRAMEWORK_ORDER))
-    return ", ".join(f"{FRAMEWORK_NAMES.get(f, (f,))[0]} {' / '.join(sorted(found[f]))}"
+    order = sorted(found, key=lambda f: (names[f][2] if f in names else math.inf, f))
+    return ", ".join(f"{names[f][0] if f in names else f} {' / '.join(sorted(found[f]))}"
                      for f in order) or UNKNOWN
 
 
@@ -204,10 +209,8 @@ def short_line(v: verdicts.ClassVerdict,
 
 def short_lines(matrix: Any) -> list[str]:
     """:func:`short_line` per class, in the order of the full sentences."""
-    from gpubench.report.matrix import speedup_classes
-
     out = []
-    for cls in speedup_classes():
+    for cls in verdicts.speedup_classes():
         per = matrix.verdicts.get(cls, {})
         band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
         if band is None or per[band].winner is None:
@@ -416,8 +419,6 @@ def _num(v: float) -> str:
 def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
     """The matrix in eight columns, one number per cell with the unit in its header, and
     the notes that explain its dashes (one per distinct reason)."""
-    from gpubench.report.matrix import NOT_MEASURED
-
     if not m.backends:
         return None, []
     headers = ["framework", *(f"{c}, × NumPy" for c in COMPACT_CLASSES),

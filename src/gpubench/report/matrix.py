@@ -26,21 +26,15 @@ import numpy as np
 import pandas as pd
 
 from gpubench.backends import backend_classes
-from gpubench.report import render, stats, verdicts
+from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
-from gpubench.report.verdicts import SMALL, classes
+from gpubench.report.verdicts import NOT_MEASURED, SMALL, classes, speedup_classes
 from gpubench.spec import kernel_specs
 
-NOT_MEASURED = "not measured"
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
 SOURCE_CROSSOVER = 10_000
-
-
-def speedup_classes() -> tuple[str, ...]:
-    """The speedup columns: one per workload class, then small arrays."""
-    return (*classes(), SMALL)
 
 
 def _class_kernels(cls: str) -> tuple[str, ...]:
@@ -632,8 +626,6 @@ def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
             df: pd.DataFrame | None = None, overview: Any = None) -> Which:
     """The section's data; ``df`` (the prepared frame) gives the rows behind each cell;
     ``overview`` is the first screen's figure (:func:`.headline.overview`)."""
-    from gpubench.report import headline
-
     table = matrix.table()
     sources = matrix.sources(df) if table is not None and df is not None else None
     compact, notes = headline.compact(matrix)

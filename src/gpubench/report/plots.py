@@ -26,13 +26,14 @@ import numpy as np
 import pandas as pd
 from matplotlib.colors import to_hex
 
-from gpubench.report import figures, stats
+from gpubench.report import stats
+from gpubench.report.palette import colors as _colors
 from gpubench.spec import kernel_order
 
 Spec = dict[str, Any]
 #: significant digits kept for every float in a spec: beyond what the axes resolve
 DIGITS = 6
-#: Plotly marker symbols in the order of :data:`figures.MARKERS` (o s ^ D v < > p h *)
+#: Plotly marker symbols in the order of :data:`palette.MARKERS` (o s ^ D v < > p h *)
 SYMBOLS = ("circle", "square", "triangle-up", "diamond", "triangle-down", "triangle-left",
            "triangle-right", "pentagon", "hexagon", "star")
 #: the dashes of matplotlib's "-", "--" and ":"
@@ -76,7 +77,7 @@ def dumps(spec: Spec) -> str:
 
 def palette(n: int) -> list[str]:
     """The matplotlib figures' colours (tab10, tab20 past ten) as hex strings."""
-    cmap = figures.colors(n)
+    cmap = _colors(n)
     return [to_hex(cmap(i % cmap.N)) for i in range(max(n, 1))]
 
 

@@ -53,6 +53,15 @@ def classes() -> dict[str, tuple[str, ...]]:
 
 #: the class of small arrays: the small band of these classes, where fixed costs rule
 SMALL = "small arrays"
+#: a cell or claim this run has no rows for
+NOT_MEASURED = "not measured"
+#: a crossover's device-resident cell where the rows have no caller's clock (schema 1)
+NO_CALLER_CLOCK = "— (no caller's clock)"
+
+
+def speedup_classes() -> tuple[str, ...]:
+    """The speedup columns: one per workload class, then small arrays."""
+    return (*classes(), SMALL)
 SMALL_OF = ("elementwise", "reductions")
 
 #: size bands, by what a kernel's size counts: (name, largest size in the band)
@@ -423,8 +432,6 @@ def median_with_never(values: Sequence[float], bounds: Sequence[bool] | None = N
 def class_crossovers(found: Iterable[Any]) -> dict[tuple[str, str], CrossSummary]:
     """Per (GPU backend, class): the crossover summary over the class's element-sized
     cases (``found``: :func:`gpubench.report.sections.crossover.crossings`)."""
-    from gpubench.report.sections.crossover import NO_CALLER_CLOCK
-
     by: dict[tuple[str, str], list[Any]] = {}
     for c in found:
         if not c.elements or c.device_resident[0] == NO_CALLER_CLOCK:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.report import verdicts
 from gpubench.report.base import (
     _kernel_spec,
 )
@@ -27,6 +28,7 @@ from gpubench.report.sections.common import (
     narrow,
     primary_mode,
 )
+from gpubench.report.verdicts import NO_CALLER_CLOCK
 
 # -- CPU/GPU crossover --------------------------------------------------------------------
 
@@ -76,7 +78,6 @@ class Crossing:
 
 
 #: the crossover cell of a GPU backend whose rows have no caller's clock (schema 1)
-NO_CALLER_CLOCK = "— (no caller's clock)"
 
 
 def _loglog(xs: np.ndarray, ys: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -174,8 +175,6 @@ def crossover_headline(found: list[Crossing]) -> list[str]:
     clock: the same figure the matrix cell, the "Which framework?" bullet and the claims
     check show (:func:`gpubench.report.verdicts.class_crossovers`; rows without a
     caller's clock, from a schema-1 file, are not counted as "never")."""
-    from gpubench.report import verdicts
-
     summaries = verdicts.class_crossovers(found)
     order = list(verdicts.classes())
     lines = []

@@ -1,4 +1,5 @@
-"""linalg, autodiff, transfer, launch_overhead: CPU rows pass the harness, checks bite.
+"""Every registered kernel's CPU rows pass the harness (the registry read, not a list);
+the checks of linalg, autodiff, transfer, launch_overhead and interop bite.
 
 GPU implementations cannot run here; transfer's check is tested on NumPy copies, and the
 Numba CUDA implementations run under Numba's CUDA simulator in a subprocess.
@@ -18,11 +19,12 @@ import pytest
 from kernel_helpers import cpu_backend, cpu_cases
 
 from gpubench.harness import Settings, measure
-from gpubench.spec import Case, get_kernel, implementations
+from gpubench.spec import Case, get_kernel, implementations, kernel_names
 
 FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
-#: small sizes: the harness path, not the speed, is under test
-SIZES = {"linalg": (48,), "autodiff": (96,), "launch_overhead": (1, 1024), "interop": (1024,)}
+#: every kernel the registry knows, at its smallest default size: the harness path, not the
+#: speed, is under test
+SIZES = {name: (min(get_kernel(name).default_sizes),) for name in kernel_names()}
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
@@ -296,7 +298,7 @@ import numpy as np
 import gpubench.spec as S
 from gpubench.backends import load_backend
 from gpubench.harness import Settings, measure
-from gpubench.spec import Case, get_kernel, implementations
+from gpubench.spec import Case, get_kernel, implementations, kernel_names
 
 backend = load_backend("numba-gpu")
 backend.start(1)

@@ -1,0 +1,199 @@
+"""Every kernel and every framework states its facts in one place (issue 29): the spec
+or the backend class. A kernel or backend with a fact left undeclared fails here, and a
+kernel added by a plugin gets its % of ceiling, its plausibility gate and its report
+class from its own facts, with no other file edited."""
+
+from __future__ import annotations
+
+import math
+import pkgutil
+
+import pandas as pd
+import pytest
+from conftest import ROOT, _plugin
+
+import gpubench.kernels
+from gpubench.backends import Backend, backend_classes
+from gpubench.spec import BOUNDS, CEILINGS, UNITS, KernelSpec, kernel_names, kernel_specs
+
+#: the facts each backend class (or a framework base class of its own) must declare
+BACKEND_FACTS = ("environment", "display_name", "order", "version_keys", "key_packages",
+                 "probe_packages", "multi_device")
+MULTI_DEVICE_MODES = ("cupy_devices", "jax_sharding", "none")
+CLAIM_KINDS = ("verbosity", "jit")
+
+
+def kernel_problems(spec: KernelSpec) -> list[str]:
+    """What a kernel spec leaves undeclared or declares inconsistently."""
+    out = []
+    if spec.order is None:
+        out.append("order")
+    if spec.bound not in BOUNDS:
+        out.append(f"bound {spec.bound!r}")
+    if spec.ceiling not in CEILINGS:
+        out.append(f"ceiling {spec.ceiling!r}")
+    if spec.unit not in UNITS:
+        out.append(f"unit {spec.unit!r}")
+    if spec.report_class == "":
+        out.append("report_class")
+    if spec.target_pct is None or not spec.target_pct >= 0:
+        out.append("target_pct")
+    elif spec.target_pct > 0 and spec.ceiling == "none":
+        out.append("a target without a ceiling")
+    # the ceiling follows from the bound: a memory-bound kernel read against no ceiling
+    # would silently lose its plausibility gate and its % of ceiling
+    want = {"memory": ("copy",), "transfer": ("link",), "compute": ("gemm", "none"),
+            "latency": ("none",)}.get(spec.bound, ())
+    if spec.ceiling not in want:
+        out.append(f"ceiling {spec.ceiling!r} for a {spec.bound}-bound kernel")
+    if spec.unit == "GFLOP/s" and type(spec).flops is KernelSpec.flops:
+        out.append("unit GFLOP/s without flops()")
+    return out
+
+
+def backend_problems(cls: type[Backend]) -> list[str]:
+    """What a backend class leaves undeclared (the base class's defaults do not count)."""
+    own = [k for k in cls.__mro__ if k is not Backend and issubclass(k, Backend)]
+    out = [f for f in BACKEND_FACTS if not any(f in vars(k) for k in own)]
+    if cls.order is None:
+        out.append("order None")
+    if not cls.display_name or not cls.version_keys:
+        out.append("display_name or version_keys empty")
+    if not cls.environment:
+        out.append("environment empty")
+    if not cls.key_packages:
+        out.append("key_packages empty")
+    if not cls.probe_packages:
+        out.append("probe_packages empty")
+    if cls.multi_device not in MULTI_DEVICE_MODES:
+        out.append(f"multi_device {cls.multi_device!r}")
+    out += [f"claim kind {k!r}" for k, _, _ in cls.claims if k not in CLAIM_KINDS]
+    return out
+
+
+def test_every_kernel_package_is_found_by_the_scan() -> None:
+    packages = {m.name for m in pkgutil.iter_modules(gpubench.kernels.__path__) if m.ispkg}
+    assert packages <= set(kernel_names())
+
+
+@pytest.mark.parametrize("name", kernel_names())
+def test_every_kernel_declares_its_facts(name: str) -> None:
+    spec = next(s for s in kernel_specs() if s.name == name)
+    assert kernel_problems(spec) == []
+
+
+def test_kernel_order_is_unique() -> None:
+    orders = [s.order for s in kernel_specs()]
+    assert len(orders) == len(set(orders))
+
+
+@pytest.mark.parametrize("backend", list(backend_classes()))
+def test_every_backend_declares_its_facts(backend: str) -> None:
+    cls = backend_classes()[backend]
+    assert backend_problems(cls) == []
+    # its environment has a requirements file to build it from
+    envs = ROOT / "workflow" / "envs" / "pip"
+    name = cls.environment + ("-cuda12" if cls.device == "gpu" else "")
+    assert (envs / f"{name}.txt").is_file()
+
+
+def test_the_standin_framework_declares_its_facts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's "Adding a framework" dry run (tests/standin_plugin.py) is complete."""
+    _plugin(monkeypatch, "standin_plugin")
+    assert backend_problems(backend_classes()["standin-cpu"]) == []
+
+
+def test_the_completeness_checks_bite() -> None:
+    class Bare(KernelSpec):
+        name = "bare"
+
+    assert {"order", "report_class", "target_pct"} <= set(kernel_problems(Bare()))
+
+    class Forgetful(KernelSpec):
+        name, order, bound, ceiling, unit = "f", 1, "memory", "none", "GB/s"
+        report_class, target_pct = None, 0
+
+    assert kernel_problems(Forgetful()) == ["ceiling 'none' for a memory-bound kernel"]
+
+    class BareBackend(Backend):
+        framework, device = "bare", "cpu"
+
+    assert set(BACKEND_FACTS) <= set(backend_problems(BareBackend))
+
+
+# -- a kernel from a plugin ---------------------------------------------------------------
+
+
+@pytest.fixture
+def standin_kernel(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The plugin loaded (here and in workers); its kernel registered for this test only."""
+    import sys
+
+    from gpubench import spec
+
+    name = _plugin(monkeypatch, "standin_kernel_plugin")
+    plugin_spec = sys.modules[name].SPEC
+    monkeypatch.setattr(spec, "_registered", {**spec._registered, "standin_scale": plugin_spec})
+    monkeypatch.setattr(spec, "_loaded", dict(spec._loaded))
+    return name
+
+
+def _gpu_row(**extra: object) -> dict[str, object]:
+    return {"kernel": "standin_scale", "device": "gpu", "dtype": "float32", "status": "ok",
+            "timer": "cuda_event", **extra}
+
+
+def test_a_plugin_kernel_is_registered_with_its_facts(standin_kernel: str) -> None:
+    from gpubench.spec import get_kernel, implementations
+
+    names = kernel_names()
+    assert names.index("vector_add") < names.index("standin_scale") < names.index(
+        "elementwise")
+    assert kernel_problems(get_kernel("standin_scale")) == []
+    assert [i.name for i in implementations("standin_scale", "numpy")] == ["multiply"]
+
+
+def test_a_plugin_kernel_gets_its_pct_of_ceiling(standin_kernel: str) -> None:
+    from gpubench import devices
+    from gpubench.ceilings import ceiling_for
+
+    ceilings = {"d2d_copy_gbps": 2000.0, "l2_bytes": 50 * 2**20}
+    label, pct = ceiling_for(_gpu_row(gbps=1000.0, bytes=2.0**30), ceilings)
+    assert label.startswith("d2d_copy") and pct == pytest.approx(50.0)
+    peak = devices.vendor_peak("NVIDIA H100 80GB HBM3")
+    if peak is not None:
+        v_label, v_pct = devices.pct_of_vendor(_gpu_row(gbps=1000.0), peak)
+        assert v_label and math.isfinite(v_pct)
+
+
+def test_a_plugin_kernel_gets_its_plausibility_gate(standin_kernel: str) -> None:
+    from gpubench import plausibility
+
+    ceilings = {"d2d_copy_gbps": 2000.0, "l2_bytes": 50 * 2**20}
+    fast = _gpu_row(gbps=20_000.0, bytes=2.0**30)
+    assert "faster than memory" in plausibility.reason(fast, ceilings)
+    assert plausibility.reason(_gpu_row(gbps=1000.0, bytes=2.0**30), ceilings) == ""
+
+
+def test_a_plugin_kernel_gets_its_report_class_unit_and_target(standin_kernel: str) -> None:
+    from gpubench.report import verdicts
+    from gpubench.report.base import throughput_unit
+    from gpubench.report.sections import targets
+
+    assert "standin_scale" in verdicts.classes()["elementwise"]
+    assert throughput_unit("standin_scale", pd.DataFrame({"flops": [0.0]})) == "GB/s"
+    assert ("standin_scale", "copy bandwidth", 80.0) in targets()
+
+
+def test_a_plugin_kernel_runs_on_the_single_device_path(standin_kernel: str,
+                                                         tmp_path) -> None:
+    from gpubench import results
+    from gpubench.runner import run_backend
+
+    cfg = {"threads": [1], "harness": {"warmup": 1, "min_samples": 3, "max_time_s": 0.05},
+           "kernels": {"standin_scale": {"sizes": [1000], "dtypes": ["float64"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "s.csv"
+    run_backend("numpy-cpu", cfg, 1, str(csv), str(samples))
+    df = results.read_timings(csv)
+    assert list(df["status"]) == ["ok"], df[["status", "reason"]]
+    assert (df["kernel"] == "standin_scale").all() and (df["gbps"] > 0).all()
