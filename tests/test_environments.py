@@ -180,7 +180,7 @@ STEP_CONFIG = ('{"threads": [1], "harness": {"warmup": 0, "min_samples": 3, "max
 
 def run_step(tmp_path: Path, *env_args: str) -> tuple[pd.DataFrame, envs.Lock, str]:
     out = subprocess.run(
-        [sys.executable, "-m", "gpubench", "run", "--backend", "numpy-cpu", "--threads", "1",
+        [sys.executable, "-m", "gpubench", "step", "--backend", "numpy-cpu", "--threads", "1",
          "--config-json", STEP_CONFIG, "--csv", str(tmp_path / "t.csv"),
          "--samples", str(tmp_path / "s.csv"), "--lock-out", str(tmp_path / "lock.txt"),
          *env_args],
@@ -237,7 +237,7 @@ def test_venv_mode_re_executes_in_the_environments_interpreter(tmp_path):
                               "--env-lock", str(built), "--env-python", str(wrapper))
     assert (frame["status"] == "ok").all()
     argv = mark.read_text()
-    assert argv.startswith("-m gpubench run --backend numpy-cpu") and "--env-python" not in argv
+    assert argv.startswith("-m gpubench step --backend numpy-cpu") and "--env-python" not in argv
     assert set(frame["env_lock"]) == {lock.hash} == {envs.read_lock(built).hash}
 
 

@@ -283,8 +283,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``python -m gpubench report --timings T --env E --html H --md M [--samples S]
     [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
     [--figures DIR]``."""
-    parser = argparse.ArgumentParser(prog="python -m gpubench report",
-                                     description=__doc__.splitlines()[0])
+    from gpubench.cli import EXAMPLES
+
+    parser = argparse.ArgumentParser(prog="gpubench report",
+                                     description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=EXAMPLES["report"])
     parser.add_argument("--timings", required=True, help="timings CSV (collected)")
     parser.add_argument("--env", required=True, help="environment JSON from the probe step")
     parser.add_argument("--html", required=True, help="HTML report to write")
@@ -300,11 +304,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
     args = parser.parse_args(argv)
+    from gpubench import safety
+
+    clash = safety.outputs_among_inputs(
+        {"--html": args.html, "--md": args.md},
+        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks])
+    figures_dir = safety.figures_folder(args.md, args.figures)
+    foreign = safety.foreign_figures(figures_dir, args.md)
+    if clash is None and foreign:
+        clash = (f"the figures folder {figures_dir} holds {foreign[0].name}"
+                 + (f" and {len(foreign) - 1} more fig-*.png" if len(foreign) > 1 else "")
+                 + ", which no earlier report wrote (the report replaces its fig-*.png "
+                 "there): move them, or give another --figures folder")
+    if clash is not None:
+        parser.exit(2, f"gpubench report: {clash}\n")
     try:
         build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
                      args.mpi, args.mpi_samples, args.jobs, args.figures)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
+    safety.write_figures_manifest(figures_dir)
     return 0
 
 

@@ -377,8 +377,11 @@ def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | P
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``python -m gpubench compare --base B --new N --html H [--md M]``."""
-    p = argparse.ArgumentParser(prog="python -m gpubench compare",
-                                description=__doc__.splitlines()[0])
+    from gpubench.cli import EXAMPLES
+
+    p = argparse.ArgumentParser(prog="gpubench compare", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=EXAMPLES["compare"])
     p.add_argument("--base", required=True, help="results folder or timings CSV (reference)")
     p.add_argument("--new", required=True, help="results folder or timings CSV (compared)")
     p.add_argument("--html", required=True, help="comparison page to write")
@@ -392,6 +395,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         f"(default {stats.MIN_EFFECT})")
     p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
     args = p.parse_args(argv)
+    from gpubench import safety
+
+    clash = safety.outputs_among_inputs(
+        {"--html": args.html, "--md": args.md},
+        [*safety.result_set_files(args.base), *safety.result_set_files(args.new)])
+    if clash is not None:
+        p.exit(2, f"gpubench compare: {clash}\n")
     try:
         cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
                             args.new_label, args.alpha, args.min_effect, args.jobs)
