@@ -389,6 +389,10 @@ could be read as gpubench's.""",
 }
 STEP_EXAMPLE = EXAMPLES["step"]
 
+#: config file(s) that ``gpubench run`` (and so ``make run``) layers over
+#: config/config.yaml when no --configfile is given: a site's settings, or the tiny
+#: configuration the README's commands run with in tests/test_readme_commands.py
+CONFIG_VAR = "GPUBENCH_CONFIGFILE"
 #: the --profile names of ``gpubench run`` (profiles/<name>; a path works too)
 PROFILES = ("local", "slurm")
 
@@ -409,7 +413,8 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
                    help="run these backends only (config key backends; e.g. numpy-cpu "
                    "torch-gpu; commas work too)")
     p.add_argument("--configfile", nargs="+", metavar="FILE",
-                   help="config file(s) over config/config.yaml (config/README.md)")
+                   help="config file(s) over config/config.yaml (config/README.md); "
+                   f"default: those in ${CONFIG_VAR} (separated by spaces), if set")
     p.add_argument("--dry-run", "-n", action="store_true", help="show the plan only")
     args, extra = p.parse_known_args(argv)
     cwd = Path.cwd() if cwd is None else cwd
@@ -437,8 +442,9 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
         else:  # before --profile, which ends --config's list of KEY=VALUE
             cmd += ["--config", backends]
     cmd += ["--profile", str(profile)]
-    if args.configfile:
-        cmd += ["--configfile", *args.configfile]
+    configfiles = args.configfile or os.environ.get(CONFIG_VAR, "").split()
+    if configfiles:
+        cmd += ["--configfile", *configfiles]
     if args.dry_run:
         cmd.append("--dry-run")
     return cmd + extra

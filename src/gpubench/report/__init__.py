@@ -279,10 +279,8 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
     results.atomic_write_text(out_md, render_markdown(inputs) + figs.markdown(pngs, md_dir))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench report --timings T --env E --html H --md M [--samples S]
-    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
-    [--figures DIR]``."""
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``gpubench report`` (tests check the README's commands with it)."""
     from gpubench.cli import EXAMPLES
 
     parser = argparse.ArgumentParser(prog="gpubench report",
@@ -303,6 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="processes that draw figures (default: usable cores, max 8)")
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``gpubench report --timings T --env E --html H --md M [--samples S]
+    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
+    [--figures DIR]``."""
+    parser = make_parser()
     args = parser.parse_args(argv)
     from gpubench import safety
 

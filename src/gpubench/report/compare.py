@@ -375,8 +375,8 @@ def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | P
     return cmp
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench compare --base B --new N --html H [--md M]``."""
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``gpubench compare`` (tests check the README's commands with it)."""
     from gpubench.cli import EXAMPLES
 
     p = argparse.ArgumentParser(prog="gpubench compare", description=__doc__.splitlines()[0],
@@ -394,6 +394,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="smallest relative change labelled FASTER/SLOWER "
                         f"(default {stats.MIN_EFFECT})")
     p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``gpubench compare --base B --new N --html H [--md M]``."""
+    p = make_parser()
     args = p.parse_args(argv)
     from gpubench import safety
 
