@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_readme_commands import check_gpubench_args, command_lines, gpubench_argv
+from test_readme_commands import (
+    borrowed_venv,
+    check_gpubench_args,
+    command_lines,
+    fresh_clone,
+    gpubench_argv,
+)
 
 from gpubench import cli
 
@@ -141,3 +149,44 @@ def test_gpubench_run_dry_run_plans_the_chosen_backends(tmp_path):
             ".test/config/config.yaml --dry-run --cores 1 --config backends=[numpy-cpu] "
             "results_dir=") in out.stderr
     assert "backend=numpy-cpu" in text and "backend=torch-cpu" not in text
+
+
+@pytest.mark.workflow
+def test_a_killed_run_resumes_with_the_same_command(tmp_path):
+    """`gpubench run` killed (SIGKILL, its jobs with it) while a step runs: a plain
+    `snakemake` then stops naming --unlock; the same `gpubench run` command removes the
+    stale lock, keeps the finished steps and completes the run."""
+    if Path(sys.prefix) == Path(sys.base_prefix):
+        pytest.fail("run the tests in the project's venv (make test)")
+    clone = fresh_clone(tmp_path / "gpubench")
+    borrowed_venv(clone, Path(sys.prefix))
+    env = {**NO_SRC, "PYTHONPATH": str(clone / "src"), "PYTHONWARNINGS": ""}
+    env.pop(cli.CONFIG_VAR, None)
+    tiny = [".test/config/config.yaml", "tests/readme_config.yaml"]  # no MPI steps
+    cmd = [installed_command(), "run", "--configfile", *tiny, "--backends", "numpy-cpu",
+           "--", "--cores", "2"]
+    first = subprocess.Popen(cmd, cwd=clone, env=env, start_new_session=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = clone / "logs" / "run_backend" / "numpy-cpu.log"
+    deadline = time.monotonic() + 300
+    while not (log.exists() and "samples" in log.read_text()):
+        assert first.poll() is None, "the run ended before its step started"
+        assert time.monotonic() < deadline, "the step did not start in 300 s"
+        time.sleep(0.5)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    host = clone / "results" / "env" / "host.json"
+    probe_done = host.exists()
+    assert any((clone / ".snakemake" / "locks").iterdir())
+    plain = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1",
+                            "--configfile", *tiny], cwd=clone,
+                           env=env, capture_output=True, text=True, timeout=300)
+    assert plain.returncode != 0 and "--unlock" in plain.stdout + plain.stderr
+    before = host.stat().st_mtime_ns if probe_done else None
+    again = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True,
+                           timeout=900)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "removing the lock that an interrupted run left" in again.stderr
+    assert (clone / "results" / "report" / "index.html").exists()
+    if probe_done:  # a finished step is kept
+        assert host.stat().st_mtime_ns == before

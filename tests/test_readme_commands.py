@@ -6,7 +6,8 @@ config/README.md and evidence/*/README.md has a mark on the line before it:
 - ``<!-- test: run ... -->``: run here, in a fresh clone of the working tree, in the
   order of the files (README.md first), from the clone's root, with this test's
   interpreter's venv as the clone's ``.venv`` (nothing is installed) and
-  ``GPUBENCH_CONFIGFILE=.test/config/config.yaml`` (the tiny sizes, for `make run`);
+  ``GPUBENCH_CONFIGFILE=".test/config/config.yaml tests/readme_config.yaml"`` (the
+  tiny sizes, no MPI steps, for `make run`);
 - ``<!-- test: covered by tests/FILE.py::TEST — why -->``: that test runs the same
   thing (it is checked to exist);
 - ``<!-- test: skip — why -->``: needs a GPU, SLURM, the network, or is this suite.
@@ -35,8 +36,9 @@ SHELLS = {"bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^\s*```(\S*)\s*$")
 MARK = re.compile(r"^<!-- test: (run|skip|covered by)\b(.*?)-->\s*$")
 COVERED = re.compile(r"^\s*(tests/[\w/]+\.py)::(\w+)")
-#: the configuration the run blocks get through GPUBENCH_CONFIGFILE (gpubench run)
-TINY = ".test/config/config.yaml"
+#: the configuration the run blocks get through GPUBENCH_CONFIGFILE (gpubench run): the
+#: tiny sizes, with the README's results/ and logs/ folders
+TINY = ".test/config/config.yaml tests/readme_config.yaml"
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -369,9 +370,10 @@ EXAMPLES = {
   gpubench run --profile slurm                  # on a SLURM cluster (profiles/slurm)
   gpubench run --dry-run                        # show the plan, run nothing
 
-An interrupted run resumes: run the same command again (the profile re-runs incomplete
-steps). Arguments gpubench does not know go to Snakemake; put them after `--` when one
-could be read as gpubench's.""",
+An interrupted run resumes: run the same command again (finished steps are kept, the
+profile re-runs incomplete ones, a killed run's lock is removed). Arguments gpubench
+does not know go to Snakemake; put them after `--` when one could be read as
+gpubench's.""",
     "report": """example (after `gpubench run`, from the clone's root):
   gpubench report --timings results/timings.csv --env results/env/host.json \\
       --samples results/samples.csv --locks results/raw/*.lock.txt \\
@@ -450,9 +452,43 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
     return cmd + extra
 
 
+def live_snakemake(cwd: Path, proc: Path = Path("/proc")) -> bool | None:
+    """Whether a Snakemake process runs in ``cwd`` (None: cannot tell, no /proc)."""
+    if not proc.is_dir():
+        return None
+    here = cwd.resolve()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            where = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if where == here and any(b"snakemake" in word for word in argv):
+            return True
+    return False
+
+
+def stale_lock(cwd: Path) -> bool:
+    """Snakemake's lock is left in ``cwd`` (.snakemake/locks) by a run that was killed
+    (a run that ends, even by Ctrl-C, removes it) and no Snakemake runs there now."""
+    locks = cwd / ".snakemake" / "locks"
+    if not locks.is_dir() or not any(locks.iterdir()):
+        return False
+    return live_snakemake(cwd) is False
+
+
 def run_main(argv: list[str]) -> int:
-    """``gpubench run``: Snakemake with a profile, in this process (Ctrl-C reaches it)."""
+    """``gpubench run``: Snakemake with a profile, in this process (Ctrl-C reaches it).
+    An interrupted run resumes: the profiles re-run incomplete steps, and the lock a
+    killed run left (Snakemake would refuse, asking for --unlock) is removed first when
+    no Snakemake runs in this folder."""
     cmd = snakemake_command(argv)
+    if stale_lock(Path.cwd()) and "--unlock" not in cmd:
+        print("gpubench run: removing the lock that an interrupted run left (no Snakemake "
+              "runs in this folder): snakemake --unlock", file=sys.stderr, flush=True)
+        subprocess.run([*cmd, "--unlock"], check=False)
     print("gpubench run: " + " ".join(cmd[2:]).replace("-m snakemake", "snakemake", 1),
           file=sys.stderr, flush=True)
     os.execv(cmd[0], cmd)
