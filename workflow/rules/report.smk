@@ -18,9 +18,10 @@ rule report:
             category="gpubench report",
             labels={"file": "summary.md", "what": "summary"},
         ),
-        # The list of PNGs the report wrote (not the folder: Snakemake deletes an output
-        # folder with everything in it before the job; the report replaces its own).
-        figures=f"{RESULTS}/report/summary_figures/.gpubench-figures",
+    # The figures' PNGs go to report/summary_figures/, not an output: Snakemake deletes
+    # an output folder with everything in it before the job. The report replaces only
+    # the PNGs it wrote (listed in summary_figures/.gpubench-figures), linked from
+    # summary.md.
     log:
         f"{LOGS}/report.log",
     conda:
@@ -30,7 +31,7 @@ rule report:
         python=step_python,
         script=SCRIPTS / "report.py",
         mpi=report_mpi_args,
-        figures=lambda wildcards, output: str(Path(output.figures).parent),
+        figures=f"{RESULTS}/report/summary_figures",
     shell:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --env {input.env} --locks {input.locks}"
