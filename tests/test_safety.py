@@ -182,3 +182,16 @@ def test_prepare_marks_the_folder_it_will_use_and_refuses_others(tmp_path):
     assert not (tmp_path / "mine" / safety.RESULTS_MARKER).exists()
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == [
         "thesis.tex"]
+
+
+@pytest.mark.parametrize("key", ["results_dir", "logs_dir"])
+def test_the_config_check_refuses_root_and_home(tmp_path, key):
+    from gpubench.config import ConfigError, load_config
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for bad in ("/", str(Path.home())):
+        config[key] = bad
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(config))
+        with pytest.raises(ConfigError, match=f"config key {key}: .* is the"):
+            load_config(path)
