@@ -378,6 +378,26 @@ def test_editing_a_spec_rebuilds_that_environment_only(built):
 
 
 @pytest.mark.workflow
+def test_forcerun_of_one_lock_rebuilds_that_environment_only(built):
+    """The README's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
+    (the profile's Snakemake), rebuilds that environment and no other."""
+    numpy_lock, other_lock = built["locks"]
+    numpy_before = numpy_lock.stat().st_mtime_ns
+    other_before = other_lock.stat().st_mtime_ns
+    gpubench = shutil.which("gpubench", path=str(Path(sys.executable).parent))
+    assert gpubench, "the project is not installed in this venv (make .venv/.installed-run)"
+    out = subprocess.run(
+        [gpubench, "run", "--configfile", str(built["cfg"]), "--", "--cores", "2",
+         "--forcerun", str(other_lock), "--", *map(str, built["locks"])],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": ""})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert other_lock.stat().st_mtime_ns != other_before
+    assert numpy_lock.stat().st_mtime_ns == numpy_before
+    assert envs.read_lock(other_lock).ok
+
+
+@pytest.mark.workflow
 def test_a_failed_build_gives_unavailable_rows_and_the_others_go_on(tmp_path, index_reachable):
     specs = tmp_path / "specs"
     specs.mkdir()
