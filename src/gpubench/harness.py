@@ -97,6 +97,7 @@ def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
     clock: Callable[[], float] | None = None, cold: bool = False, hide_launch: bool = True,
     host_timed: bool = False,
+    timer: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
 ) -> tuple[list[float], str, Any]:
     """Time ``call`` until converged; return (samples, stop reason, last result).
 
@@ -104,11 +105,15 @@ def time_samples(
     otherwise a busy kernel hides the launch latency, unless ``hide_launch`` is False
     (the launch_overhead kernel, which measures exactly that latency). ``host_timed``
     times on the host clock and a wait (:func:`gpubench.timing.host_time`)
-    for calls that are host work, such as a hand-off between frameworks.
+    for calls that are host work, such as a hand-off between frameworks. ``timer``:
+    the backend's timer for this kernel (:meth:`Backend.device_timer`; default
+    :meth:`Backend.time_call`).
     """
+    device = timer or backend.time_call
+
     def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
         # host work is timed on the host clock whatever the backend's own clock is
-        return host_time(fn, backend.block) if host_timed else backend.time_call(fn)
+        return host_time(fn, backend.block) if host_timed else device(fn)
 
     def sample() -> tuple[Any, float]:
         if cold or hide_launch:
@@ -479,7 +484,7 @@ def measure(
     largest size of each case). ``caller_floor``: the least pipelined median of this
     implementation's earlier sizes of the same kernel, variant and dtype (the worker
     keeps it), which the caller's clock is rechecked against (:func:`recheck_reason`)."""
-    timer = backend.select_timer(spec)
+    timer, timed = backend.device_timer(spec)
     fields: dict[str, Any] = {
         "bytes": spec.bytes_moved(case),
         "flops": spec.flops(case),
@@ -539,7 +544,7 @@ def measure(
             stage = "timed calls"
             device["samples"], device["stop"], device["result"] = time_samples(
                 call, backend, settings, cold=mode == "cold", hide_launch=spec.hide_launch,
-                host_timed=spec.host_timed)
+                host_timed=spec.host_timed, timer=timed)
             progress(f"{len(device['samples'])} samples ({device['stop']})")
             stage = then
 

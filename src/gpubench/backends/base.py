@@ -259,13 +259,21 @@ class Backend:
         else:
             self.hide_launch()
 
-    def select_timer(self, spec: Any) -> str:
-        """Choose how the next samples of ``spec`` are timed; return the timer's name.
+    def device_timer(self, spec: Any) -> tuple[str, Callable[[Callable[[], Any]],
+                                                        tuple[Any, float]]]:
+        """The clock the samples of ``spec`` are taken on: (its name, which goes into
+        the row; the timer, ``fn -> (result, seconds)``). The choice is returned, not
+        kept: the harness hands the timer to the sampling loop.
 
-        One timer per backend suffices except where a device timer covers only some
-        kinds of work (JAX's CUPTI kernel timing); the name goes into the row.
+        One timer per backend suffices (:meth:`time_call`) except where a device timer
+        covers only some kinds of work (JAX's CUPTI kernel timing).
         """
-        return self.timer
+        return self.timer, self.time_call
+
+    def select_timer(self, spec: Any) -> str:
+        """The name of :meth:`device_timer`'s choice for ``spec`` (and whatever the
+        device needs for it, such as JAX detaching CUPTI from host-timed work)."""
+        return self.device_timer(spec)[0]
 
     def block(self, result: Any) -> None:
         """Wait until the work that produced ``result`` has finished."""
