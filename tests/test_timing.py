@@ -206,3 +206,82 @@ def test_primitives():
     pair = EventPair(Ev(), Ev(), lambda a, b: b.at - a.at, record=record, wait=lambda ev: None)
     assert pair.time(call) == ("r", 2.0)
     assert timing.median_time(pair.time, call, 5) == 2.0
+
+
+def test_a_backend_times_between_its_event_pair_else_on_the_host_clock():
+    """The primitives a backend provides: an event pair on its device (recorded around
+    the call, the end waited on, the device's seconds read) or, without one, the host
+    clock around the call and its wait."""
+    from gpubench.backends.base import Backend
+
+    log: list[str] = []
+    device = {"t": 0.0}
+
+    class Ev:
+        def __init__(self, name):
+            self.name, self.at = name, None
+
+    def record(ev):
+        log.append(f"record {ev.name}")
+        ev.at = device["t"]
+
+    def call():
+        log.append("call")
+        device["t"] += 3e-6
+        return "out"
+
+    class Gpu(Backend):
+        device = "gpu"
+
+        def block(self, result):
+            log.append("block")
+
+    gpu = Gpu()
+    gpu.event_pair = EventPair(Ev("start"), Ev("end"), lambda a, b: b.at - a.at,
+                               record=record, wait=lambda ev: log.append(f"wait {ev.name}"))
+    assert gpu.time_call(call) == ("out", pytest.approx(3e-6))
+    assert log == ["record start", "call", "record end", "wait end"]
+    log.clear()
+    result, seconds = Gpu().time_call(call)  # no pair: the host clock and block()
+    assert result == "out" and seconds >= 0 and log == ["call", "block"]
+    # one timer for every kernel unless a backend says otherwise (JAX)
+    assert gpu.device_timer(None) == (gpu.timer, gpu.time_call)
+
+
+def _schema_and_configs():
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    configs = {p.name: yaml.safe_load(p.read_text()) for p in (root / "config").glob("*.yaml")}
+    return schema, configs
+
+
+def test_every_harness_key_of_the_schema_is_a_setting():
+    """config ``harness``, ``gpu_harness`` and ``mpi.harness`` (one schema) configure the
+    one Settings class; only the runner's two timeouts are not measurement settings."""
+    schema, _ = _schema_and_configs()
+    keys = set(schema["$defs"]["harness"]["properties"])
+    fields = set(Settings.__dataclass_fields__)
+    assert keys - fields == {"case_timeout_s", "start_timeout_s"}
+    assert fields <= keys
+
+
+def test_the_shipped_configs_give_the_settings_they_gave():
+    _, configs = _schema_and_configs()
+    for name, cfg in configs.items():
+        if not isinstance(cfg, dict):
+            continue
+        harness = cfg.get("harness") or {}
+        for merged in (harness, {**harness, **(cfg.get("gpu_harness") or {})}):
+            s = Settings.from_config(merged)
+            for key, value in merged.items():
+                if key in Settings.__dataclass_fields__:
+                    assert getattr(s, key) == value, (name, key)
+        mpi = (cfg.get("mpi") or {}).get("harness")
+        if mpi is not None:
+            s = Settings.mpi(**mpi)
+            for key in ("max_samples", "max_time_s"):
+                assert getattr(s, key) == mpi.get(key, timing.MPI[key]), (name, key)

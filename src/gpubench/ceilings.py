@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.timing import EventPair, host_time, median_time
+from gpubench.timing import EventPair, cupy_events, host_time, median_time, torch_events
 
 #: which ceiling a kernel is compared with: "memory" (copy bandwidth), "compute"
 #: (GEMM rate for the row's dtype), "transfer" (host-device copy), or absent (none)
@@ -294,8 +294,7 @@ def _cupy_l2_loops(cupy: Any, footprints: Sequence[int], sms: int
     module = cupy.RawModule(code=L2_LOOP_SOURCE)
     copy_k = module.get_function("gpubench_l2_copy_loop")
     read_k = module.get_function("gpubench_l2_read_loop")
-    ev = EventPair(cupy.cuda.Event(), cupy.cuda.Event(),
-                   lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3)
+    ev = cupy_events(cupy)
     threads, blocks = 256, 8 * sms
     out: dict[tuple[str, int], tuple[float, bool]] = {}
     sink = cupy.empty(threads * blocks, dtype=cupy.float32)
@@ -329,9 +328,7 @@ def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
         buf["dst"] = cupy.empty_like(buf["src"])
     except Exception:  # noqa: BLE001 - no CuPy here: the other methods stand
         return {}, {}
-    ev = EventPair(cupy.cuda.Event(), cupy.cuda.Event(),
-                   lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3,
-                   done=lambda ev_: bool(ev_.done))
+    ev = cupy_events(cupy)
 
     def memcpy(dst: Any, src: Any) -> Callable[[], None]:
         def run() -> None:
@@ -381,8 +378,7 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     n = copy_bytes // 4
     src = torch.rand(n, device=dev)
     dst = torch.empty_like(src)
-    ev = EventPair(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True),
-                   lambda a, b: a.elapsed_time(b) / 1e3, done=lambda ev_: bool(ev_.query()))
+    ev = torch_events(torch)
 
     props = torch.cuda.get_device_properties(0)
     l2_bytes = int(getattr(props, "L2_cache_size", 0))
@@ -452,9 +448,7 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     n = copy_bytes // 4
     src = cupy.random.random(n, dtype=cupy.float32)
     dst = cupy.empty_like(src)
-    ev = EventPair(cupy.cuda.Event(), cupy.cuda.Event(),
-                   lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3,
-                   done=lambda ev_: bool(ev_.done))
+    ev = cupy_events(cupy)
 
     for dtype, key in ((cupy.float32, "sgemm_gflops"), (cupy.float64, "dgemm_gflops")):
         a = cupy.random.random((gemm_n, gemm_n)).astype(dtype)

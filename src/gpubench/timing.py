@@ -246,3 +246,19 @@ def median_time(timed: Callable[[Callable[[], Any]], tuple[Any, float]],
     timed(fn)
     sampled = sample_until(lambda: timed(fn), Rule(repeats, repeats, 0.0, math.inf))
     return float(np.median(sampled.samples))
+
+
+def cupy_events(cupy: Any) -> EventPair:
+    """CuPy's event pair on the current stream (the CuPy backend's and the ceilings')."""
+    return EventPair(cupy.cuda.Event(), cupy.cuda.Event(),
+                     lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3,
+                     done=lambda ev: bool(ev.done))
+
+
+def torch_events(torch: Any) -> EventPair:
+    """PyTorch's event pair on the current stream (the PyTorch backend's and the
+    ceilings')."""
+    return EventPair(torch.cuda.Event(enable_timing=True),
+                     torch.cuda.Event(enable_timing=True),
+                     lambda a, b: a.elapsed_time(b) / 1e3,
+                     done=lambda ev: bool(ev.query()))

@@ -21,7 +21,7 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
-from gpubench.timing import EventPair
+from gpubench.timing import cupy_events
 
 
 class CupyGPU(Backend):
@@ -62,10 +62,7 @@ class CupyGPU(Backend):
             self._scratch = cupy.empty(FLUSH_BYTES, dtype=cupy.uint8)
             self._scratch.fill(0)
             # events on the current stream (record()'s default), waited on before read
-            self.event_pair = EventPair(
-                cupy.cuda.Event(), cupy.cuda.Event(),
-                lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3,
-                done=lambda ev: bool(ev.done))
+            self.event_pair = cupy_events(cupy)
             # The busy kernel of hide_launch(), compiled (NVRTC) and run once here.
             self._spin = cupy.RawKernel(SPIN_KERNEL, "gpubench_spin")
             self._spin_args = (np.int64(HIDE_LAUNCH_CYCLES),)

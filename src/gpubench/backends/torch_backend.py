@@ -13,7 +13,7 @@ import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
-from gpubench.timing import EventPair
+from gpubench.timing import torch_events
 
 
 def inductor_cache_dir() -> Path:
@@ -111,10 +111,7 @@ class TorchGPU(TorchBase):
         torch.backends.cudnn.allow_tf32 = False
         self._scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         # events on the current stream (record()'s default), waited on before read
-        self.event_pair = EventPair(torch.cuda.Event(enable_timing=True),
-                                    torch.cuda.Event(enable_timing=True),
-                                    lambda a, b: a.elapsed_time(b) / 1e3,
-                                    done=lambda ev: bool(ev.query()))
+        self.event_pair = torch_events(torch)
         versions.update(cuda=str(torch.version.cuda), cudnn=str(torch.backends.cudnn.version()))
         return versions
 
