@@ -285,3 +285,26 @@ def test_the_shipped_configs_give_the_settings_they_gave():
             s = Settings.mpi(**mpi)
             for key in ("max_samples", "max_time_s"):
                 assert getattr(s, key) == mpi.get(key, timing.MPI[key]), (name, key)
+
+
+@pytest.mark.parametrize(("count", "least_s", "calls"), [(3, 0.0, 3), (0, 0.0, 0),
+                                                          (1, 2.5, 3), (5, 2.5, 5)])
+def test_warm_up_is_a_count_then_a_time(count, least_s, calls):
+    clock = FakeClock()
+
+    def call():
+        clock.now += 1.0
+
+    assert timing.warm_up(call, count, least_s, clock) == calls
+    # read before the calls, then after each call past the count while there is a time
+    assert clock.reads == 1 + (calls - count + 1 if least_s > 0 else 0)
+
+
+def test_warm_up_decides_on_the_agreed_time():
+    clock = FakeClock()
+
+    def call():
+        clock.now += 1.0
+
+    # the slowest rank has spent twice as long: 2 calls reach 3 s there, not 3
+    assert timing.warm_up(call, 0, 3.0, clock, agree=lambda s: 2 * s) == 2

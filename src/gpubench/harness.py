@@ -41,7 +41,7 @@ import numpy as np
 from gpubench import energy as energy_meter
 from gpubench.backends.base import Backend
 from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
-from gpubench.timing import Rule, Settings, host_time, sample_until
+from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
 
 __all__ = [
     "CallerClock",
@@ -266,9 +266,10 @@ class CallerClock:
         or more: each of its samples is settled by the one before)."""
         if self.k == 1 and self.sync and np.median(self.sync) >= self.settings.caller_settle_s:
             return
-        start = self.clock()
-        while self.clock() - start < self.settings.caller_settle_s:
+        def settle() -> None:
             self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
+        warm_up(settle, 0, self.settings.caller_settle_s, self.clock)
 
     def take_round(self, gap_s: float) -> None:
         s = self.settings
@@ -530,11 +531,7 @@ def measure(
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"first call: {check.reason}"}, [])
         stage = "warm-up"
-        warm_t0, warm_calls = time.perf_counter(), 0
-        while warm_calls < settings.warmup or (
-                time.perf_counter() - warm_t0 < settings.warmup_s):
-            backend.block(call())
-            warm_calls += 1
+        warm_up(lambda: backend.block(call()), settings.warmup, settings.warmup_s)
         for buf in outputs.values():
             backend.poison(buf)
         device: dict[str, Any] = {}

@@ -181,6 +181,29 @@ def sample_until(sample: Sample, rule: Rule, clock: Callable[[], float] | None =
             return Sampled(samples, "time_cap", result)
 
 
+def warm_up(call: Callable[[], Any], count: int, least_s: float = 0.0,
+            clock: Callable[[], float] | None = None,
+            agree: Callable[[float], float] | None = None) -> int:
+    """Untimed calls: ``count`` of them, then more until ``least_s`` seconds have passed
+    since the first began (a GPU left idle needs time, not a call count, to reach its
+    clocks). The clock is read once before the calls and once after each call past
+    ``count`` (never with ``least_s`` <= 0). ``agree`` turns this process's seconds into
+    the ones decided on (MPI: the slowest rank's, so collectives inside ``call`` match).
+    Returns the number of calls."""
+    clock = clock or time.perf_counter
+    calls = 0
+    t0 = clock()
+
+    def short() -> bool:
+        elapsed = clock() - t0
+        return (agree(elapsed) if agree is not None else elapsed) < least_s
+
+    while calls < count or (least_s > 0 and short()):
+        call()
+        calls += 1
+    return calls
+
+
 def mpi_agree(comm: Any, op: Any) -> Agree:
     """The MPI hook of :func:`sample_until`: one ``Allreduce`` (``op``, the maximum)
     carries (sample, seconds measuring) to every rank, so all keep the slowest rank's

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.harness import summarize
-from gpubench.timing import Settings, mpi_agree, sample_until
+from gpubench.timing import Settings, mpi_agree, sample_until, warm_up
 
 __all__ = ["JOB_FUNCTIONS", "AgreedError", "Context", "Settings"]
 
@@ -94,14 +94,9 @@ class Context:
         rank (every rank takes the same decision, so collectives inside ``fn`` match).
         A job's own ``warmup_s`` (config ``mpi.jobs.<job>``) overrides the harness's.
         Returns the number of calls."""
-        calls = 0
         least = float(self.item.get("params", {}).get("warmup_s", self.settings.warmup_s))
-        t0 = self.mpi.Wtime()
-        while calls < self.settings.warmup or (least > 0 and self.comm.allreduce(
-                self.mpi.Wtime() - t0, op=self.mpi.MAX) < least):
-            fn()
-            calls += 1
-        return calls
+        return warm_up(fn, self.settings.warmup, least, self.mpi.Wtime,
+                       agree=lambda s: self.comm.allreduce(s, op=self.mpi.MAX))
 
     def timed(self, fn: Callable[[], Any]) -> list[float]:
         """Warm up, then time ``fn`` (which must end synchronised) until the spread is
