@@ -52,7 +52,6 @@ __all__ = [
     "caller_clocks",
     "caller_sample",
     "caller_stats",
-    "converge",
     "measure",
     "measure_energy",
     "pipeline_depth",
@@ -121,16 +120,6 @@ def time_samples(
         return timed(call)
 
     got = sample_until(sample, settings.rule(), clock)
-    return got.samples, got.stop, got.result
-
-
-def converge(sample: Callable[[], tuple[Any, float]], min_samples: int, max_samples: int,
-             target_rel_spread: float, max_time_s: float,
-             clock: Callable[[], float] | None = None) -> tuple[list[float], str, Any]:
-    """:func:`gpubench.timing.sample_until` with the rule spelled out: (samples, stop
-    reason, the last call's result)."""
-    got = sample_until(sample, Rule(min_samples, max_samples, target_rel_spread,
-                                    max_time_s), clock)
     return got.samples, got.stop, got.result
 
 
