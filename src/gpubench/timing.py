@@ -14,6 +14,7 @@ a blocking kernel) with a single stopping rule, so does gpubench:
   or the most samples are held. The cap is the time spent measuring, never the sum of
   the samples: a microsecond call whose loop costs a barrier and a reduction a pass
   would otherwise loop for hours. Every sample is kept.
+* :func:`warm_up`: untimed calls, a count then a time (agreed across ranks too).
 * ``agree``: the hook that makes ranks stop together. It is given each pass's (sample,
   time measuring so far) and returns the values the decision is taken on; the MPI jobs
   pass :func:`mpi_agree` (the maximum over ranks in one reduction), so every rank sees
@@ -21,7 +22,10 @@ a blocking kernel) with a single stopping rule, so does gpubench:
 * Primitives a backend provides: :func:`host_time` (the host clock around a call and a
   wait), :class:`EventPair` (a device's start and end events on the caller's stream,
   written once and parametrised by CuPy, PyTorch, Numba and CUDA Python), plus the
-  backend's device-wide wait and L2 flush (:class:`~gpubench.backends.base.Backend`).
+  backend's device-wide wait and L2 flush (:class:`~gpubench.backends.base.Backend`);
+  :func:`cupy_events` and :func:`torch_events` are those frameworks' pairs, which the
+  backends and the ceilings share; :func:`median_time` is the ceilings' fixed-count
+  timer (the loop with min = max).
 """
 
 from __future__ import annotations
