@@ -8,7 +8,9 @@ The rows are registered for GPUs only, but their code runs here:
 - Pallas (``pallas_call``, JAX's ``pallas`` rows) with ``interpret=True``, which the
   builders choose on a non-GPU backend;
 - ``torch.compile`` for reduction and moving_average (CPU Inductor, a few cases: each
-  compiles C++ for seconds).
+  compiles C++ for seconds);
+- Numba CUDA's sliding-window moving_average in the CUDA simulator, on shapes beyond
+  tests/test_numba_cuda.py's (the CUDA C sliding window: tests/test_moving_average_host.py).
 
 :func:`gpubench.harness.measure` does not look at an implementation's devices, so each
 case goes through the same first-call and after-timed-calls checks against the
@@ -214,5 +216,51 @@ def test_code_size_counts_the_kernels_inside_the_builders_helpers() -> None:
     assert sizes.loc[("moving_average", "torch", "compile"), "python"] > 15
 
 
+
+def _sliding_numba_worker() -> None:
+    """In a subprocess with ``NUMBA_ENABLE_CUDASIM=1``: the Numba sliding-window
+    moving_average through the harness on shapes tests/test_numba_cuda.py does not run
+    (several tiles per row, a window longer than a thread's run, window 1); prints the
+    failures as JSON."""
+    import json
+
+    from gpubench.backends import load_backend
+
+    backend = load_backend("numba-gpu")
+    backend.start(1)
+    spec = get_kernel("moving_average")
+    impl = _impl("moving_average", "numba", "cuda_jit_sliding")
+    settings = Settings(warmup=0, min_samples=1, max_samples=1, max_time_s=0.0)
+    failures = []
+    for params, size in (({"window": 37, "series_length": 300}, 600),
+                         ({"window": 1, "series_length": 130}, 260)):
+        for case in spec.cases(sizes=[size], params=params):
+            host = spec.make_inputs(case, np.random.default_rng(case.seed(settings.seed)))
+            m = measure(spec, impl, case, backend, settings, host,
+                        spec.reference(case, host))
+            if m.fields["status"] != "ok":
+                failures.append(f"{case}: {m.fields['status']} {m.fields.get('reason')}")
+    print(json.dumps(failures))
+
+
+def test_numba_sliding_window_in_the_cuda_simulator() -> None:
+    import json
+    import subprocess
+
+    pytest.importorskip("numba")
+    if importlib.util.find_spec("numba.cuda") is None:
+        pytest.skip("numba-cuda is not installed")
+    here = Path(__file__).resolve()
+    paths = [str(here.parent), str(here.parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+    proc = subprocess.run([sys.executable, str(here), "numba-sliding-worker"], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    failures = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert not failures, "\n".join(failures)
+
 if __name__ == "__main__" and sys.argv[1:2] == ["triton-worker"]:
     _triton_worker(sys.argv[2:])
+if __name__ == "__main__" and sys.argv[1:2] == ["numba-sliding-worker"]:
+    _sliding_numba_worker()
