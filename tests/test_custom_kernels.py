@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from gpubench.harness import Settings, measure
-from gpubench.spec import Case, get_kernel, implementations
+from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 KERNELS = ("vector_add", "elementwise", "reduction", "moving_average", "matmul")
 #: odd tails, several blocks, a partial grid-stride wave (reduction: > 16 blocks of 4096
@@ -149,6 +149,60 @@ def test_triton_kernels_match_the_reference_in_the_interpreter(
     assert not failures, "\n".join(failures)
 
 
+
+def _triton_builds(kernel: str, fp: str) -> list[tuple[Any, dict[str, str], dict[str, Any],
+                                                       dict[str, int]]]:
+    """(kernel, signature, constexprs, options) of every launch the ``triton`` row of
+    ``kernel`` makes for one dtype (``fp32`` / ``fp64``), as the builders pass them."""
+    module = importlib.import_module(f"gpubench.kernels.{kernel}.with_torch_triton")
+    p = f"*{fp}"
+    if kernel == "vector_add":
+        return [(module._kernel(), {"a_ptr": p, "b_ptr": p, "c_ptr": p, "n": "i32"},
+                 {"BLOCK": module.BLOCK}, {"num_warps": module.WARPS})]
+    if kernel == "elementwise":
+        return [(module._kernel(), {"a_ptr": p, "b_ptr": p, "out_ptr": p, "n": "i32"},
+                 {"VARIANT": v, "BLOCK": module.BLOCK}, {"num_warps": module.WARPS})
+                for v in module.VARIANTS.values()]
+    if kernel == "reduction":
+        partial_sums, finalize = module._kernels()
+        builds = [(partial_sums, {"a_ptr": p, "b_ptr": p, "partials_ptr": "*fp64", "n": "i32",
+                                  "nprog": "i32", "iters": "i32"},
+                   {"MODE": mode, "BLOCK": module.BLOCK}, {"num_warps": module.WARPS})
+                  for mode in module.MODES.values()]
+        return builds + [(finalize, {"partials_ptr": "*fp64", "out_ptr": p, "nparts": "i32"},
+                          {"RATIO": ratio, "PBLOCK": 1024}, {"num_warps": 4})
+                         for ratio in (False, True)]
+    if kernel == "moving_average":
+        return [(module._kernel(), {"x_ptr": p, "out_ptr": p, "length": "i32",
+                                    "window": "i32"},
+                 {"BLOCK": module.MAX_BLOCK}, {"num_warps": 4})]
+    bm, bn, bk, warps, stages = module.TILES["float32" if fp == "fp32" else "float64"]
+    return [(module._kernel(), {"a_ptr": p, "b_ptr": p, "c_ptr": p, "n": "i32"},
+             {"BM": bm, "BN": bn, "BK": bk, "GROUP": module.GROUP},
+             {"num_warps": warps, "num_stages": stages})]
+
+
+@pytest.mark.parametrize("fp", ["fp32", "fp64"])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_triton_kernels_compile_for_h100(kernel: str, fp: str) -> None:
+    """Triton compiles each kernel to an sm_90 cubin with its bundled ptxas, no GPU
+    needed: what the interpreter cannot check (types the compiler rejects, loop-carried
+    types, constexpr branches, float64 ``tl.dot``)."""
+    pytest.importorskip("triton", reason="triton is not installed (requirements-dev.txt)")
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if os.environ.get("TRITON_INTERPRET"):
+        pytest.skip("TRITON_INTERPRET is set: triton.jit gives interpreted functions")
+    _clear_kernel_caches("with_torch_triton")
+    for fn, signature, constexprs, options in _triton_builds(kernel, fp):
+        src = ASTSource(fn=fn, signature={**signature, **dict.fromkeys(constexprs,
+                                                                       "constexpr")},
+                        constexprs=constexprs)
+        compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32), options=options)
+        assert compiled.asm.get("cubin"), (kernel, fp, constexprs)
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_pallas_kernels_match_the_reference_in_interpret_mode(kernel: str) -> None:
     pytest.importorskip("jax")
@@ -156,6 +210,58 @@ def test_pallas_kernels_match_the_reference_in_interpret_mode(kernel: str) -> No
     failures = _measure_all(kernel, "jax", "pallas", _cases(kernel))
     assert not failures, "\n".join(failures)
 
+
+
+#: GPU-sized cases for the lowering check: powers of two as the sweep runs them, and
+#: shapes that are not (a ragged last block, a row and a K rounded up to a power of two)
+LOWER_CASES: dict[str, list[tuple[int, dict[str, Any]]]] = {
+    "vector_add": [(1 << 20, {}), (1000, {})],
+    "elementwise": [(1 << 20, {}), (1000, {})],
+    "reduction": [(1 << 20, {}), (1000, {})],
+    "moving_average": [(1 << 20, {}), (6500, EXTRA_PARAMS["moving_average"])],
+    "matmul": [(256, {}), (200, {})],
+}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_pallas_kernels_lower_to_triton_for_cuda(kernel: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a GPU backend the builders ask for Pallas' Triton lowering (no interpreter);
+    JAX lowers for the ``cuda`` platform without a GPU, so every case's kernel goes
+    through the lowering rules here (power-of-two blocks, masked loads, the gather of
+    the lagged row, cumsum, float64 dot): ``jax.jit`` is swapped for one that lowers
+    instead of running."""
+    from types import SimpleNamespace
+
+    from kernel_helpers import cpu_backend
+
+    pytest.importorskip("jax.experimental.pallas")
+    import jax
+
+    backend = cpu_backend("jax")  # starts JAX with float64 enabled
+    real_jit = jax.jit
+
+    def lowering_jit(fn: Any, **kwargs: Any) -> Any:
+        return lambda *args: real_jit(fn, **kwargs).trace(*args).lower(
+            lowering_platforms=("cuda",))
+
+    spec = get_kernel(kernel)
+    impl = _impl(kernel, "jax", "pallas")
+    gpu = SimpleNamespace(device="gpu")
+    lowered = 0
+    for size, params in LOWER_CASES[kernel]:
+        for case in spec.cases(sizes=[size], params=params or None):
+            host = spec.make_inputs(case, np.random.default_rng(0))
+            inputs = {k: backend.to_device(v) for k, v in host.items()}
+            ctx = BuildContext(case, gpu, inputs, {}, 0, host)
+            monkeypatch.setattr(jax, "jit", lowering_jit)
+            try:
+                text = impl.builder(ctx)().as_text()
+            finally:
+                monkeypatch.setattr(jax, "jit", real_jit)
+            assert "xla.gpu.triton" in text, case
+            lowered += 1
+    assert lowered >= 4
 
 @pytest.mark.parametrize("kernel", ["reduction", "moving_average"])
 def test_torch_compile_rows_match_the_reference_on_cpu(kernel: str) -> None:
