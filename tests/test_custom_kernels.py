@@ -323,6 +323,16 @@ def test_code_size_counts_the_kernels_inside_the_builders_helpers() -> None:
 
 
 
+def test_cupy_sliding_row_counts_as_a_user_written_kernel() -> None:
+    """The CuPy claim "no compilation overhead for standard operations" leaves out CuPy's
+    user-written kernels: the sliding RawKernel row is one."""
+    from gpubench.report import verdicts
+
+    names = {i.name for i in implementations("moving_average", "cupy", "gpu")}
+    assert "raw_kernel_sliding" in names
+    assert "raw_kernel_sliding" in verdicts.CUPY_CUSTOM
+
+
 def _sliding_numba_worker() -> None:
     """In a subprocess with ``NUMBA_ENABLE_CUDASIM=1``: the Numba sliding-window
     moving_average through the harness on shapes tests/test_numba_cuda.py does not run
