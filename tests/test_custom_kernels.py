@@ -75,6 +75,9 @@ def _measure_all(kernel: str, framework: str, name: str, cases: list[Case]) -> l
             failures.append(f"{where}: {m.fields['status']} {m.fields.get('reason')}")
         elif not m.fields["rel_err"] <= spec.tolerance(case):
             failures.append(f"{where}: rel_err {m.fields['rel_err']}")
+        elif not (m.fields["first_call_s"] > 0 and m.fields["setup_s"] >= 0):
+            # the first-call figure and table read these (compilation lands there)
+            failures.append(f"{where}: no first-call time {m.fields.get('first_call_s')}")
     return failures
 
 
