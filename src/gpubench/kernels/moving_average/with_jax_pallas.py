@@ -45,7 +45,7 @@ def pallas(ctx: BuildContext) -> Callable[[], Any]:
         count = jnp.minimum(i + 1, w).astype(jnp.float64)
         plgpu.store(o_ref, (s / count).astype(o_ref.dtype), mask=inside)
 
-    spec = pl.BlockSpec((None, block), lambda r: (r, 0))
+    spec = pl.BlockSpec((pl.squeezed, block), lambda r: (r, 0))
     fn = jax.jit(pl.pallas_call(
         kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype), grid=(rows,),
         in_specs=[spec], out_specs=spec, interpret=ctx.backend.device != "gpu",
