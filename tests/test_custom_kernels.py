@@ -336,6 +336,32 @@ def test_cupy_sliding_row_counts_as_a_user_written_kernel() -> None:
     assert "raw_kernel_sliding" in verdicts.CUPY_CUSTOM
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_numba_sliding_kernel_compiles_for_h100(dtype: str) -> None:
+    """numba-cuda compiles the sliding kernel to PTX for sm_90 without a GPU (NVVM): what
+    the simulator, plain Python, cannot check (types, the static shared array, the
+    float64 local array kept in registers)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM"):
+        pytest.skip("NUMBA_ENABLE_CUDASIM is set: no compiler to check")
+    numba = pytest.importorskip("numba")
+    if importlib.util.find_spec("numba.cuda") is None:
+        pytest.skip("numba-cuda is not installed")
+    from numba import cuda
+
+    from gpubench.kernels.moving_average import with_numba_cuda_sliding as module
+
+    kernel = module._kernel(dtype)
+    t = getattr(numba, dtype)
+    try:
+        ptx, _ = cuda.compile_ptx(kernel.py_func, (t[:, ::1], numba.int64, t[:, ::1]),
+                                  cc=(9, 0))
+    except Exception as exc:  # no NVVM here: nothing to compile with
+        if "nvvm" in str(exc).lower():
+            pytest.skip(f"NVVM not available: {exc}")
+        raise
+    assert ".shared" in ptx and ".local" not in ptx
+
+
 def _sliding_numba_worker() -> None:
     """In a subprocess with ``NUMBA_ENABLE_CUDASIM=1``: the Numba sliding-window
     moving_average through the harness on shapes tests/test_numba_cuda.py does not run

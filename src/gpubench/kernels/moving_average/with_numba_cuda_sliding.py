@@ -39,6 +39,7 @@ def _kernel(dtype: str) -> Any:
     import numba
 
     shared_type = getattr(numba, dtype)
+    local_type = numba.float64
     shift = 5 if dtype == "float32" else 4  # one pad word per 128 bytes
     staged = PER_THREAD * MAX_THREADS + MAX_WINDOW - 1
     shared_size = staged + (staged >> shift)
@@ -47,7 +48,7 @@ def _kernel(dtype: str) -> Any:
     def moving_average(x, w, out):
         rows, length = x.shape
         s = cuda.shared.array(shared_size, shared_type)
-        res = cuda.local.array(PER_THREAD, numba.float64)
+        res = cuda.local.array(PER_THREAD, local_type)
         tid = cuda.threadIdx.x
         nt = cuda.blockDim.x
         tile = PER_THREAD * nt
