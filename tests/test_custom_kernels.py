@@ -266,6 +266,13 @@ def test_pallas_kernels_lower_to_triton_for_cuda(kernel: str,
             lowered += 1
     assert lowered >= 4
 
+
+def test_jax_reduce_window_moving_average_matches_the_reference_on_cpu() -> None:
+    pytest.importorskip("jax")
+    assert _impl("moving_average", "jax", "reduce_window").devices == ("gpu",)
+    failures = _measure_all("moving_average", "jax", "reduce_window", _cases("moving_average"))
+    assert not failures, "\n".join(failures)
+
 @pytest.mark.parametrize("kernel", ["reduction", "moving_average"])
 def test_torch_compile_rows_match_the_reference_on_cpu(kernel: str) -> None:
     pytest.importorskip("torch")
