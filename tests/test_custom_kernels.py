@@ -362,9 +362,12 @@ def test_numba_sliding_kernel_compiles_for_h100(dtype: str) -> None:
     try:
         ptx, _ = cuda.compile_ptx(kernel.py_func, (t[:, ::1], numba.int64, t[:, ::1]),
                                   cc=(9, 0))
-    except Exception as exc:  # no NVVM here: nothing to compile with
-        if "nvvm" in str(exc).lower():
-            pytest.skip(f"NVVM not available: {exc}")
+    except Exception as exc:
+        # numba-cuda without NVVM, or one that wants a driver to pick its device
+        # functions' target (seen in a venv layered over another one's packages)
+        if "nvvm" in str(exc).lower() or type(exc).__name__ == "CudaSupportError":
+            pytest.skip(f"numba-cuda cannot compile here: {type(exc).__name__}: "
+                        f"{str(exc)[:200]}")
         raise
     assert ".shared" in ptx and ".local" not in ptx
 
