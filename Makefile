@@ -13,10 +13,12 @@ export PATH := $(abspath $(BIN)):$(PATH)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# What running needs (requirements.txt), and on top of it what testing needs.
-$(VENV)/.installed-run: $(BIN)/python requirements.txt
+# What running needs (requirements.txt) and the project itself (editable: the `gpubench`
+# command, and the package the workflow's scripts import), then what testing needs.
+$(VENV)/.installed-run: $(BIN)/python requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install -r requirements.txt
+	$(BIN)/python -m pip install --no-deps -e .
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.installed-run requirements-dev.txt
@@ -25,12 +27,12 @@ $(VENV)/.installed: $(VENV)/.installed-run requirements-dev.txt
 
 ## run: install, benchmark every configured framework, render results/report/index.html
 run: $(VENV)/.installed-run
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) $(SNAKEMAKE_ARGS)
+	$(BIN)/gpubench run --profile local -- --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 ## smoke: the same workflow on tiny sizes (.test/config/config.yaml), under a minute
 smoke: $(VENV)/.installed-run
-	$(BIN)/snakemake --profile profiles/local --cores $(CORES) \
-		--configfile .test/config/config.yaml $(SNAKEMAKE_ARGS)
+	$(BIN)/gpubench run --profile local --configfile .test/config/config.yaml \
+		-- --cores $(CORES) $(SNAKEMAKE_ARGS)
 
 ## envs: build (or check) each configured framework's environment, nothing else
 envs: $(VENV)/.installed-run

@@ -333,7 +333,9 @@ def test_a_schema_1_file_renders_with_its_gpu_rows_left_out_of_the_verdicts(tmp_
                  tmp_path / "s.md", workers=1)
     md = (tmp_path / "s.md").read_text()
     assert "schema version \\[1\\]" in md
-    assert "5 ok GPU row(s) have no caller's clock" in md
+    # the banner names the rows it warns about
+    assert ("5 ok GPU row(s) (cupy-gpu vector_add/default float32 raw at 1,024, 4,096, "
+            "16,384, 65,536, 262,144) have no caller's clock") in md
     summary = md.split("## Summary")[1].split("##")[0]
     assert "cupy-gpu" not in summary and "numpy-cpu" in summary
 

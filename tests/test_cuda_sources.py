@@ -222,7 +222,9 @@ def _run_builders(kernel: str, framework: str, backend: Any) -> list[tuple]:
     spec = get_kernel(kernel)
     launches: list[tuple] = []
     for impl in implementations(kernel, framework, "gpu"):
-        if not impl.source_file.endswith(("with_cuda_python", "with_cupy_raw")):
+        module = impl.source_file.rsplit(".", 1)[-1]
+        if module not in ("with_cuda_python", "with_cupy_raw",
+                          "with_cuda_python_sliding", "with_cupy_raw_sliding"):
             continue
         for case in _cases(kernel):
             host = spec.make_inputs(case, np.random.default_rng(0))

@@ -180,7 +180,7 @@ STEP_CONFIG = ('{"threads": [1], "harness": {"warmup": 0, "min_samples": 3, "max
 
 def run_step(tmp_path: Path, *env_args: str) -> tuple[pd.DataFrame, envs.Lock, str]:
     out = subprocess.run(
-        [sys.executable, "-m", "gpubench", "run", "--backend", "numpy-cpu", "--threads", "1",
+        [sys.executable, "-m", "gpubench", "step", "--backend", "numpy-cpu", "--threads", "1",
          "--config-json", STEP_CONFIG, "--csv", str(tmp_path / "t.csv"),
          "--samples", str(tmp_path / "s.csv"), "--lock-out", str(tmp_path / "lock.txt"),
          *env_args],
@@ -237,7 +237,7 @@ def test_venv_mode_re_executes_in_the_environments_interpreter(tmp_path):
                               "--env-lock", str(built), "--env-python", str(wrapper))
     assert (frame["status"] == "ok").all()
     argv = mark.read_text()
-    assert argv.startswith("-m gpubench run --backend numpy-cpu") and "--env-python" not in argv
+    assert argv.startswith("-m gpubench step --backend numpy-cpu") and "--env-python" not in argv
     assert set(frame["env_lock"]) == {lock.hash} == {envs.read_lock(built).hash}
 
 
@@ -375,6 +375,26 @@ def test_editing_a_spec_rebuilds_that_environment_only(built):
     assert numpy_lock.stat().st_mtime_ns != numpy_before
     assert other_lock.stat().st_mtime_ns == other_before
     assert envs.read_lock(numpy_lock).ok
+
+
+@pytest.mark.workflow
+def test_forcerun_of_one_lock_rebuilds_that_environment_only(built):
+    """The README's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
+    (the profile's Snakemake), rebuilds that environment and no other."""
+    numpy_lock, other_lock = built["locks"]
+    numpy_before = numpy_lock.stat().st_mtime_ns
+    other_before = other_lock.stat().st_mtime_ns
+    gpubench = shutil.which("gpubench", path=str(Path(sys.executable).parent))
+    assert gpubench, "the project is not installed in this venv (make .venv/.installed-run)"
+    out = subprocess.run(
+        [gpubench, "run", "--configfile", str(built["cfg"]), "--", "--cores", "2",
+         "--forcerun", str(other_lock), "--", *map(str, built["locks"])],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONWARNINGS": ""})
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert other_lock.stat().st_mtime_ns != other_before
+    assert numpy_lock.stat().st_mtime_ns == numpy_before
+    assert envs.read_lock(other_lock).ok
 
 
 @pytest.mark.workflow

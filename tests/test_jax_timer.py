@@ -65,7 +65,7 @@ def test_device_resident_kernels_are_timed_by_cupti():
 def test_work_that_is_not_all_kernels_keeps_the_host_clock(kernel):
     backend = jax_gpu_on_cpu(FakeCupti())
     assert backend.select_timer(get_kernel(kernel)) == "perf_counter+sync"
-    _, seconds = backend.time_call(lambda: jax.numpy.ones(3) + 1)
+    _, seconds = backend.device_timer(get_kernel(kernel))[1](lambda: jax.numpy.ones(3) + 1)
     assert seconds != pytest.approx(0.75e-3)
 
 
@@ -76,20 +76,20 @@ def test_without_hooks_everything_is_host_timed():
 
 def test_a_call_without_kernels_is_an_error_not_a_zero():
     backend = jax_gpu_on_cpu(FakeCupti(kernels=()))
-    backend.select_timer(get_kernel("vector_add"))
+    _, timed = backend.device_timer(get_kernel("vector_add"))
     with pytest.raises(RuntimeError, match="no kernel"):
-        backend.time_call(lambda: jax.numpy.ones(3))
+        timed(lambda: jax.numpy.ones(3))
 
 
 def test_host_timed_work_runs_with_cupti_detached():
     """CUPTI's tracing adds to every launch: host-timed rows must not carry it."""
     hooks = FakeCupti()
     backend = jax_gpu_on_cpu(hooks)
-    backend.select_timer(get_kernel("vector_add"))
-    backend.time_call(lambda: jax.numpy.ones(3) + 1)
+    _, timed = backend.device_timer(get_kernel("vector_add"))
+    timed(lambda: jax.numpy.ones(3) + 1)
     assert hooks.attached
     assert backend.select_timer(get_kernel("launch_overhead")) == "perf_counter+sync"
     assert not hooks.attached
-    backend.select_timer(get_kernel("vector_add"))
-    backend.time_call(lambda: jax.numpy.ones(3) + 1)
+    _, timed = backend.device_timer(get_kernel("vector_add"))
+    timed(lambda: jax.numpy.ones(3) + 1)
     assert hooks.attached

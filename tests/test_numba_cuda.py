@@ -236,7 +236,7 @@ def test_every_implementation_registered() -> None:
         "reduction": ["cuda_jit", "cuda_reduce"],
         "matmul": ["cuda_jit_naive", "cuda_jit_tiled"],
         "monte_carlo_pi": ["xoroshiro"],
-        "moving_average": ["cuda_jit"],
+        "moving_average": ["cuda_jit", "cuda_jit_sliding"],
     }
     for k in SIZES:
         assert all(i.devices == ("gpu",) for i in implementations(k, "numba", "gpu"))

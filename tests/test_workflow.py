@@ -90,6 +90,24 @@ def test_snakemake_report_wraps_the_report(smoke_run):
     assert "gpubench report" in text  # the category of the wrapped outputs
 
 
+def test_forcerun_report_keeps_the_users_files_and_replaces_its_own(smoke_run):
+    """Re-running the report (here --forcerun report) replaces the report's own files;
+    a file of the user's in report/ or in its figures folder stays."""
+    report = smoke_run / "results" / "report"
+    figures = report / "summary_figures"
+    listed = (figures / ".gpubench-figures").read_text().split()
+    assert listed and all((figures / name).is_file() for name in listed)
+    mine = [report / "my-notes.txt", figures / "my-plot.png"]
+    for path in mine:
+        path.write_text("the user's")
+    out = snakemake("--configfile", str(SMOKE), "--config",
+                    f"results_dir={smoke_run}/results", f"logs_dir={smoke_run}/logs",
+                    "--forcerun", "report", "--", f"{report}/index.html")
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert all(path.read_text() == "the user's" for path in mine)
+    assert (figures / ".gpubench-figures").read_text().split() == listed
+
+
 def test_rerunning_one_framework_leaves_the_others(smoke_run):
     res = smoke_run / "results"
     before = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}
@@ -110,6 +128,9 @@ def test_rerunning_one_framework_leaves_the_others(smoke_run):
         ("backends=['numpy-cpu','fortran-cpu']", "backends[1]"),
         ("threads=[0]", "threads[0]"),
         ("results_dir='a; rm -rf ~'", "results_dir"),
+        ("results_dir=/", "results_dir"),
+        (f"results_dir={Path.home()}", "results_dir"),
+        ("logs_dir=/", "logs_dir"),
     ],
 )
 def test_bad_config_fails_before_any_job_with_the_key(override, key, tmp_path):
@@ -117,6 +138,26 @@ def test_bad_config_fails_before_any_job_with_the_key(override, key, tmp_path):
     assert out.returncode != 0
     assert f"config key {key}" in out.stderr + out.stdout
     assert "Traceback" not in out.stderr
+
+
+def test_a_foreign_results_dir_is_refused_and_one_the_workflow_made_is_marked(tmp_path):
+    """results_dir pointing at a folder of someone else's files is refused before any
+    job, naming the key and the way out; a new folder gets the marker, and is used
+    again."""
+    foreign = tmp_path / "photos"
+    foreign.mkdir()
+    (foreign / "holiday.jpg").write_text("not gpubench's")
+    out = snakemake("-n", "--config", f"results_dir={foreign}", f"logs_dir={tmp_path}/l")
+    text = out.stderr + out.stdout
+    assert out.returncode != 0 and "config key results_dir" in text
+    assert "holiday.jpg" in text and ".gpubench-results" in text
+    assert "Traceback" not in out.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["holiday.jpg"]
+    fresh = tmp_path / "fresh"
+    for _ in range(2):
+        out = snakemake("-n", "--config", f"results_dir={fresh}", f"logs_dir={tmp_path}/l")
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert (fresh / ".gpubench-results").is_file()
 
 
 def test_bad_kernel_size_in_a_config_file(tmp_path):

@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 from types import SimpleNamespace
@@ -417,9 +418,29 @@ def test_system_and_conda_mode_steps(config):
     config["environments"] = {"mode": "conda"}
     conda = plan_of(config, python="/driver/python")
     assert conda.step_env_args(jax) == "--env-mode conda --env-name jax-cuda12"
-    assert conda.step_python(jax) == "python" and conda.mpi_ranks_python(jax) == "python"
+    assert conda.step_python(jax).endswith(" python") and conda.mpi_ranks_python(jax) == "python"
     assert conda.step_conda_env(jax) == "../envs/jax-cuda12.yaml"
     assert conda.driver_conda_env(jax) == "../envs/driver.yaml"
+
+
+def test_conda_step_python_finds_the_package_it_does_not_have(config, tmp_path):
+    """A conda env has gpubench's dependencies, not gpubench: the step's interpreter
+    (the rules' ``{params.python} {params.script}``, also after ``timeout``) is started
+    with src/ first on PYTHONPATH, which it keeps."""
+    config["environments"] = {"mode": "conda"}
+    conda = plan_of(config, python="/driver/python")
+    bare = shutil.which("python3", path="/usr/bin:/bin")
+    if bare is None:
+        pytest.skip("no /usr/bin/python3 to stand for a conda env's python")
+    (tmp_path / "python").symlink_to(bare)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "PYTHONPATH": "/elsewhere"}
+    cmd = (f"timeout 60 {conda.step_python(wc(backend='jax-gpu'))} -c "
+           "'import gpubench, os; print(gpubench.__file__, os.environ[\"PYTHONPATH\"])'")
+    out = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    where, pythonpath = out.stdout.split()
+    assert Path(where).parent == ROOT / "src" / "gpubench"
+    assert pythonpath.endswith(":/elsewhere")
 
 
 def test_env_build_policy(config):

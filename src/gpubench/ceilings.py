@@ -25,10 +25,11 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from gpubench.timing import EventPair, cupy_events, host_time, median_time, torch_events
 
 #: memory-bound rows whose counted bytes are at most this many L2 caches are read against
 #: the L2-resident copy (their data may be served from L2, faster than memory)
@@ -51,29 +52,22 @@ DEFAULT_TRANSFER_ELEMENTS = (1 << 16, 1 << 20, 1 << 24, 1 << 26)
 DIRECTIONS = ("h2d", "d2h")
 
 
-def _median_time(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> float:
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+def _host(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """The host clock around a NumPy call (finished on return: nothing to wait for)."""
+    return host_time(fn, lambda _result: None)
 
 
 def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, float]:
     """Host copy bandwidth and NumPy (BLAS) GEMM rates, all cores."""
     src = np.random.default_rng(0).random(copy_bytes // 8)
     dst = np.empty_like(src)
-    t = _median_time(lambda: np.copyto(dst, src), 10, lambda: None)
+    t = median_time(_host, lambda: np.copyto(dst, src), 10)
     out = {"cpu_copy_gbps": 2 * src.nbytes / t / 1e9}
     for dtype, key in (("float32", "cpu_sgemm_gflops"), ("float64", "cpu_dgemm_gflops")):
         a = np.random.default_rng(1).random((gemm_n, gemm_n)).astype(dtype)
         b = np.random.default_rng(2).random((gemm_n, gemm_n)).astype(dtype)
         c = np.empty_like(a)
-        t = _median_time(lambda a=a, b=b, c=c: np.matmul(a, b, out=c), 3, lambda: None)
+        t = median_time(_host, lambda a=a, b=b, c=c: np.matmul(a, b, out=c), 3)
         out[key] = 2 * gemm_n**3 / t / 1e9
     return out
 
@@ -92,28 +86,9 @@ def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192,
         return _cupy_ceilings(copy_bytes, gemm_n, sizes)
 
 
-def _events_median(start: Any, end: Any, fn: Callable[[], Any], repeats: int,
-                   elapsed_s: Callable[[Any, Any], float]) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(elapsed_s(start, end))
-    return float(np.median(times))
-
-
-@dataclass
-class Events:
-    """A framework's two timing events on its current stream: how to read the time
-    between them, and whether one has been reached by the device yet."""
-
-    start: Any
-    end: Any
-    elapsed_s: Callable[[Any, Any], float]
-    done: Callable[[Any], bool]
+#: a framework's two timing events on its current stream: how to read the time between
+#: them, and whether one has been reached by the device yet (the one event timer)
+Events = EventPair
 
 
 def batch_seconds(ev: Events, fn: Callable[[], Any], batch: int, repeats: int,
@@ -133,14 +108,14 @@ def batch_seconds(ev: Events, fn: Callable[[], Any], batch: int, repeats: int,
     counts: a ceiling is what the device did at best.
     """
     fn()
-    ev.end.record()
-    ev.end.synchronize()
+    ev.record(ev.end)
+    ev.wait(ev.end)
     t0 = time.perf_counter()
     for _ in range(batch):
         fn()
     host_s = time.perf_counter() - t0
-    ev.end.record()
-    ev.end.synchronize()
+    ev.record(ev.end)
+    ev.wait(ev.end)
     n_busy = max(1, math.ceil(2 * host_s / busy_s)) if busy_s > 0 else 1
     best, ahead = math.inf, False
     for _attempt in range(3):
@@ -150,12 +125,12 @@ def batch_seconds(ev: Events, fn: Callable[[], Any], batch: int, repeats: int,
                 busy()
             for _ in range(lead):
                 fn()
-            ev.start.record()
+            ev.record(ev.start)
             for _ in range(batch):
                 fn()
-            ev.end.record()
+            ev.record(ev.end)
             ahead = ahead and not ev.done(ev.start)
-            ev.end.synchronize()
+            ev.wait(ev.end)
             best = min(best, ev.elapsed_s(ev.start, ev.end) / batch)
         if ahead:
             break
@@ -202,8 +177,8 @@ def pageable_rates(ev: Events, copy: Callable[[str, int], Callable[[], Any]],
                    sizes: Sequence[int], repeats: int = 5) -> dict[str, dict[str, float]]:
     """GB/s of pageable host-device copies per direction and size (median of single
     copies between events): results, not ceilings (see the module's docstring)."""
-    return {d: {str(int(n)): n / _events_median(ev.start, ev.end, copy(d, n), repeats,
-                                                ev.elapsed_s) / 1e9 for n in sizes}
+    return {d: {str(int(n)): n / median_time(ev.time, copy(d, n), repeats) / 1e9
+                for n in sizes}
             for d in DIRECTIONS}
 
 
@@ -308,7 +283,7 @@ def _cupy_l2_loops(cupy: Any, footprints: Sequence[int], sms: int
     module = cupy.RawModule(code=L2_LOOP_SOURCE)
     copy_k = module.get_function("gpubench_l2_copy_loop")
     read_k = module.get_function("gpubench_l2_read_loop")
-    s, e = cupy.cuda.Event(), cupy.cuda.Event()
+    ev = cupy_events(cupy)
     threads, blocks = 256, 8 * sms
     out: dict[tuple[str, int], tuple[float, bool]] = {}
     sink = cupy.empty(threads * blocks, dtype=cupy.float32)
@@ -323,13 +298,8 @@ def _cupy_l2_loops(cupy: Any, footprints: Sequence[int], sms: int
                 ("L2 read loop (CuPy RawKernel)", read_k, (src, sink, *size),
                  reps * footprint // 2)):
             kernel((blocks,), (threads,), args)
-            times = []
-            for _ in range(5):
-                s.record()
-                kernel((blocks,), (threads,), args)
-                e.record()
-                e.synchronize()
-                times.append(cupy.cuda.get_elapsed_time(s, e) / 1e3)
+            times = [ev.time(lambda k=kernel, a=args: k((blocks,), (threads,), a))[1]
+                     for _ in range(5)]
             out[(name, footprint)] = (moved / min(times) / 1e9, True)
     return out
 
@@ -347,10 +317,7 @@ def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
         buf["dst"] = cupy.empty_like(buf["src"])
     except Exception:  # noqa: BLE001 - no CuPy here: the other methods stand
         return {}, {}
-    s, e = cupy.cuda.Event(), cupy.cuda.Event()
-
-    def ms(a: Any, b: Any) -> float:
-        return cupy.cuda.get_elapsed_time(a, b) / 1e3
+    ev = cupy_events(cupy)
 
     def memcpy(dst: Any, src: Any) -> Callable[[], None]:
         def run() -> None:
@@ -365,12 +332,11 @@ def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
     methods = (("cudaMemcpyAsync (CuPy)", memcpy), ("elementwise copy kernel (CuPy)", kernel))
     rates = {}
     for name, make in methods:
-        t = _events_median(s, e, make(buf["dst"], buf["src"]), 20, ms)
+        t = median_time(ev.time, make(buf["dst"], buf["src"]), 20)
         rates[name] = 2 * copy_bytes / t / 1e9
     # the L2-resident batches queue behind large copies (busy_s each)
     busy = memcpy(buf["dst"], buf["src"])
     busy_s = 2 * copy_bytes / (max(rates.values()) * 1e9)
-    ev = Events(s, e, ms, lambda ev_: bool(ev_.done))
     l2: dict[tuple[str, int], tuple[float, bool]] = {}
     for footprint in l2_footprints(l2_bytes):
         small = cupy.random.random(footprint // 8, dtype=cupy.float32)
@@ -401,15 +367,12 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     n = copy_bytes // 4
     src = torch.rand(n, device=dev)
     dst = torch.empty_like(src)
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def ms(a: Any, b: Any) -> float:
-        return a.elapsed_time(b) / 1e3
+    ev = torch_events(torch)
 
     props = torch.cuda.get_device_properties(0)
     l2_bytes = int(getattr(props, "L2_cache_size", 0))
     out: dict[str, Any] = {"measured_with": f"torch {torch.__version__}"}
-    t = _events_median(s, e, lambda: dst.copy_(src), 20, ms)
+    t = median_time(ev.time, lambda: dst.copy_(src), 20)
     copies = {"torch.Tensor.copy_": 2 * copy_bytes / t / 1e9}
     more, l2 = _cupy_copies(copy_bytes, l2_bytes)
     copies.update(more)
@@ -419,7 +382,6 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
         dst.copy_(src)
 
     busy_s = t
-    ev = Events(s, e, ms, lambda ev_: bool(ev_.query()))
     for footprint in l2_footprints(l2_bytes):
         small = torch.rand(footprint // 8, device=dev)
         into = torch.empty_like(small)
@@ -432,7 +394,7 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
         a = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
         b = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
         c = torch.empty_like(a)
-        t = _events_median(s, e, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), 10, ms)
+        t = median_time(ev.time, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), 10)
         out[key] = 2 * gemm_n**3 / t / 1e9
         del a, b, c
     link_n = max([n, *(b // 4 for b in transfer_bytes)])
@@ -441,9 +403,9 @@ def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     pinned.fill_(1.0)
     pageable.fill_(1.0)
     on_dev = dst if link_n <= n else torch.empty(link_n, device=dev)
-    t = _events_median(s, e, lambda: dst.copy_(pinned[:n], non_blocking=True), 10, ms)
+    t = median_time(ev.time, lambda: dst.copy_(pinned[:n], non_blocking=True), 10)
     out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = _events_median(s, e, lambda: dst.copy_(pageable[:n]), 5, ms)
+    t = median_time(ev.time, lambda: dst.copy_(pageable[:n]), 5)
     out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
 
     def copier(host: Any, non_blocking: bool) -> Callable[[str, int], Callable[[], Any]]:
@@ -475,16 +437,13 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     n = copy_bytes // 4
     src = cupy.random.random(n, dtype=cupy.float32)
     dst = cupy.empty_like(src)
-    s, e = cupy.cuda.Event(), cupy.cuda.Event()
-
-    def ms(a: Any, b: Any) -> float:
-        return cupy.cuda.get_elapsed_time(a, b) / 1e3
+    ev = cupy_events(cupy)
 
     for dtype, key in ((cupy.float32, "sgemm_gflops"), (cupy.float64, "dgemm_gflops")):
         a = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
         b = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
         c = cupy.empty_like(a)
-        t = _events_median(s, e, lambda a=a, b=b, c=c: cupy.matmul(a, b, out=c), 10, ms)
+        t = median_time(ev.time, lambda a=a, b=b, c=c: cupy.matmul(a, b, out=c), 10)
         out[key] = 2 * gemm_n**3 / t / 1e9
         del a, b, c
     link_n = max([n, *(b // 4 for b in transfer_bytes)])
@@ -492,9 +451,9 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
     pinned[...] = 1.0
     pageable = np.ones(link_n, dtype=np.float32)
     on_dev = dst if link_n <= n else cupy.empty(link_n, dtype=cupy.float32)
-    t = _events_median(s, e, lambda: dst.set(pinned[:n]), 10, ms)
+    t = median_time(ev.time, lambda: dst.set(pinned[:n]), 10)
     out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = _events_median(s, e, lambda: dst.set(pageable[:n]), 5, ms)
+    t = median_time(ev.time, lambda: dst.set(pageable[:n]), 5)
     out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
     rt = cupy.cuda.runtime
 
@@ -515,7 +474,6 @@ def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
         dst[...] = src
 
     busy_s = 2 * copy_bytes / (out["d2d_copy_gbps"] * 1e9)
-    ev = Events(s, e, ms, lambda ev_: bool(ev_.done))
     out["pinned_gbps"], out["pinned_queued"] = link_rates(ev, copier(pinned), transfer_bytes,
                                                           busy, busy_s)
     out["pageable_gbps"] = pageable_rates(ev, copier(pageable), transfer_bytes)

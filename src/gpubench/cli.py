@@ -1,19 +1,28 @@
-"""Command line: the thin scripts under workflow/scripts call these entry points."""
+"""The ``gpubench`` command (``python -m gpubench`` too).
+
+User commands: ``run`` (the Snakemake workflow, with a profile), ``report``, ``compare``,
+``probe``, ``validate-config``, ``schema``. The workflow's steps call the others through
+the thin scripts under workflow/scripts: ``step`` (one framework's benchmark step),
+``collect``, ``build-env``, ``mpi-step``, ``mpi-collect``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from gpubench.cli_examples import EXAMPLES
 
 if TYPE_CHECKING:
     import pandas as pd
 
 
-def run_main(argv: list[str] | None = None) -> int:
+def step_main(argv: list[str] | None = None) -> int:
     """Benchmark one backend (one Snakemake step) in its framework's environment.
 
     With ``--env-lock`` (venv mode) the step first reads the lock of the environment the
@@ -24,7 +33,10 @@ def run_main(argv: list[str] | None = None) -> int:
     whose lock is written to ``--lock-out``.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = argparse.ArgumentParser(description="Run one framework-device step.")
+    p = argparse.ArgumentParser(
+        prog="gpubench step", description="Run one framework-device step (the workflow's "
+        "run_backend rule calls it; to run the benchmark, use `gpubench run`).",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=STEP_EXAMPLE)
     p.add_argument("--backend", required=True)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     p.add_argument("--config-json", required=True, help="the step's configuration as JSON")
@@ -60,7 +72,7 @@ def run_main(argv: list[str] | None = None) -> int:
         rest = _drop_option(argv, "--env-python")
         sys.stdout.flush()
         sys.stderr.flush()
-        os.execve(args.env_python, [args.env_python, "-m", "gpubench", "run", *rest],
+        os.execve(args.env_python, [args.env_python, "-m", "gpubench", "step", *rest],
                   environments.env_with_src())
     from gpubench.runner import run_backend
 
@@ -106,7 +118,7 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
 
     limit = args.time_limit_min * 60
     limit -= time_limit_margin_s(limit)
-    cmd = [sys.executable, "-m", "gpubench", "run", *rest]
+    cmd = [sys.executable, "-m", "gpubench", "step", *rest]
     sys.stdout.flush()
     sys.stderr.flush()
     # Its own session, so that a time-out kills it and its workers together; and it ends
@@ -285,7 +297,10 @@ def validate_main(argv: list[str] | None = None) -> int:
     """Check a config file; exit 1 with a message naming the key if it is wrong."""
     from gpubench.config import ConfigError, load_config
 
-    p = argparse.ArgumentParser(description=validate_main.__doc__)
+    p = argparse.ArgumentParser(prog="gpubench validate-config",
+                                description=validate_main.__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=EXAMPLES["validate-config"])
     p.add_argument("config", type=Path)
     args = p.parse_args(argv)
     try:
@@ -326,6 +341,10 @@ def schema_main(argv: list[str]) -> int:
     """Print the results schema as a Markdown table (the README's column reference)."""
     from gpubench import results
 
+    argparse.ArgumentParser(prog="gpubench schema", description=schema_main.__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog=EXAMPLES["schema"]).parse_args(argv)
+
     print(results.schema_markdown(), end="")
     return 0
 
@@ -342,23 +361,151 @@ def mpi_collect_main(argv: list[str]) -> int:
     return collect_main(argv)
 
 
+
+STEP_EXAMPLE = EXAMPLES["step"]
+
+#: config file(s) that ``gpubench run`` (and so ``make run``) layers over
+#: config/config.yaml when no --configfile is given: a site's settings, or the tiny
+#: configuration the README's commands run with in tests/test_readme_commands.py
+CONFIG_VAR = "GPUBENCH_CONFIGFILE"
+#: the --profile names of ``gpubench run`` (profiles/<name>; a path works too)
+PROFILES = ("local", "slurm")
+
+
+def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
+    """The Snakemake command line of ``gpubench run ARGS`` (:func:`run_main`); raises
+    SystemExit(2) with a message for a wrong argument or a folder without the workflow."""
+    p = argparse.ArgumentParser(
+        prog="gpubench run", allow_abbrev=False,
+        description="Run the benchmark workflow (Snakemake) with a profile: probe, every "
+        "configured framework's step, collect and the report under results_dir.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES["run"])
+    p.add_argument("--profile", default="local",
+                   help="profiles/<name> (local: this machine, all cores; slurm: a SLURM "
+                   "cluster, site settings in profiles/slurm/config.yaml) or a profile "
+                   "folder (default: local)")
+    p.add_argument("--backends", nargs="+", metavar="BACKEND",
+                   help="run these backends only (config key backends; e.g. numpy-cpu "
+                   "torch-gpu; commas work too)")
+    p.add_argument("--configfile", nargs="+", metavar="FILE",
+                   help="config file(s) over config/config.yaml (config/README.md); "
+                   f"default: those in ${CONFIG_VAR} (separated by spaces), if set")
+    p.add_argument("--dry-run", "-n", action="store_true", help="show the plan only")
+    args, extra = p.parse_known_args(argv)
+    cwd = Path.cwd() if cwd is None else cwd
+    if not (cwd / "workflow" / "Snakefile").is_file():
+        here = Path(__file__).resolve().parents[2]
+        hint = (f" ({here} for this installation)"
+                if (here / "workflow" / "Snakefile").is_file() else "")
+        p.exit(2, f"gpubench run: no workflow/Snakefile in {cwd}: run it from the root of "
+               f"the gpubench clone{hint}\n")
+    profile = Path("profiles") / args.profile
+    if not (cwd / profile / "config.yaml").is_file():
+        profile = Path(args.profile)
+        if not (cwd / profile / "config.yaml").is_file():
+            p.exit(2, f"gpubench run: --profile {args.profile}: no profiles/{args.profile}/"
+                   f"config.yaml and no profile folder {args.profile} (profiles: "
+                   f"{', '.join(PROFILES)})\n")
+    if "--" in extra:  # `gpubench run -- ARGS`: ARGS are Snakemake's
+        extra.remove("--")
+    cmd = [sys.executable, "-m", "snakemake"]
+    if args.backends:
+        names = [b for item in args.backends for b in item.split(",") if b]
+        backends = "backends=[" + ",".join(names) + "]"
+        if "--config" in extra:  # one --config: Snakemake keeps the last one only
+            extra.insert(extra.index("--config") + 1, backends)
+        else:  # before --profile, which ends --config's list of KEY=VALUE
+            cmd += ["--config", backends]
+    cmd += ["--profile", str(profile)]
+    configfiles = args.configfile or os.environ.get(CONFIG_VAR, "").split()
+    if configfiles:
+        cmd += ["--configfile", *configfiles]
+    if args.dry_run:
+        cmd.append("--dry-run")
+    return cmd + extra
+
+
+def live_snakemake(cwd: Path, proc: Path = Path("/proc")) -> bool | None:
+    """Whether a Snakemake process runs in ``cwd`` (None: cannot tell, no /proc)."""
+    if not proc.is_dir():
+        return None
+    here = cwd.resolve()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            where = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if where == here and any(b"snakemake" in word for word in argv):
+            return True
+    return False
+
+
+def stale_lock(cwd: Path) -> bool:
+    """Snakemake's lock is left in ``cwd`` (.snakemake/locks) by a run that was killed
+    (a run that ends, even by Ctrl-C, removes it) and no Snakemake runs there now."""
+    locks = cwd / ".snakemake" / "locks"
+    if not locks.is_dir() or not any(locks.iterdir()):
+        return False
+    return live_snakemake(cwd) is False
+
+
+def run_main(argv: list[str]) -> int:
+    """``gpubench run``: Snakemake with a profile, in this process (Ctrl-C reaches it).
+    An interrupted run resumes: the profiles re-run incomplete steps, and the lock a
+    killed run left (Snakemake would refuse, asking for --unlock) is removed first when
+    no Snakemake runs in this folder."""
+    cmd = snakemake_command(argv)
+    if stale_lock(Path.cwd()) and "--unlock" not in cmd:
+        print("gpubench run: removing the lock that an interrupted run left (no Snakemake "
+              "runs in this folder): snakemake --unlock", file=sys.stderr, flush=True)
+        subprocess.run([*cmd, "--unlock"], check=False)
+    print("gpubench run: " + " ".join(cmd[2:]).replace("-m snakemake", "snakemake", 1),
+          file=sys.stderr, flush=True)
+    os.execv(cmd[0], cmd)
+    return 1  # pragma: no cover - execv does not return
+
+
 COMMANDS = {
     "run": run_main,
-    "collect": collect_main,
-    "validate-config": validate_main,
-    "probe": probe_main,
     "report": report_main,
     "compare": compare_main,
+    "probe": probe_main,
+    "validate-config": validate_main,
     "schema": schema_main,
+    "step": step_main,
+    "collect": collect_main,
     "build-env": build_env_main,
     "mpi-step": mpi_step_main,
     "mpi-collect": mpi_collect_main,
 }
+#: the commands a user types; the others are the workflow's steps
+USER_COMMANDS = ("run", "report", "compare", "probe", "validate-config", "schema")
+USAGE = """usage: gpubench COMMAND [ARGS]   (or: python -m gpubench COMMAND [ARGS])
+
+commands:
+  run              run the benchmark workflow (Snakemake) with a profile
+  report           render the report from a run's CSVs
+  compare          compare two result sets (SAME / FASTER / SLOWER per measurement)
+  probe            describe this machine and measure its ceilings (host.json)
+  validate-config  check a config file, naming a wrong key
+  schema           print the results' columns as a Markdown table
+
+the workflow's steps: step, collect, build-env, mpi-step, mpi-collect
+
+`gpubench COMMAND --help` shows each command's options and a working example.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: python -m gpubench {{{','.join(COMMANDS)}}} ...", file=sys.stderr)
+        unknown = f"gpubench: unknown command {argv[0]!r}\n" if argv else ""
+        print(unknown + USAGE, end="", file=sys.stderr)
         return 2
     return int(COMMANDS[argv[0]](argv[1:]) or 0)

@@ -105,9 +105,23 @@ def check_mpi(mpi: Mapping[str, Any]) -> None:
             raise ConfigError(f"config key mpi.jobs.{job}.min_bytes: larger than max_bytes")
 
 
+def check_folders(config: Mapping[str, Any]) -> None:
+    """results_dir and logs_dir are neither ``/`` nor the home folder (the workflow
+    deletes and rewrites files in them); whether a results folder is an earlier run's
+    is checked when a run starts (gpubench.workflow.prepare)."""
+    from gpubench.safety import UnsafeFolder, check_results_folder
+
+    for key in ("results_dir", "logs_dir"):
+        try:
+            check_results_folder(config[key], key, marker_needed=False)
+        except UnsafeFolder as exc:
+            raise ConfigError(str(exc)) from None
+
+
 def validate_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Check a configuration; return a deep copy (the caller's dict stays untouched)."""
     check_schema(config)
+    check_folders(config)
     check_names(config)
     return copy.deepcopy(dict(config))
 

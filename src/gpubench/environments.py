@@ -341,7 +341,9 @@ def visible_gpus() -> tuple[int, str]:
 
 
 def env_with_src() -> dict[str, str]:
-    """This environment with src/ on PYTHONPATH (the benchmark code is not installed)."""
+    """This environment with src/ on PYTHONPATH: a framework's venv (and a conda env)
+    has the framework, not the gpubench package, which `make run` installs into the
+    driver's .venv only; the steps re-executed there find it in src/."""
     paths = [str(SRC_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     env.pop("PYTHONHOME", None)

@@ -41,59 +41,25 @@ import numpy as np
 from gpubench import energy as energy_meter
 from gpubench.backends.base import Backend
 from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
+from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
 
-
-@dataclass(frozen=True)
-class Settings:
-    """How hard to measure; every field is a config key under ``harness``."""
-
-    warmup: int = 2
-    #: and keep warming up until this long has passed (clocks of a GPU left idle)
-    warmup_s: float = 0.0
-    min_samples: int = 5
-    max_samples: int = 1000
-    target_rel_spread: float = 0.05
-    max_time_s: float = 1.0
-    seed: int = 20261122
-    #: a case runs only if memory_bytes * this <= free memory
-    memory_headroom: float = 1.5
-    #: time GPU cases on the caller's clock too (sync and pipelined; hot mode only)
-    caller_clocks: bool = True
-    #: fewest samples of each caller clock: a two-sided Mann-Whitney test at p < 0.01
-    #: cannot tell two rows of 5 samples apart however far apart they are; 6 can
-    caller_min_samples: int = 6
-    #: stop a caller clock once this many seconds have passed (after the fewest samples)
-    caller_max_time_s: float = 0.015
-    #: a pipelined sample is k calls lasting about this long (k = 1 for longer calls)
-    pipeline_batch_s: float = 0.002
-    #: most calls in one pipelined sample
-    pipeline_max_k: int = 256
-    #: the caller's clocks come in this many rounds (a sync part, then a pipelined
-    #: part), each with ceil(caller_min_samples / rounds) samples or more and at most
-    #: caller_max_time_s / rounds of pipelined sampling; the device clock's samples are
-    #: taken between the first two rounds
-    caller_rounds: int = 3
-    #: least time between two rounds' pipelined parts: the next round's sync samples,
-    #: then untimed calls and waits if those took less (the GPU never idles)
-    caller_round_gap_s: float = 0.005
-    #: a row whose pipelined median is more than this many times its sync median, or
-    #: (past its implementation's first size here) the larger of its device median and
-    #: the least pipelined median of the implementation's earlier sizes, gets more rounds
-    caller_recheck_factor: float = 1.5
-    #: ... up to this many rounds in all (then it stands as measured)
-    caller_max_rounds: int = 7
-    #: ... with at least this long between their pipelined parts: further from the
-    #: state the first rounds met
-    caller_recheck_gap_s: float = 0.03
-    #: untimed sync calls (call, then wait) for at least this long before each round's
-    #: sync samples: on the H100 the first 10-15 sync calls after the pipelined part or
-    #: the device clock took 1.5-2x the later ones (JAX: 110-145 against 63-70 µs)
-    caller_settle_s: float = 0.002
-    #: energy per call (cases the plan marks): the window between two updates of the
-    #: energy counter lasts at least this long, calls running back to back throughout
-    energy_min_time_s: float = 0.45
-    #: give up (``not measured``) when the counter does not move for this long
-    energy_max_wait_s: float = 1.0
+__all__ = [
+    "CallerClock",
+    "Measurement",
+    "Settings",
+    "cache_snapshot",
+    "cache_state",
+    "caller_clocks",
+    "caller_sample",
+    "caller_stats",
+    "measure",
+    "measure_energy",
+    "pipeline_depth",
+    "recheck_reason",
+    "skip_reason",
+    "summarize",
+    "time_samples",
+]
 
 
 @dataclass
@@ -130,51 +96,31 @@ def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
     clock: Callable[[], float] | None = None, cold: bool = False, hide_launch: bool = True,
     host_timed: bool = False,
+    timer: Callable[[Callable[[], Any]], tuple[Any, float]] | None = None,
 ) -> tuple[list[float], str, Any]:
     """Time ``call`` until converged; return (samples, stop reason, last result).
 
     ``cold`` flushes the device cache before every sample (outside the timed region);
     otherwise a busy kernel hides the launch latency, unless ``hide_launch`` is False
     (the launch_overhead kernel, which measures exactly that latency). ``host_timed``
-    times on the host clock and a wait (:meth:`Backend.time_call` of the base class)
-    for calls that are host work, such as a hand-off between frameworks.
+    times on the host clock and a wait (:func:`gpubench.timing.host_time`)
+    for calls that are host work, such as a hand-off between frameworks. ``timer``:
+    the backend's timer for this kernel (:meth:`Backend.device_timer`; default
+    :meth:`Backend.time_call`).
     """
-    timed = (lambda fn: Backend.time_call(backend, fn)) if host_timed else backend.time_call
+    device = timer or backend.time_call
+
+    def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+        # host work is timed on the host clock whatever the backend's own clock is
+        return host_time(fn, backend.block) if host_timed else device(fn)
 
     def sample() -> tuple[Any, float]:
         if cold or hide_launch:
             backend.before_sample(cold)
         return timed(call)
 
-    return converge(sample, settings.min_samples, settings.max_samples,
-                    settings.target_rel_spread, settings.max_time_s, clock)
-
-
-def converge(sample: Callable[[], tuple[Any, float]], min_samples: int, max_samples: int,
-             target_rel_spread: float, max_time_s: float,
-             clock: Callable[[], float] | None = None) -> tuple[list[float], str, Any]:
-    """Take samples until IQR / median <= the target, or the time or sample cap is hit.
-
-    Returns (samples, stop reason, the last call's result). Every sample is kept."""
-    clock = clock or time.perf_counter
-    samples: list[float] = []
-    started = clock()
-    next_check = min_samples
-    result = None
-    while True:
-        result, seconds = sample()
-        samples.append(seconds)
-        n = len(samples)
-        if n >= max_samples:
-            return samples, "max_samples", result
-        if n >= next_check:
-            # Checking every sample would cost more than tiny kernels: check at ~10% steps.
-            next_check = n + max(1, n // 10)
-            q1, med, q3 = np.percentile(samples, [25, 50, 75])
-            if med > 0 and (q3 - q1) / med <= target_rel_spread:
-                return samples, "converged", result
-        if n >= min_samples and clock() - started >= max_time_s:
-            return samples, "time_cap", result
+    got = sample_until(sample, settings.rule(), clock)
+    return got.samples, got.stop, got.result
 
 
 def caller_sample(call: Callable[[], Any], backend: Backend, k: int = 1,
@@ -244,26 +190,11 @@ def _take(sample: Callable[[], tuple[Any, float]], samples: list[float], least: 
           clock: Callable[[], float]) -> Any:
     """One part of a round: append at least ``least`` samples, then stop once this
     clock's samples so far meet the spread target or the part has lasted ``most_s`` (or
-    the clock holds ``max_samples``). Returns the last call's result."""
-    started = clock()
-    n0 = len(samples)
-    next_check = 0
-    while True:
-        result, seconds = sample()
-        samples.append(seconds)
-        n = len(samples)
-        if n - n0 < least:
-            continue
-        if n >= max_samples:
-            return result
-        if clock() - started >= most_s:
-            return result
-        if n >= next_check:
-            # checking every sample would cost more than tiny calls: at ~10% steps
-            next_check = n + max(1, n // 10)
-            q1, med, q3 = np.percentile(samples, [25, 50, 75])
-            if med > 0 and (q3 - q1) / med <= target:
-                return result
+    the clock holds ``max_samples``, though never before its ``least``). Returns the
+    last call's result. The one loop (:func:`gpubench.timing.sample_until`)."""
+    cap = max(int(max_samples), len(samples) + max(1, int(least)))
+    return sample_until(sample, Rule(least, cap, target, most_s), clock,
+                        into=samples).result
 
 
 class CallerClock:
@@ -324,9 +255,10 @@ class CallerClock:
         or more: each of its samples is settled by the one before)."""
         if self.k == 1 and self.sync and np.median(self.sync) >= self.settings.caller_settle_s:
             return
-        start = self.clock()
-        while self.clock() - start < self.settings.caller_settle_s:
+        def settle() -> None:
             self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
+        warm_up(settle, 0, self.settings.caller_settle_s, self.clock)
 
     def take_round(self, gap_s: float) -> None:
         s = self.settings
@@ -542,7 +474,7 @@ def measure(
     largest size of each case). ``caller_floor``: the least pipelined median of this
     implementation's earlier sizes of the same kernel, variant and dtype (the worker
     keeps it), which the caller's clock is rechecked against (:func:`recheck_reason`)."""
-    timer = backend.select_timer(spec)
+    timer, timed = backend.device_timer(spec)
     fields: dict[str, Any] = {
         "bytes": spec.bytes_moved(case),
         "flops": spec.flops(case),
@@ -578,7 +510,7 @@ def measure(
             stage = "first call"
             # The wait a user sees (compilation, autotuning, the run) on the host clock,
             # whatever times the samples: a device timer would miss the host-side work.
-            result, fields["first_call_s"] = Backend.time_call(backend, call)
+            result, fields["first_call_s"] = host_time(call, backend.block)
         finally:
             fields["cache_state"] = ("none" if not cache_dirs else
                                      cache_state(cache_before, cache_snapshot(cache_dirs)))
@@ -588,11 +520,7 @@ def measure(
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"first call: {check.reason}"}, [])
         stage = "warm-up"
-        warm_t0, warm_calls = time.perf_counter(), 0
-        while warm_calls < settings.warmup or (
-                time.perf_counter() - warm_t0 < settings.warmup_s):
-            backend.block(call())
-            warm_calls += 1
+        warm_up(lambda: backend.block(call()), settings.warmup, settings.warmup_s)
         for buf in outputs.values():
             backend.poison(buf)
         device: dict[str, Any] = {}
@@ -602,7 +530,7 @@ def measure(
             stage = "timed calls"
             device["samples"], device["stop"], device["result"] = time_samples(
                 call, backend, settings, cold=mode == "cold", hide_launch=spec.hide_launch,
-                host_timed=spec.host_timed)
+                host_timed=spec.host_timed, timer=timed)
             progress(f"{len(device['samples'])} samples ({device['stop']})")
             stage = then
 

@@ -209,7 +209,11 @@ def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    from gpubench.cli_examples import EXAMPLES
+
+    parser = argparse.ArgumentParser(prog="gpubench probe", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=EXAMPLES["probe"])
     parser.add_argument("--out", required=True, help="JSON file to write")
     parser.add_argument("--transfer-sizes", type=int, nargs="*", default=None,
                         metavar="N", help="sizes (float32 elements) of the transfer "

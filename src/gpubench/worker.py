@@ -68,9 +68,7 @@ def main() -> int:
     backend = load_backend(backend_id)
     if backend.device == "cpu":
         pin_cpus(threads)
-    harness = {k: v for k, v in job.get("harness", {}).items()
-               if k in Settings.__dataclass_fields__}
-    settings = Settings(**harness)
+    settings = Settings.from_config(job.get("harness", {}))
     hello: dict[str, Any] = {"event": "hello", "timer": backend.timer}
     try:
         t0 = time.perf_counter()

@@ -7,7 +7,8 @@ Snakemake and without a cluster (SLURM's clients and the GPU count are injectabl
 
 Two kinds of thing live here:
 
-- checks before any job (:func:`prepare`): a bad config, an unwritable results folder, a
+- checks before any job (:func:`prepare`): a bad config, an unwritable results folder
+  or one that an earlier run did not make (``/`` and the home folder never), a
   profile's site placeholder or unknown partition, an environment mode that does not
   match ``--sdm``. Each raises :class:`SetupError` with a message that names the key.
 - each step's inputs and parameters (:class:`Plan`): file lists, interpreters,
@@ -32,7 +33,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from gpubench import environments as envs
-from gpubench import runlock
+from gpubench import runlock, safety
 from gpubench.backends import split_backend_id
 from gpubench.config import ConfigError, validate_config
 from gpubench.mpi import JOBS as MPI_JOBS
@@ -84,6 +85,16 @@ def check_writable(folder: str | os.PathLike[str]) -> None:
         raise SetupError(
             f"config key results_dir/logs_dir: cannot write to {str(folder)!r}: {exc}"
         ) from None
+
+
+def check_folders(results_dir: str, logs_dir: str, home: str | None = None) -> None:
+    """results_dir is new, empty or an earlier run's (its marker); neither folder is
+    ``/`` or the home folder (gpubench.safety)."""
+    try:
+        safety.check_results_folder(results_dir, "results_dir", home)
+        safety.check_results_folder(logs_dir, "logs_dir", home, marker_needed=False)
+    except safety.UnsafeFolder as exc:
+        raise SetupError(str(exc)) from None
 
 
 def site_settings(default_resources: Mapping[str, Any] | None,
@@ -236,8 +247,10 @@ def prepare(config: Mapping[str, Any], *,
     """Every check before any job, in the order a user meets them (config, folders,
     profile, environments); the :class:`Plan` of a run that may start."""
     config = check_config(config)
+    check_folders(config["results_dir"], config["logs_dir"])
     check_writable(config["results_dir"])
     check_writable(config["logs_dir"])
+    safety.mark_results_folder(config["results_dir"])
     check_site_settings(site_settings(default_resources, overwrite_resources),
                         which=which, run=run)
     plan = Plan(config, **plan_args)
@@ -358,10 +371,11 @@ class Plan:
                           sort_keys=True)
 
     def mpi_ranks_python(self, wildcards: Any) -> str:
-        """The ranks' interpreter: the framework's venv (mode venv) or the step's own."""
+        """The ranks' interpreter: the framework's venv (mode venv), the conda env's
+        (mode conda) or the driver's; the step starts them with src/ on PYTHONPATH."""
         if self.env_mode == "venv":
             return f"{self.venvs}/{self.backend_env(wildcards.backend)}/bin/python"
-        return self.step_python(wildcards)
+        return "python" if self.env_mode == "conda" else self.python
 
     def report_mpi_inputs(self, wildcards: Any) -> dict[str, str]:
         """mpi.csv and mpi_samples.csv when the run includes MPI steps (mpi.enabled not
@@ -381,10 +395,15 @@ class Plan:
     # -- benchmark steps
 
     def step_python(self, wildcards: Any) -> str:
-        """Interpreter that starts a step's script: the one running Snakemake, or the
-        conda env's (mode conda). A framework's step re-executes itself in its venv (mode
-        venv)."""
-        return "python" if self.env_mode == "conda" else self.python
+        """Interpreter that starts a step's script: the one running Snakemake (the
+        gpubench package installed in it, or on its PYTHONPATH), or the conda env's
+        (mode conda), which has the package's dependencies but not the package: src/
+        goes first on its PYTHONPATH. A framework's step re-executes itself in its venv
+        (mode venv), src/ on its PYTHONPATH too (environments.env_with_src)."""
+        if self.env_mode == "conda":
+            src = shlex.quote(str(envs.SRC_DIR))
+            return f'env PYTHONPATH={src}"${{PYTHONPATH:+:$PYTHONPATH}}" python'
+        return self.python
 
     def step_threads(self, wildcards: Any) -> int | None:
         """Benchmark steps take every core they are given so that no two overlap."""

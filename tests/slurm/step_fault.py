@@ -1,6 +1,6 @@
 """Test plugin (GPUBENCH_PLUGINS=step_fault): makes whole benchmark steps fail.
 
-A step's process (``python -m gpubench run --backend B ...``, the child that
+A step's process (``python -m gpubench step --backend B ...``, the child that
 gpubench.cli.guard_step watches) exits with status 3 when B is in GPUBENCH_FAIL_STEPS,
 or sleeps for GPUBENCH_HANG_S seconds when B is in GPUBENCH_HANG_STEPS: what a step
 killed by the scheduler, out of memory or out of time looks like to the workflow.
@@ -16,7 +16,7 @@ import time
 
 def _step_backend() -> str | None:
     argv = sys.argv
-    if "run" not in argv or "--backend" not in argv or "--attempt" in argv:
+    if "step" not in argv or "--backend" not in argv or "--attempt" in argv:
         return None
     return argv[argv.index("--backend") + 1]
 

@@ -8,13 +8,22 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.settings.types import DeploymentMethod
 
-sys.path.insert(0, str(Path(workflow.basedir).parent / "src"))
+# The gpubench package: installed into the Python running Snakemake (`make run`,
+# `pip install -e .`), or from src/ through PYTHONPATH=src on a host without the install.
+try:
+    import gpubench
+except ModuleNotFoundError:
+    raise WorkflowError(
+        f"the gpubench package is not installed in {sys.executable}: run `make run` "
+        "(it installs the project into .venv), or `pip install -e .` in this clone, or "
+        f"set PYTHONPATH={Path(workflow.basedir).parent / 'src'}"
+    ) from None
 
 # "gw": the name "workflow" is Snakemake's
-from gpubench import workflow as gw  # noqa: E402
-from gpubench import slurm as gslurm  # noqa: E402
-from gpubench.backends import BACKENDS  # noqa: E402
-from gpubench.mpi import JOBS as MPI_JOBS  # noqa: E402
+from gpubench import workflow as gw
+from gpubench import slurm as gslurm
+from gpubench.backends import BACKENDS
+from gpubench.mpi import JOBS as MPI_JOBS
 
 
 def _retries():
@@ -23,8 +32,8 @@ def _retries():
     return None if settings is None else settings.retries
 
 
-# A bad config, an unwritable results folder, a profile's site placeholder or unknown
-# partition, or environments.mode against --sdm: refused here, naming the key.
+# A bad config, an unwritable or foreign results folder, a profile's site placeholder or
+# unknown partition, or environments.mode against --sdm: refused here, naming the key.
 _resources = workflow.resource_settings
 _sdm = workflow.deployment_settings.deployment_method
 try:

@@ -18,14 +18,10 @@ rule report:
             category="gpubench report",
             labels={"file": "summary.md", "what": "summary"},
         ),
-        figures=report(
-            directory(f"{RESULTS}/report/summary_figures"),
-            patterns=["{name}.png"],
-            caption="../report/figures.rst",
-            category="gpubench report",
-            subcategory="figures",
-            labels={"file": "{name}.png", "what": "figure"},
-        ),
+    # The figures' PNGs go to report/summary_figures/, not an output: Snakemake deletes
+    # an output folder with everything in it before the job. The report replaces only
+    # the PNGs it wrote (listed in summary_figures/.gpubench-figures), linked from
+    # summary.md.
     log:
         f"{LOGS}/report.log",
     conda:
@@ -35,9 +31,10 @@ rule report:
         python=step_python,
         script=SCRIPTS / "report.py",
         mpi=report_mpi_args,
+        figures=f"{RESULTS}/report/summary_figures",
     shell:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --env {input.env} --locks {input.locks}"
         " {params.mpi} --jobs {threads}"
-        " --html {output.html} --md {output.md} --figures {output.figures}"
+        " --html {output.html} --md {output.md} --figures {params.figures:q}"
         " > {log} 2>&1"

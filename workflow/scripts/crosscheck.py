@@ -15,12 +15,9 @@ Run on a GPU machine:
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from gpubench.backends import load_backend
 from gpubench.harness import Settings, measure

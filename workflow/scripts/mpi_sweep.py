@@ -2,9 +2,11 @@
 
 For machines without Snakemake (the GPU hosts): the same steps as rule mpi_job, one
 after another, skipping steps whose CSV exists (so a sweep cut off by a time limit
-resumes), optionally limited to some backends or jobs.
+resumes), optionally limited to some backends or jobs. Needs the gpubench package:
+installed (`make run`, `pip install -e .`) or, on a host without the install,
+``PYTHONPATH=src``.
 
-    python workflow/scripts/mpi_sweep.py --configfile config/mpi_gpu.yaml \
+    PYTHONPATH=src python workflow/scripts/mpi_sweep.py --configfile config/mpi_gpu.yaml \
         --out results_gpu [--backends cupy-gpu jax-gpu] [--jobs halo p2p] [--force]
 """
 
@@ -12,8 +14,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 import yaml
 

@@ -1,10 +1,7 @@
 """Thin entry point for the workflow's run step (the code lives in src/gpubench)."""
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
 from gpubench.cli import main
 
-raise SystemExit(main(["run", *sys.argv[1:]]))
+raise SystemExit(main(["step", *sys.argv[1:]]))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from gpubench.timing import EventPair, host_time
 
 
 class Unavailable(Exception):
@@ -273,9 +274,12 @@ class Backend:
         """p - scale * g (the grad_avg job's update); returns a new array."""
         return p - scale * g
 
-    # -- timing ------------------------------------------------------------------------
+    # -- timing: primitives only; the loop is gpubench.timing's ------------------------
     #: whether flush_cache() really evicts the device cache (enables the cold mode)
     supports_cold: bool = False
+    #: the device's start and end events on the caller's stream, which a GPU backend
+    #: sets in start(); None: samples are on the host clock (:meth:`time_call`)
+    event_pair: EventPair | None = None
 
     def flush_cache(self) -> None:
         """Evict the device's last-level cache before a cold sample (GPUs: write > L2)."""
@@ -295,13 +299,21 @@ class Backend:
         else:
             self.hide_launch()
 
-    def select_timer(self, spec: Any) -> str:
-        """Choose how the next samples of ``spec`` are timed; return the timer's name.
+    def device_timer(self, spec: Any) -> tuple[str, Callable[[Callable[[], Any]],
+                                                        tuple[Any, float]]]:
+        """The clock the samples of ``spec`` are taken on: (its name, which goes into
+        the row; the timer, ``fn -> (result, seconds)``). The choice is returned, not
+        kept: the harness hands the timer to the sampling loop.
 
-        One timer per backend suffices except where a device timer covers only some
-        kinds of work (JAX's CUPTI kernel timing); the name goes into the row.
+        One timer per backend suffices (:meth:`time_call`) except where a device timer
+        covers only some kinds of work (JAX's CUPTI kernel timing).
         """
-        return self.timer
+        return self.timer, self.time_call
+
+    def select_timer(self, spec: Any) -> str:
+        """The name of :meth:`device_timer`'s choice for ``spec`` (and whatever the
+        device needs for it, such as JAX detaching CUPTI from host-timed work)."""
+        return self.device_timer(spec)[0]
 
     def block(self, result: Any) -> None:
         """Wait until the work that produced ``result`` has finished."""
@@ -326,12 +338,13 @@ class Backend:
         return []
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
-        """Run ``fn`` once to completion and return (result, seconds)."""
-        clock = time.perf_counter
-        t0 = clock()
-        result = fn()
-        self.block(result)
-        return result, clock() - t0
+        """Run ``fn`` once to completion and return (result, seconds) on this backend's
+        clock (:attr:`timer`): between :attr:`event_pair` where the backend has one (the
+        events on the caller's stream, waited on), else the host clock and
+        :meth:`block` (:func:`gpubench.timing.host_time`)."""
+        if self.event_pair is not None:
+            return self.event_pair.time(fn)
+        return host_time(fn, self.block)
 
 
 def pin_threads_env(threads: int) -> dict[str, str]:

@@ -22,7 +22,6 @@ import io
 import math
 import re
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from gpubench.backends.cuda_common import (
     selection_uuid,
 )
 from gpubench.cuda_launch import THREADS, grid_blocks
+from gpubench.timing import EventPair
 
 
 def import_core() -> Any:
@@ -270,8 +270,14 @@ class CudaPythonGPU(Backend):
         self._dev = dev
         self._stream = dev.create_stream()
         options = _timing_event_options(core)
-        self._ev_start = dev.create_event(options=options)
-        self._ev_end = dev.create_event(options=options)
+        # events on the backend's stream (recorded by it), waited on before read;
+        # cuda.core's Event subtraction gives milliseconds
+        stream = self._stream
+        self.event_pair = EventPair(dev.create_event(options=options),
+                                    dev.create_event(options=options),
+                                    lambda a, b: (b - a) / 1e3,
+                                    done=lambda ev: bool(ev.is_done),
+                                    record=stream.record, wait=lambda ev: ev.sync())
         self.arch = "".join(str(v) for v in dev.compute_capability)
         self.sm_count = int(dev.properties.multiprocessor_count)
         # Evict L2 before cold samples by writing a buffer several times its size.
@@ -462,11 +468,3 @@ class CudaPythonGPU(Backend):
     def device_sync(self, result: Any) -> None:
         """The whole context, every stream (``cuCtxSynchronize``)."""
         _check(self._driver.cuCtxSynchronize())
-
-    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
-        """Events on the backend's stream around the call; wait on the end event."""
-        self._stream.record(self._ev_start)
-        result = fn()
-        self._stream.record(self._ev_end)
-        self._ev_end.sync()
-        return result, (self._ev_end - self._ev_start) / 1e3

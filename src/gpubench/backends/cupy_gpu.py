@@ -8,7 +8,6 @@ into :class:`Unavailable` with the reason, so the step records it instead of cra
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
+from gpubench.timing import cupy_events
 
 
 class CupyGPU(Backend):
@@ -40,8 +40,9 @@ class CupyGPU(Backend):
     #: its user-written kernels (compiled on first use); the rest of its implementations
     #: are its library's standard operations, which the comparison guide says need no
     #: compilation
-    compiled_implementations = frozenset({"raw_kernel", "raw_naive", "raw_tiled",
-                                          "elementwise_kernel", "reduction_kernel", "fuse"})
+    compiled_implementations = frozenset({"raw_kernel", "raw_kernel_sliding", "raw_naive",
+                                          "raw_tiled", "elementwise_kernel",
+                                          "reduction_kernel", "fuse"})
     timer = "cuda_event"
     caller_timer = "perf_counter+cudaDeviceSynchronize"
     supports_cold = True
@@ -76,8 +77,8 @@ class CupyGPU(Backend):
             # Evict L2 before cold samples by writing a buffer several times its size.
             self._scratch = cupy.empty(FLUSH_BYTES, dtype=cupy.uint8)
             self._scratch.fill(0)
-            self._start = cupy.cuda.Event()
-            self._end = cupy.cuda.Event()
+            # events on the current stream (record()'s default), waited on before read
+            self.event_pair = cupy_events(cupy)
             # The busy kernel of hide_launch(), compiled (NVRTC) and run once here.
             self._spin = cupy.RawKernel(SPIN_KERNEL, "gpubench_spin")
             self._spin_args = (np.int64(HIDE_LAUNCH_CYCLES),)
@@ -185,12 +186,3 @@ class CupyGPU(Backend):
 
     def device_sync(self, result: Any) -> None:
         self._cupy.cuda.runtime.deviceSynchronize()
-
-    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
-        """Events on the current stream around the call; wait on the end event."""
-        stream = self._cupy.cuda.get_current_stream()
-        self._start.record(stream)
-        result = fn()
-        self._end.record(stream)
-        self._end.synchronize()
-        return result, self._cupy.cuda.get_elapsed_time(self._start, self._end) / 1e3

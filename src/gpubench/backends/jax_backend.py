@@ -186,7 +186,6 @@ class JaxGPU(JaxBase):
     caller_timer = "perf_counter+block_until_ready"
     supports_cold = True
     _cupti: Any = None
-    _use_cupti = False
     _cupti_attached = False
 
     def start(self, threads: int) -> dict[str, str]:
@@ -202,18 +201,19 @@ class JaxGPU(JaxBase):
         versions["jax_timer"] = "cupti_kernels" if self._cupti else "perf_counter+sync"
         return versions
 
-    def select_timer(self, spec: Any) -> str:
-        """CUPTI for device-resident kernel work, the host clock for anything else.
+    def device_timer(self, spec: Any) -> tuple[str, Callable[[Callable[[], Any]],
+                                                        tuple[Any, float]]]:
+        """CUPTI (:meth:`cupti_time_call`) for device-resident kernel work, the host
+        clock (:meth:`time_call`) for anything else.
 
-        Switching to the host clock detaches CUPTI: while attached, its kernel tracing
+        Choosing the host clock detaches CUPTI: while attached, its kernel tracing
         adds to every launch, which is exactly what host-timed rows (launch_overhead,
         transfers, hand-offs) measure. It attaches again at the next CUPTI sample.
         """
-        self._use_cupti = bool(self._cupti and spec.place_inputs and spec.hide_launch
-                               and not spec.host_timed)
-        if not self._use_cupti:
-            self.detach_cupti()
-        return "cupti_kernels" if self._use_cupti else self.timer
+        if self._cupti and spec.place_inputs and spec.hide_launch and not spec.host_timed:
+            return "cupti_kernels", self.cupti_time_call
+        self.detach_cupti()
+        return self.timer, self.time_call
 
     def device_sync(self, result: Any) -> None:
         """The caller's clock's wait: what a JAX user waits for, ``jax.block_until_ready``
@@ -235,9 +235,9 @@ class JaxGPU(JaxBase):
             self._cupti._cupti_get_timings(True)  # finalize: detach CUPTI
             self._cupti_attached = False
 
-    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
-        if not self._use_cupti:
-            return super().time_call(fn)
+    def cupti_time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """One sample on CUPTI: the sum of the device durations of the kernels the call
+        launched (the timer ``cupti_kernels``); attaches CUPTI if it is not."""
         ext = self._cupti
         ext._cupti_init()
         self._cupti_attached = True

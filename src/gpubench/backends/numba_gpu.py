@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import math
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
+from gpubench.timing import EventPair
 
 #: threads per block of the 1-D kernels on a GPU (a multiple of the warp size that lets
 #: 8 blocks share one SM's 2048 thread slots)
@@ -210,8 +210,12 @@ class NumbaGPU(Backend):
             self._scratch = cuda.device_array(1024, dtype=np.float32)
         else:
             self._scratch = cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32)
-            self._start_event = cuda.event(timing=True)
-            self._end_event = cuda.event(timing=True)
+            # events on stream 0 (record()'s default), waited on before read; the
+            # simulator has none: its samples are on the host clock and a synchronize
+            self.event_pair = EventPair(
+                cuda.event(timing=True), cuda.event(timing=True),
+                lambda a, b: cuda.event_elapsed_time(a, b) / 1e3,
+                done=lambda ev: bool(ev.query()))
         # Compile the fill kernel now (for both uses) so no sample ever pays for it.
         fill(self._scratch, 0.0)
         if not self._sim:
@@ -331,19 +335,6 @@ class NumbaGPU(Backend):
 
     def block(self, result: Any) -> None:
         self._cuda.synchronize()
-
-    def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
-        if self._sim:
-            t0 = time.perf_counter()
-            result = fn()
-            self._cuda.synchronize()
-            return result, time.perf_counter() - t0
-        start, end = self._start_event, self._end_event
-        start.record()
-        result = fn()
-        end.record()
-        end.synchronize()
-        return result, self._cuda.event_elapsed_time(start, end) / 1e3
 
 
 def _dist_version(name: str) -> str:

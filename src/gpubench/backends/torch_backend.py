@@ -13,6 +13,7 @@ import numpy as np
 
 from gpubench.backends.base import Backend, Unavailable
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
+from gpubench.timing import torch_events
 
 
 def inductor_cache_dir() -> Path:
@@ -117,8 +118,8 @@ class TorchGPU(TorchBase):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         self._scratch = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-        self._start = torch.cuda.Event(enable_timing=True)
-        self._end = torch.cuda.Event(enable_timing=True)
+        # events on the current stream (record()'s default), waited on before read
+        self.event_pair = torch_events(torch)
         versions.update(cuda=str(torch.version.cuda), cudnn=str(torch.backends.cudnn.version()))
         return versions
 
@@ -145,10 +146,3 @@ class TorchGPU(TorchBase):
     def hide_launch(self) -> None:
         # ~100 us at 2 GHz: longer than PyTorch's eager launch path.
         self._torch.cuda._sleep(HIDE_LAUNCH_CYCLES)
-
-    def time_call(self, fn: Any) -> tuple[Any, float]:
-        self._start.record()
-        result = fn()
-        self._end.record()
-        self._end.synchronize()
-        return result, self._start.elapsed_time(self._end) / 1e3

@@ -29,6 +29,9 @@ from typing import Any
 import numpy as np
 
 from gpubench.harness import summarize
+from gpubench.timing import Settings, mpi_agree, sample_until, warm_up
+
+__all__ = ["JOB_FUNCTIONS", "AgreedError", "Context", "Settings"]
 
 #: the model of the workshop book's §9.8.2: 100 features, 10 outputs
 GRAD_FEATURES = 100
@@ -38,26 +41,6 @@ HALO_ALPHA = 0.25
 
 class AgreedError(RuntimeError):
     """Every rank knows the item failed (the message holds each failing rank's reason)."""
-
-
-@dataclass
-class Settings:
-    """How long to measure (config ``mpi.harness``); the decision is the same on every
-    rank because it is taken on the reduced samples."""
-
-    warmup: int = 2
-    #: and keep warming up until this long has passed: a GPU left idle by a job's
-    #: host-side check needs some 0.1-0.3 s of work to reach its clocks again
-    warmup_s: float = 0.0
-    min_samples: int = 5
-    max_samples: int = 200
-    target_rel_spread: float = 0.05
-    max_time_s: float = 0.5
-
-    @classmethod
-    def from_config(cls, cfg: dict[str, Any]) -> Settings:
-        known = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
 
 
 @dataclass
@@ -111,14 +94,9 @@ class Context:
         rank (every rank takes the same decision, so collectives inside ``fn`` match).
         A job's own ``warmup_s`` (config ``mpi.jobs.<job>``) overrides the harness's.
         Returns the number of calls."""
-        calls = 0
         least = float(self.item.get("params", {}).get("warmup_s", self.settings.warmup_s))
-        t0 = self.mpi.Wtime()
-        while calls < self.settings.warmup or (least > 0 and self.comm.allreduce(
-                self.mpi.Wtime() - t0, op=self.mpi.MAX) < least):
-            fn()
-            calls += 1
-        return calls
+        return warm_up(fn, self.settings.warmup, least, self.mpi.Wtime,
+                       agree=lambda s: self.comm.allreduce(s, op=self.mpi.MAX))
 
     def timed(self, fn: Callable[[], Any]) -> list[float]:
         """Warm up, then time ``fn`` (which must end synchronised) until the spread is
@@ -130,28 +108,16 @@ class Context:
         reduction carries (call time, time measuring) to every rank, so all stop
         together."""
         self.warm_up(fn)
-        samples: list[float] = []
-        s = self.settings
-        slowest = np.zeros(2)
-        started = self.mpi.Wtime()
-        while True:
+        mpi = self.mpi
+
+        def sample() -> tuple[None, float]:
             self.comm.Barrier()
-            t0 = self.mpi.Wtime()
+            t0 = mpi.Wtime()
             fn()
-            t1 = self.mpi.Wtime()
-            mine = np.array([t1 - t0, t1 - started])
-            self.comm.Allreduce(mine, slowest, op=self.mpi.MAX)
-            samples.append(float(slowest[0]))
-            n = len(samples)
-            if n >= s.max_samples:
-                break
-            if n >= s.min_samples:
-                if slowest[1] >= s.max_time_s:
-                    break
-                q1, med, q3 = np.percentile(samples, [25, 50, 75])
-                if med > 0 and (q3 - q1) / med <= s.target_rel_spread:
-                    break
-        return samples
+            return None, mpi.Wtime() - t0
+
+        return sample_until(sample, self.settings.rule(), mpi.Wtime,
+                            agree=mpi_agree(self.comm, mpi.MAX)).samples
 
 
 def split(n: int, parts: int, index: int) -> tuple[int, int]:
@@ -778,16 +744,18 @@ def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
     else:
         raise ValueError(f"unknown multi_gpu mode {mode!r}")
     first = step()
-    samples = []
     ctx.warm_up(step)
-    s = ctx.settings
-    while True:
-        t0 = time.perf_counter()
-        step()  # returns a host float: every device has finished
-        samples.append(time.perf_counter() - t0)
-        if len(samples) >= s.max_samples or (len(samples) >= s.min_samples and (
-                sum(samples) >= s.max_time_s)):
-            break
+
+    clock = ctx.mpi.Wtime  # the one process's stand-in: time.perf_counter
+
+    def sample() -> tuple[float, float]:
+        t0 = clock()
+        total = step()  # returns a host float: every device has finished
+        return total, clock() - t0
+
+    # one process drives every device (no ranks to agree with); the one loop's cap is its
+    # wall time, not the sum of the samples that let a microsecond step loop for hours
+    samples = sample_until(sample, ctx.settings.rule(), clock).samples
     res = result(samples, rel_err=rel_err(first, ref), tolerance=tolerance(dtype, n))
     res["gbps"] = n * np.dtype(dtype).itemsize / res["median_s"] / 1e9
     return res

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         emit("fatal", reason=sharing)
         return 0
 
-    settings = Settings.from_config(spec.get("settings", {}))
+    settings = Settings.mpi(**(spec.get("settings") or {}))
     for item in spec["items"]:
         index = int(item["index"])
         emit("start", index=index)

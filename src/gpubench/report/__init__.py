@@ -305,12 +305,14 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                               + figs.markdown(pngs, md_dir))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench report --timings T --env E --html H --md M [--samples S]
-    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
-    [--figures DIR]``."""
-    parser = argparse.ArgumentParser(prog="python -m gpubench report",
-                                     description=__doc__.splitlines()[0])
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``gpubench report`` (tests check the README's commands with it)."""
+    from gpubench.cli_examples import EXAMPLES
+
+    parser = argparse.ArgumentParser(prog="gpubench report",
+                                     description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=EXAMPLES["report"])
     parser.add_argument("--timings", required=True, help="timings CSV (collected)")
     parser.add_argument("--env", required=True, help="environment JSON from the probe step")
     parser.add_argument("--html", required=True, help="HTML report to write")
@@ -325,13 +327,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="processes that draw figures (default: usable cores, max 8)")
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``gpubench report --timings T --env E --html H --md M [--samples S]
+    [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
+    [--figures DIR]``."""
+    parser = make_parser()
     args = parser.parse_args(argv)
+    from gpubench import safety
+
+    clash = safety.outputs_among_inputs(
+        {"--html": args.html, "--md": args.md},
+        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks])
+    figures_dir = safety.figures_folder(args.md, args.figures)
+    foreign = safety.foreign_figures(figures_dir, args.md)
+    if clash is None and foreign:
+        clash = (f"the figures folder {figures_dir} holds {foreign[0].name}"
+                 + (f" and {len(foreign) - 1} more fig-*.png" if len(foreign) > 1 else "")
+                 + ", which no earlier report wrote (the report replaces its fig-*.png "
+                 "there): move them, or give another --figures folder")
+    if clash is not None:
+        parser.exit(2, f"gpubench report: {clash}\n")
     start = time.perf_counter()
     try:
         build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
                      args.mpi, args.mpi_samples, args.jobs, args.figures)
     except results.SchemaError as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
+    safety.write_figures_manifest(figures_dir)
     took = time.perf_counter() - start
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')

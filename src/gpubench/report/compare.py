@@ -643,10 +643,13 @@ def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | P
     return cmp
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """CLI: ``python -m gpubench compare --base B --new N --html H [--md M]``."""
-    p = argparse.ArgumentParser(prog="python -m gpubench compare",
-                                description=__doc__.splitlines()[0])
+def make_parser() -> argparse.ArgumentParser:
+    """The options of ``gpubench compare`` (tests check the README's commands with it)."""
+    from gpubench.cli_examples import EXAMPLES
+
+    p = argparse.ArgumentParser(prog="gpubench compare", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog=EXAMPLES["compare"])
     p.add_argument("--base", required=True, help="results folder or timings CSV (reference)")
     p.add_argument("--new", required=True, help="results folder or timings CSV (compared)")
     p.add_argument("--html", required=True, help="comparison page to write")
@@ -659,7 +662,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="smallest relative change labelled FASTER/SLOWER "
                         f"(default {stats.MIN_EFFECT})")
     p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI: ``gpubench compare --base B --new N --html H [--md M]``."""
+    p = make_parser()
     args = p.parse_args(argv)
+    from gpubench import safety
+
+    clash = safety.outputs_among_inputs(
+        {"--html": args.html, "--md": args.md},
+        [*safety.result_set_files(args.base), *safety.result_set_files(args.new)])
+    if clash is not None:
+        p.exit(2, f"gpubench compare: {clash}\n")
     try:
         cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
                             args.new_label, args.alpha, args.min_effect, args.jobs)

@@ -92,3 +92,92 @@ moving_average_f64(const double* __restrict__ x, double* __restrict__ out, long 
                    long long length, long long window) {
     moving_average<double>(x, out, rows, length, window);
 }
+
+// -- sliding window ----------------------------------------------------------------------
+//
+// moving_average_sliding_<f32|f64>(x, out, rows, length, window): the same tiles and the
+// same staging as above, but each thread then owns GPB_PER_THREAD *consecutive* outputs
+// and slides the window over them: one window sum (`window` shared reads), then one add
+// and one subtract per further output, instead of `window` reads per output (16 -> 5.5
+// shared reads per output at window 16). Consecutive runs make lanes read words
+// GPB_PER_THREAD apart; one pad word per 128 bytes of shared memory (GPB_SKEW) spreads
+// them over the banks. The outputs go back through shared memory (the staging area is
+// reused after a barrier) so the global stores stay coalesced. Sums in the input type
+// over at most window + 2 * GPB_PER_THREAD terms: float32 stays within ~1e-7.
+//
+// Launch: as moving_average_<f32|f64>, with dynamic shared memory
+// skewed(4 * 256 + window - 1) * sizeof(T) bytes, skewed(k) = k + k / (128 / sizeof(T)).
+
+template <typename T>
+__device__ __forceinline__ long long gpb_skew(long long k) {
+    return k + (k >> (sizeof(T) == 4 ? 5 : 4));  // one pad word per 128 bytes
+}
+
+template <typename T>
+__device__ __forceinline__ void moving_average_sliding(const T* __restrict__ x,
+                                                       T* __restrict__ out, long long rows,
+                                                       long long length, long long window) {
+    extern __shared__ __align__(16) unsigned char gpb_smem[];
+    T* s = reinterpret_cast<T*>(gpb_smem);
+    const long long tile = (long long)GPB_PER_THREAD * blockDim.x;
+    const long long tiles_per_row = (length + tile - 1) / tile;
+    const long long ntiles = rows * tiles_per_row;
+    const long long halo = window - 1;
+    const int win = (int)window;
+    for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const long long r = t / tiles_per_row;
+        const long long i0 = (t - r * tiles_per_row) * tile;
+        const T* xr = x + r * length;
+        for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
+            const long long g = i0 - halo + k;
+            s[gpb_skew<T>(k)] = (g >= 0) ? xr[g] : T(0);
+        }
+        T v[GPB_PER_THREAD];
+#pragma unroll
+        for (int p = 0; p < GPB_PER_THREAD; ++p) {
+            const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
+            v[p] = (g < length) ? xr[g] : T(0);
+        }
+#pragma unroll
+        for (int p = 0; p < GPB_PER_THREAD; ++p)
+            s[gpb_skew<T>(halo + threadIdx.x + p * blockDim.x)] = v[p];
+        __syncthreads();
+        // outputs local o = first .. first + GPB_PER_THREAD - 1 average s[o .. o + halo]
+        const long long first = (long long)threadIdx.x * GPB_PER_THREAD;
+        T sum = T(0);
+        for (int k = 0; k < win; ++k) sum += s[gpb_skew<T>(first + k)];
+        T res[GPB_PER_THREAD];
+        res[0] = sum;
+#pragma unroll
+        for (int p = 1; p < GPB_PER_THREAD; ++p) {
+            sum += s[gpb_skew<T>(first + p + halo)] - s[gpb_skew<T>(first + p - 1)];
+            res[p] = sum;
+        }
+        __syncthreads();  // every thread has read its window: reuse s for the outputs
+#pragma unroll
+        for (int p = 0; p < GPB_PER_THREAD; ++p) {
+            const long long i = i0 + first + p;
+            const long long count = (i + 1 < window) ? i + 1 : window;
+            s[gpb_skew<T>(first + p)] = res[p] / (T)count;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int p = 0; p < GPB_PER_THREAD; ++p) {
+            const long long o = threadIdx.x + (long long)p * blockDim.x;
+            if (i0 + o < length) out[r * length + i0 + o] = s[gpb_skew<T>(o)];
+        }
+        __syncthreads();  // the next tile overwrites s
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(GPB_THREADS, 8)
+moving_average_sliding_f32(const float* __restrict__ x, float* __restrict__ out,
+                           long long rows, long long length, long long window) {
+    moving_average_sliding<float>(x, out, rows, length, window);
+}
+
+extern "C" __global__ void __launch_bounds__(GPB_THREADS, 5)
+moving_average_sliding_f64(const double* __restrict__ x, double* __restrict__ out,
+                           long long rows, long long length, long long window) {
+    moving_average_sliding<double>(x, out, rows, length, window);
+}
