@@ -593,7 +593,11 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
         subprocess.run(["slurmctld"], check=True, timeout=60)  # daemonizes, as before
         wait_for("slurmctld up", lambda: subprocess.run(
             ["scontrol", "ping"], capture_output=True, timeout=30).returncode == 0, 60)
-        rc = driver.wait(timeout=540)  # bounded: ends by itself
+        try:
+            rc = driver.wait(timeout=540)  # bounded: ends by itself
+        except subprocess.TimeoutExpired:
+            pytest.fail("the driver did not end within 540 s of the controller's restart:\n"
+                        + driver.report())
     finally:
         driver.stop()
         if subprocess.run(["scontrol", "ping"], capture_output=True, timeout=60).returncode:

@@ -173,6 +173,9 @@ class Slurm:
         self.error = ""
         self.up = True
         self.queue: dict[str, str] = {}
+        #: {jobid: partition} (squeue -o %i|%P) and sinfo's '%R|%t' lines
+        self.partitions: dict[str, str] = {}
+        self.node_states = ""
         self.commands: list[list[str]] = []
 
     async def query(self, cmd: list[str], timeout: float = 30) -> tuple[Any, str]:
@@ -184,8 +187,12 @@ class Slurm:
         if cmd[:2] == ["scontrol", "ping"]:
             return (0, "Slurmctld(primary) at c1 is UP\n", "") if self.up else \
                 (1, "Slurmctld(primary) at c1 is DOWN\n", "")
+        if cmd[0] == "squeue" and "--name" in cmd and cmd[-1] == "%i|%P":
+            return 0, "".join(f"{j}|{p}\n" for j, p in self.partitions.items()), ""
         if cmd[0] == "squeue" and "--name" in cmd:
             return 0, "".join(f"{j}|{s}\n" for j, s in self.queue.items()), ""
+        if cmd[:4] == ["sinfo", "-h", "-o", "%R|%t"]:
+            return 0, self.node_states, ""
         return 0, "", ""
 
     def scancelled(self) -> list[list[str]]:
@@ -440,6 +447,47 @@ def test_trouble_that_lasts_cancels_this_runs_jobs_and_stops(cluster):
     with pytest.raises(WorkflowError, match="stopped waiting for SLURM"):
         check(ex)
     assert fake.scancelled() == [["scancel", "31", "32"]]
+
+
+#: what slurmctld said of a job after a restart drained its one node ("Duplicate jobid")
+DRAINED = "PENDING|Nodes required for job are DOWN, DRAINED or reserved for jobs in " \
+    "higher priority partitions"
+
+
+@pytest.mark.parametrize(("node_states", "gives_up"), [
+    ("debug|drain\n", True),                   # the partition's one node drained
+    ("debug|drain*\ndebug|down~\ngpu|idle\n", True),  # every node of its partition
+    ("debug|drain\ndebug|mix\n", False),       # another node there can start it
+    ("debug|alloc\n", False),                  # busy, not broken: it waits
+    ("", False),                               # sinfo said nothing: no verdict
+])
+def test_pending_where_no_node_can_start_it_is_trouble(cluster, node_states, gives_up):
+    """A job pending in a partition whose nodes are all drained or down waits for an
+    admin, whatever words slurmctld gives as its reason: the run gives up after
+    give_up_s; a partition with a node that can start it is a queue, not trouble."""
+    fake, clock = cluster
+    ex = make_executor(quiet_s=20, give_up_s=60)
+    submit(ex, "61", fake_job())
+    fake.states, fake.queue = {"61": "PENDING|0:0"}, {"61": DRAINED}
+    fake.partitions, fake.node_states = {"61": "debug"}, node_states
+    check(ex)
+    for _ in range(3):
+        clock.now += 21
+        check(ex)
+    clock.now += 31
+    if gives_up:
+        with pytest.raises(WorkflowError, match="stopped waiting for SLURM"):
+            check(ex)
+        assert fake.scancelled() == [["scancel", "61"]]
+    else:
+        check(ex)
+        assert not fake.scancelled()
+
+
+def test_dead_partitions_reads_sinfo_states_with_their_flags():
+    lines = "a|drain*\na|down~\nb|idle\nb|drain\nc|mix-\nd|fail\nbroken line\n"
+    assert gslurm.dead_partitions(lines) == {"a", "d"}
+    assert gslurm.dead_partitions("") == frozenset()
 
 
 def test_a_busy_queue_is_no_trouble(cluster):

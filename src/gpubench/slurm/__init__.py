@@ -164,6 +164,24 @@ def parse_states(text: str) -> dict[str, str]:
     return out
 
 
+#: sinfo's node states (``%t``, flags such as ``*`` or ``~`` stripped) in which a node
+#: can start a job now or once its running jobs end
+USABLE_NODE_STATES = frozenset({"idle", "mix", "alloc", "comp", "plnd", "resv"})
+
+
+def dead_partitions(sinfo: str) -> frozenset[str]:
+    """``sinfo -h -o '%R|%t'`` lines -> the partitions none of whose nodes is in a
+    :data:`USABLE_NODE_STATES` state (all drained, down, failing, ...)."""
+    usable: dict[str, bool] = {}
+    for line in sinfo.splitlines():
+        name, sep, state = line.strip().partition("|")
+        if not sep or not name:
+            continue
+        base = state.strip().rstrip("*~#!%$@^-+").lower()
+        usable[name] = usable.get(name, False) or base in USABLE_NODE_STATES
+    return frozenset(name for name, ok in usable.items() if not ok)
+
+
 def lookup(states: Mapping[str, str], jobid: str) -> str | None:
     """A job's state; an array task (``<id>_<task>``) falls back to its parent id."""
     if jobid in states:
@@ -213,6 +231,11 @@ class Diagnosis:
     controller: str = ""
     queue: dict[str, str] | None = None
     nodes: list[str] = field(default_factory=list)
+    #: {jobid: partition} of the run's jobs (squeue)
+    partitions: dict[str, str] = field(default_factory=dict)
+    #: partitions none of whose nodes can start a job (every one drained, down, ...):
+    #: a job pending there waits for an admin, not for resources
+    dead_partitions: frozenset[str] = frozenset()
 
     def lost(self, active: Iterable[str]) -> set[str]:
         """Of ``active`` (jobs sacct lists as active, or not at all), those slurmctld,
@@ -233,9 +256,12 @@ class Diagnosis:
 
     def stuck(self) -> set[str]:
         """Pending jobs whose reason waiting does not cure (drained or down nodes, a
-        partition down, held)."""
+        partition down, held), or pending in a partition no node of which can start a
+        job (after a controller restart slurmctld may say only "Nodes required for job
+        are DOWN, DRAINED or reserved ..." while its one node is drained)."""
         return {j for j, r in self.pending().items()
-                if any(s.lower() in r.lower() for s in STUCK_REASONS)}
+                if any(s.lower() in r.lower() for s in STUCK_REASONS)
+                or self.partitions.get(j) in self.dead_partitions}
 
     def trouble(self, active: Iterable[str]) -> bool:
         return not self.up or self.queue is None or bool(

@@ -376,10 +376,18 @@ def executor_class(base: type) -> type:
                 rc, out, _ = run_client(["squeue", "-h", "-t", "all", *where, "--name",
                                          self.run_uuid, "-o", "%i|%T|%r"], 20)
                 queue = slurm.parse_states(out) if rc == 0 else None
+            partitions: dict[str, str] = {}
+            dead: frozenset[str] = frozenset()
+            if queue:
+                rc, out, _ = run_client(["squeue", "-h", "-t", "all", *where, "--name",
+                                         self.run_uuid, "-o", "%i|%P"], 20)
+                partitions = slurm.parse_states(out) if rc == 0 else {}
+                rc, out, _ = run_client(["sinfo", "-h", "-o", "%R|%t"], 15)
+                dead = slurm.dead_partitions(out) if rc == 0 else frozenset()
             rc, out, _ = run_client(["sinfo", "-h", "-R", "-o", "%n: %T, %E"], 15) \
                 if up else (1, "", "")
             nodes = [" ".join(line.split()) for line in out.splitlines() if line.strip()]
-            return slurm.Diagnosis(up, text, queue, nodes)
+            return slurm.Diagnosis(up, text, queue, nodes, partitions, dead)
 
         def _warn_quiet(self, active_jobs: list[SubmittedJobInfo]) -> None:
             now = clock()
