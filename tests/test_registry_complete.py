@@ -131,11 +131,15 @@ def standin_kernel(monkeypatch: pytest.MonkeyPatch) -> str:
 
     from gpubench import spec
 
-    name = _plugin(monkeypatch, "standin_kernel_plugin")
-    plugin_spec = sys.modules[name].SPEC
-    monkeypatch.setattr(spec, "_registered", {**spec._registered, "standin_scale": plugin_spec})
+    # copies first: importing the plugin registers its kernel into whatever registry is
+    # current, and the copies are what the teardown throws away (registered into the
+    # real one, the kernel leaked into every later test's configurations)
+    monkeypatch.setattr(spec, "_registered", dict(spec._registered))
     monkeypatch.setattr(spec, "_loaded", dict(spec._loaded))
+    name = _plugin(monkeypatch, "standin_kernel_plugin")
+    spec._registered["standin_scale"] = sys.modules[name].SPEC  # imported before: again
     return name
+
 
 
 def _gpu_row(**extra: object) -> dict[str, object]:
@@ -197,3 +201,8 @@ def test_a_plugin_kernel_runs_on_the_single_device_path(standin_kernel: str,
     df = results.read_timings(csv)
     assert list(df["status"]) == ["ok"], df[["status", "reason"]]
     assert (df["kernel"] == "standin_scale").all() and (df["gbps"] > 0).all()
+
+
+def test_the_plugin_kernel_is_gone_after_its_tests() -> None:
+    """Runs after the tests above (file order): no later test meets the stand-in."""
+    assert "standin_scale" not in kernel_names()
