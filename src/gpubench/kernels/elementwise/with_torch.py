@@ -10,6 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from gpubench.kernels.torch_compile import compile_static
 from gpubench.spec import BuildContext, implementation
 
 
@@ -53,14 +54,7 @@ def _compiled(variant: str, dtype: str, size: int) -> Callable[..., Any]:
     their first call. The formulas share one code object, so dynamo's recompile limit
     (8 per code object; past it ``fullgraph=True`` fails) is raised to the sweep's size.
     """
-    import torch
-
-    dynamo = torch._dynamo.config
-    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                  "accumulated_cache_size_limit"):
-        if hasattr(dynamo, limit):
-            setattr(dynamo, limit, max(int(getattr(dynamo, limit)), 256))
-    return torch.compile(_expression(variant), dynamic=False, fullgraph=True)
+    return compile_static(_expression(variant))
 
 
 @implementation("elementwise", "torch", "compile", devices=("gpu",))

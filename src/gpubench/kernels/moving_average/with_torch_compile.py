@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from gpubench.kernels.torch_compile import compile_static
 from gpubench.spec import BuildContext, implementation
 
 
@@ -38,14 +39,7 @@ def _expression(window: int) -> Callable[..., Any]:
 def _compiled(window: int, dtype: str, shape: tuple[int, int]) -> Callable[..., Any]:
     """One compiled function per case; dynamo's recompile limits raised to the sweep's
     size (every case shares the inner function's code object)."""
-    import torch
-
-    dynamo = torch._dynamo.config
-    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                  "accumulated_cache_size_limit"):
-        if hasattr(dynamo, limit):
-            setattr(dynamo, limit, max(int(getattr(dynamo, limit)), 256))
-    return torch.compile(_expression(window), dynamic=False, fullgraph=True)
+    return compile_static(_expression(window))
 
 
 @implementation("moving_average", "torch", "compile", devices=("gpu",))

@@ -15,6 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from gpubench.kernels.torch_compile import compile_static
 from gpubench.spec import BuildContext, implementation
 
 
@@ -30,14 +31,7 @@ def _expression(variant: str) -> Callable[..., Any]:
 def _compiled(variant: str, dtype: str, size: int) -> Callable[..., Any]:
     """One compiled function per case; dynamo's recompile limits raised to the sweep's
     size (the formulas share code objects across cases)."""
-    import torch
-
-    dynamo = torch._dynamo.config
-    for limit in ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit",
-                  "accumulated_cache_size_limit"):
-        if hasattr(dynamo, limit):
-            setattr(dynamo, limit, max(int(getattr(dynamo, limit)), 256))
-    return torch.compile(_expression(variant), dynamic=False, fullgraph=True)
+    return compile_static(_expression(variant))
 
 
 @implementation("reduction", "torch", "compile", devices=("gpu",))
