@@ -37,20 +37,6 @@ def sliding_plan(rows: int, length: int, window: int, dtype: str,
 
 @implementation("moving_average", "cuda_python", "nvrtc_sliding", devices=("gpu",))
 def nvrtc_sliding(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench import cuda_sources
-    from gpubench.cuda_launch import THREADS
+    from gpubench.kernels.moving_average.with_cuda_python import launcher
 
-    be = ctx.backend
-    x, out = ctx.inputs["x"], ctx.out("out")
-    rows, length = x.shape
-    window = int(ctx.case.params["window"])
-    kernel = be.kernel(cuda_sources.source("moving_average"),
-                       f"moving_average_sliding_{cuda_sources.suffix(ctx.case.dtype)}")
-    items, shmem = sliding_plan(rows, length, window, ctx.case.dtype, THREADS)
-    grid = be.grid_for(kernel, items, shmem=shmem)
-    args = (x.ptr, out.ptr, np.int64(rows), np.int64(length), np.int64(window))
-
-    def call() -> None:
-        be.launch(kernel, grid, THREADS, *args, shmem=shmem)
-
-    return call
+    return launcher(ctx, "moving_average_sliding", sliding_plan)
