@@ -1,0 +1,31 @@
+#!/bin/bash
+# The GPU machine's work of one session, one step after the other (no CPU step overlaps a
+# GPU step): issue 29's smoke run after, before and again after the change; issue 26's
+# CPU suite at the default sizes; issue 27's best implementations at 2^26; issue 23's JAX
+# sync check. Started by chain.sh in a session of its own. Each step's line goes to
+# /tmp/chain.txt with its exit code and wall time.
+ROOT=$PWD
+SM="python3 -m snakemake --cores 16 --profile profiles/local"
+step() {
+  local name=$1; shift
+  local t0; t0=$(date +%s)
+  "$@" > "/tmp/$name.log" 2>&1
+  echo "$name rc=$? wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S)" >> /tmp/chain.txt
+  touch "/tmp/$name.done"
+}
+smoke() {  # smoke <name> <tree> <commit>
+  (cd "$2" && PYTHONPATH=/tmp/site:$PWD/src GPUBENCH_GIT_COMMIT=$3 $SM \
+    --configfile .test/config/config.yaml "$ROOT/evidence/refactor29/device.yaml" \
+    --config results_dir=$ROOT/results/$1 logs_dir=$ROOT/results/$1/logs)
+}
+NEW=$(cat .devcfg/COMMIT)
+export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$NEW
+step smoke_after1 smoke smoke_after1 "$ROOT" "$NEW"
+step smoke_before smoke smoke_before "$ROOT/.devcfg/old" 6493c13
+step smoke_after2 smoke smoke_after2 "$ROOT" "$NEW"
+step cpu26 $SM --configfile config/config.yaml evidence/cpu26/cpu.yaml \
+  --config results_dir=results/cpu26 logs_dir=results/cpu26/logs
+step perf27 $SM --configfile config/config.yaml evidence/perf27/best.yaml \
+  --config results_dir=results/perf27 logs_dir=results/perf27/logs
+step jaxsync python3 evidence/verdicts/jax_sync_check.py
+touch /tmp/chain.done
