@@ -12,6 +12,7 @@ if [ ! -f /tmp/chain.started ]; then
   setsid nohup bash evidence/refactor29/commands/steps.sh > /tmp/chain.log 2>&1 &
 fi
 for _ in $(seq "${WAIT_S:-560}"); do [ -f /tmp/chain.done ] && break; sleep 1; done
+shopt -s nullglob
 for d in /tmp/*.done; do
   n=$(basename "$d" .done); [ "$n" = chain ] && continue; [ -f "/tmp/$n.packed" ] && continue
   tar czf "$OUT/$n.tgz" --exclude="*/cache" --exclude="*.html" "/tmp/$n.log" \

@@ -20,9 +20,9 @@ smoke() {  # smoke <name> <tree> <commit>
 }
 NEW=$(cat .devcfg/COMMIT)
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$NEW
-step smoke_after1 smoke smoke_after1 "$ROOT" "$NEW"
+
 step smoke_before smoke smoke_before "$ROOT/.devcfg/old" 6493c13
-step smoke_after2 smoke smoke_after2 "$ROOT" "$NEW"
+step smoke_after smoke smoke_after "$ROOT" "$NEW"
 step cpu26 $SM --configfile config/config.yaml evidence/cpu26/cpu.yaml \
   --config results_dir=results/cpu26 logs_dir=results/cpu26/logs
 step perf27 $SM --configfile config/config.yaml evidence/perf27/best.yaml \
