@@ -77,8 +77,15 @@ class JaxBase(Backend):
         return None
 
     def block(self, result: Any) -> None:
-        # Dispatch is asynchronous even on the CPU: wait for every leaf.
-        self._jax.block_until_ready(result)
+        """Wait for ``result`` (dispatch is asynchronous even on the CPU). A single array
+        waits through its own ``block_until_ready`` method, as a JAX user writes it: the
+        module function walks the pytree first (about 0.8 µs more a call, measured on
+        this project's CPU); anything else waits for every leaf."""
+        wait = getattr(result, "block_until_ready", None)
+        if callable(wait):
+            wait()
+        else:
+            self._jax.block_until_ready(result)
 
     def uuid(self) -> str:
         if self.platform == "cpu":
