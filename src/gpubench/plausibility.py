@@ -40,8 +40,8 @@ GPU rows only (a CPU row's clock is the caller's wall clock).
 
 The ceiling and escape thresholds were read off the H100 evidence (``evidence/h100/
 README.md``, "Plausibility gates"): every correct GPU row stays inside them with a wide
-margin, and a side-stream ``vector_add`` (:mod:`gpubench.mutants`) falls far outside
-both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
+margin, and a side-stream ``vector_add`` (:mod:`gpubench.kernels.vector_add.mutants`)
+falls far outside both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
 ``evidence/matrix/h100`` (torch autograd rosenbrock float32 at 65,536: sync 7.69 ms
 against 8.60 ms on the device clock; CUDA Python pageable host-to-device at 2**26: 35.6
 against 41.7 ms) and 8 of 1,051 in ``evidence/matrix/h200`` (pageable device-to-host
