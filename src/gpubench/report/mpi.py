@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.mpi import catalog_of_jobs, jobs_where
 from gpubench.report import figures, render
 from gpubench.report.base import fmt_int, fmt_sig, fmt_time
 from gpubench.report.render import Figure, text_table
@@ -33,9 +34,9 @@ NUMERIC = ("ranks", "size", "samples", "median_s", "min_s", "q1_s", "q3_s", "max
            "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err", "tolerance",
            "schema_version")
 #: jobs whose rows form a scaling curve (time against ranks)
-SCALING_JOBS = ("reduction", "matmul", "monte_carlo_pi", "grad_avg", "halo", "multi_gpu")
+SCALING_JOBS = tuple(j for j, job in catalog_of_jobs().items() if job.scaling)
 #: jobs measured against message size
-MESSAGE_JOBS = ("p2p", "allreduce")
+MESSAGE_JOBS = jobs_where(message=True)
 
 
 @dataclass
