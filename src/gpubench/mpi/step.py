@@ -597,15 +597,11 @@ def collect_main(argv: list[str] | None = None) -> int:
     """Concatenate the MPI steps' CSVs into mpi.csv (+ scaling efficiency, % of link)."""
     import pandas as pd
 
-    p = argparse.ArgumentParser(description=collect_main.__doc__)
-    p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--samples", nargs="+", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--out-samples", required=True)
+    p = results.collect_parser(collect_main.__doc__, "inputs", "out")
     args = p.parse_args(argv)
     try:
-        frames = [schema.read(f) for f in args.inputs]
-        merged = schema.validate(pd.concat(frames, ignore_index=True), "merged MPI rows")
+        merged = results.merge_files(args.inputs, schema.read, schema.validate,
+                                     "merged MPI rows")
     except results.SchemaError as exc:
         print(f"collect_mpi: {exc}", file=sys.stderr)
         return 1
@@ -614,8 +610,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     results.atomic_write_csv(args.out_samples, samples.reindex(
         columns=list(schema.SAMPLE_COLUMNS)))
     results.atomic_write_csv(args.out, schema.coerce(merged))
-    print(f"collect_mpi: {len(merged)} rows from {len(frames)} files "
-          f"{merged['status'].value_counts().to_dict()}")
+    print(results.collected("collect_mpi", merged, len(args.inputs)))
     return 0
 
 
