@@ -26,6 +26,41 @@
 #define GPB_THREADS 256
 #define GPB_PER_THREAD 4  // outputs per thread: tile = GPB_PER_THREAD * blockDim.x
 
+// Where k lands in shared memory: at k (the tiled kernel), or skewed (the sliding one).
+struct GpbPlain {
+    __device__ __forceinline__ long long operator()(long long k) const { return k; }
+};
+
+template <typename T>
+__device__ __forceinline__ long long gpb_skew(long long k) {
+    return k + (k >> (sizeof(T) == 4 ? 5 : 4));  // one pad word per 128 bytes
+}
+
+template <typename T>
+struct GpbSkew {
+    __device__ __forceinline__ long long operator()(long long k) const { return gpb_skew<T>(k); }
+};
+
+// s[at(k)] = x[r, i0 - halo + k] for k < halo + tile, zero outside the row. The halo
+// first (g < i0 < length), then the tile: each thread issues its GPB_PER_THREAD loads
+// before storing any, so they are in flight together.
+template <typename T, typename At>
+__device__ __forceinline__ void gpb_stage(T* s, const T* xr, long long i0, long long halo,
+                                          long long length, At at) {
+    for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
+        const long long g = i0 - halo + k;
+        s[at(k)] = (g >= 0) ? xr[g] : T(0);
+    }
+    T v[GPB_PER_THREAD];
+#pragma unroll
+    for (int p = 0; p < GPB_PER_THREAD; ++p) {
+        const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
+        v[p] = (g < length) ? xr[g] : T(0);
+    }
+#pragma unroll
+    for (int p = 0; p < GPB_PER_THREAD; ++p) s[at(halo + threadIdx.x + p * blockDim.x)] = v[p];
+}
+
 template <typename T>
 __device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __restrict__ out,
                                                long long rows, long long length,
@@ -40,21 +75,7 @@ __device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __res
         const long long r = t / tiles_per_row;
         const long long i0 = (t - r * tiles_per_row) * tile;  // first output of the tile
         const T* xr = x + r * length;
-        // s[k] = x[r, i0 - halo + k] for k < halo + tile, zero outside the row. The
-        // halo first (g < i0 < length), then the tile: each thread issues its
-        // GPB_PER_THREAD loads before storing any, so they are in flight together.
-        for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
-            const long long g = i0 - halo + k;
-            s[k] = (g >= 0) ? xr[g] : T(0);
-        }
-        T v[GPB_PER_THREAD];
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) {
-            const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
-            v[p] = (g < length) ? xr[g] : T(0);
-        }
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) s[halo + threadIdx.x + p * blockDim.x] = v[p];
+        gpb_stage(s, xr, i0, halo, length, GpbPlain());
         __syncthreads();
         // out[i0 + local] sums s[local .. local + window - 1] (= x[i - window + 1 .. i]),
         // local = threadIdx.x + p * blockDim.x. The k loop is outside the p loop so each
@@ -109,11 +130,6 @@ moving_average_f64(const double* __restrict__ x, double* __restrict__ out, long 
 // skewed(4 * 256 + window - 1) * sizeof(T) bytes, skewed(k) = k + k / (128 / sizeof(T)).
 
 template <typename T>
-__device__ __forceinline__ long long gpb_skew(long long k) {
-    return k + (k >> (sizeof(T) == 4 ? 5 : 4));  // one pad word per 128 bytes
-}
-
-template <typename T>
 __device__ __forceinline__ void moving_average_sliding(const T* __restrict__ x,
                                                        T* __restrict__ out, long long rows,
                                                        long long length, long long window) {
@@ -128,19 +144,7 @@ __device__ __forceinline__ void moving_average_sliding(const T* __restrict__ x,
         const long long r = t / tiles_per_row;
         const long long i0 = (t - r * tiles_per_row) * tile;
         const T* xr = x + r * length;
-        for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
-            const long long g = i0 - halo + k;
-            s[gpb_skew<T>(k)] = (g >= 0) ? xr[g] : T(0);
-        }
-        T v[GPB_PER_THREAD];
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) {
-            const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
-            v[p] = (g < length) ? xr[g] : T(0);
-        }
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p)
-            s[gpb_skew<T>(halo + threadIdx.x + p * blockDim.x)] = v[p];
+        gpb_stage(s, xr, i0, halo, length, GpbSkew<T>());
         __syncthreads();
         // outputs local o = first .. first + GPB_PER_THREAD - 1 average s[o .. o + halo]
         const long long first = (long long)threadIdx.x * GPB_PER_THREAD;
