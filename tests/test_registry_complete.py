@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import pkgutil
+import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -206,3 +208,83 @@ def test_a_plugin_kernel_runs_on_the_single_device_path(standin_kernel: str,
 def test_the_plugin_kernel_is_gone_after_its_tests() -> None:
     """Runs after the tests above (file order): no later test meets the stand-in."""
     assert "standin_scale" not in kernel_names()
+
+
+# -- the MPI jobs' facts, and no list of names outside the kernels and backends -----------
+
+#: a kernel's or a backend id's name written as a string: the grep of issue 29's acceptance
+NAME_LITERAL = re.compile(r'"(vector_add|matmul|fft|monte_carlo_pi|reduction)"'
+                          r'|"(cupy|jax|torch|numba|cuda_python)-(cpu|gpu)"')
+
+
+def name_literals(root: Path) -> list[str]:
+    """``path:line: text`` of every line under ``root`` (``*.py``, outside ``kernels/`` and
+    ``backends/``) that names a kernel or a backend id in a string literal."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if "/kernels/" in f"/{rel}" or "/backends/" in f"/{rel}":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if NAME_LITERAL.search(line):
+                out.append(f"{rel}:{number}: {line.strip()}")
+    return out
+
+
+def test_no_kernel_or_backend_name_is_listed_outside_its_package() -> None:
+    """Each kernel's and backend's name stands in its own package only: everything else
+    reads it from the spec, the backend class or the MPI jobs' facts."""
+    assert name_literals(ROOT / "src") == []
+
+
+def test_the_name_literal_check_bites(tmp_path: Path) -> None:
+    (tmp_path / "gpubench" / "kernels" / "k").mkdir(parents=True)
+    (tmp_path / "gpubench" / "kernels" / "k" / "m.py").write_text('K = "matmul"\n')
+    (tmp_path / "gpubench" / "m.py").write_text('OK = "matmuls"\nJOBS = ("reduction",)\n'
+                                                 'B = "cupy-gpu"\n')
+    assert [h.split(":")[:2] for h in name_literals(tmp_path)] == [
+        ["gpubench/m.py", "2"], ["gpubench/m.py", "3"]]
+
+
+def test_every_mpi_job_declares_its_facts() -> None:
+    from gpubench.mpi import JOBS, catalog, catalog_of_jobs, jobs
+
+    facts = catalog_of_jobs()
+    assert tuple(facts) == JOBS and len(JOBS) == len(set(JOBS))
+    assert [j.order for j in facts.values()] == sorted({j.order for j in facts.values()})
+    assert jobs.JOB_FUNCTIONS == {name: j.run for name, j in facts.items()}
+    for name, job in facts.items():
+        assert job.run.__name__ == f"job_{name}"
+        assert job.scaling in catalog.SCALING
+        assert job.kernel is None or job.kernel.name == name
+        assert job.size_meaning or job.scaling == "by_mode", name
+
+
+def test_mpi_facts_drive_the_step_and_the_report() -> None:
+    from gpubench.mpi import SINGLE_PROCESS_JOBS, catalog_of_jobs, schema, step
+    from gpubench.report import mpi as report_mpi
+
+    facts = catalog_of_jobs()
+    assert set(step.JOB_DEFAULTS) == set(facts)
+    assert step.BUFFER_JOBS == tuple(n for n, j in facts.items() if j.buffers)
+    assert SINGLE_PROCESS_JOBS == tuple(n for n, j in facts.items() if j.single_process)
+    assert set(schema.STRONG_JOBS) < set(report_mpi.SCALING_JOBS)
+    assert set(report_mpi.MESSAGE_JOBS) <= set(step.BUFFER_JOBS)
+    # the one job whose dtype is fixed by its kernel runs in it, whatever the config says
+    for name, job in facts.items():
+        if job.dtype and not job.message:
+            cfg = {"jobs": {name: {"sizes": [64], "dtype": "float32"}}}
+            items = step.plan(name, "numpy-cpu", 2, cfg)
+            assert {i["dtype"] for i in items} == {job.dtype}
+
+
+def test_mpi_job_names_follow_their_kernel() -> None:
+    from gpubench.mpi.catalog import mpi_job
+
+    class Spec:
+        name = "other"
+
+    with pytest.raises(ValueError, match="name the function after the kernel"):
+        mpi_job(order=99, size_meaning="x", kernel=Spec())(lambda ctx: None)
+    with pytest.raises(ValueError, match="scaling"):
+        mpi_job(order=99, size_meaning="x", scaling="sideways")(lambda ctx: None)

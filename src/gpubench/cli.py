@@ -223,16 +223,12 @@ def collect_main(argv: list[str] | None = None) -> int:
 
     from gpubench import results
 
-    p = argparse.ArgumentParser(description=collect_main.__doc__)
-    p.add_argument("--timings", nargs="+", required=True)
-    p.add_argument("--samples", nargs="+", required=True)
-    p.add_argument("--out-timings", required=True)
-    p.add_argument("--out-samples", required=True)
+    p = results.collect_parser(collect_main.__doc__, "timings", "out-timings")
     p.add_argument("--env", help="probe JSON with the measured ceilings")
     args = p.parse_args(argv)
     try:
-        frames = [results.read_timings(f) for f in args.timings]
-        merged = results.validate(pd.concat(frames, ignore_index=True), "merged timings")
+        merged = results.merge_files(args.timings, results.read_timings, results.validate,
+                                     "merged timings")
         parts = [results.read_samples(f) for f in args.samples]
         check_sample_files(args.samples, parts, merged)
         samples = pd.concat(parts, ignore_index=True)
@@ -243,8 +239,7 @@ def collect_main(argv: list[str] | None = None) -> int:
         add_ceilings(merged, args.env)
     results.atomic_write_csv(args.out_samples, samples)
     results.atomic_write_csv(args.out_timings, merged)
-    counts = merged["status"].value_counts().to_dict()
-    print(f"collect: {len(merged)} rows from {len(frames)} files {counts}")
+    print(results.collected("collect", merged, len(args.timings)))
     return 0
 
 

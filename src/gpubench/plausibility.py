@@ -40,8 +40,8 @@ GPU rows only (a CPU row's clock is the caller's wall clock).
 
 The ceiling and escape thresholds were read off the H100 evidence (``evidence/h100/
 README.md``, "Plausibility gates"): every correct GPU row stays inside them with a wide
-margin, and a side-stream ``vector_add`` (:mod:`gpubench.mutants`) falls far outside
-both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
+margin, and a side-stream ``vector_add`` (:mod:`gpubench.kernels.vector_add.mutants`)
+falls far outside both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
 ``evidence/matrix/h100`` (torch autograd rosenbrock float32 at 65,536: sync 7.69 ms
 against 8.60 ms on the device clock; CUDA Python pageable host-to-device at 2**26: 35.6
 against 41.7 ms) and 8 of 1,051 in ``evidence/matrix/h200`` (pageable device-to-host
@@ -134,20 +134,17 @@ def _bandwidth_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> st
         return ""
     l2 = _num(ceilings.get("l2_bytes"))
     l2 = l2 if l2 > 0 else FALLBACK_L2_BYTES
-    if nbytes > L2_MULTIPLE * l2:
-        copy = _num(ceilings.get("d2d_copy_gbps"))
-        if copy > 0 and gbps > MAX_OVER_CEILING * copy:
-            return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / copy:.0f} % of the "
-                    f"measured copy ceiling ({copy:,.0f} GB/s) on {nbytes / 2**20:,.0f} MiB, "
-                    f"over {L2_MULTIPLE:g}x the {l2 / 2**20:.0f} MiB L2: faster than memory; "
-                    "work ran outside the timed stream")
-        return ""
-    hot = _num(ceilings.get("l2_copy_gbps"))
-    if hot > 0 and gbps > MAX_OVER_CEILING * hot:
-        return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / hot:.0f} % of the "
-                f"measured L2-resident copy ceiling ({hot:,.0f} GB/s) on "
-                f"{fmt_bytes(nbytes)}, within {L2_MULTIPLE:g}x the {l2 / 2**20:.0f} MiB L2: "
-                "faster than the cache; work ran outside the timed stream")
+    if nbytes > L2_MULTIPLE * l2:  # from memory: the copy ceiling
+        ceiling, what = _num(ceilings.get("d2d_copy_gbps")), "copy ceiling"
+        where, faster = f"{nbytes / 2**20:,.0f} MiB, over", "memory"
+    else:  # from the L2
+        ceiling, what = _num(ceilings.get("l2_copy_gbps")), "L2-resident copy ceiling"
+        where, faster = f"{fmt_bytes(nbytes)}, within", "the cache"
+    if ceiling > 0 and gbps > MAX_OVER_CEILING * ceiling:
+        return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / ceiling:.0f} % of the "
+                f"measured {what} ({ceiling:,.0f} GB/s) on {where} {L2_MULTIPLE:g}x the "
+                f"{l2 / 2**20:.0f} MiB L2: faster than {faster}; work ran outside the timed "
+                "stream")
     return ""
 
 

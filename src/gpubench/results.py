@@ -8,6 +8,7 @@ README's table of columns is generated from it (``python -m gpubench schema``).
 
 from __future__ import annotations
 
+import argparse
 import csv
 import gzip
 import math
@@ -154,6 +155,33 @@ def empty_row() -> dict[str, Any]:
 
 def atomic_write_csv(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
     atomic_write_text(path, frame.to_csv(index=False, lineterminator="\n"))
+
+
+# -- collect steps (single-device and MPI) ----------------------------------------------
+
+def collect_parser(description: str | None, inputs: str, out: str) -> argparse.ArgumentParser:
+    """The arguments of a collect step: the steps' files (``--<inputs>``, ``--samples``)
+    and where the merged ones go (``--<out>``, ``--out-samples``)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument(f"--{inputs}", nargs="+", required=True)
+    p.add_argument("--samples", nargs="+", required=True)
+    p.add_argument(f"--{out}", required=True)
+    p.add_argument("--out-samples", required=True)
+    return p
+
+
+def merge_files(paths: Sequence[str], read: Callable[[str], pd.DataFrame],
+                validate: Callable[[pd.DataFrame, str], pd.DataFrame],
+                source: str) -> pd.DataFrame:
+    """The steps' files read, concatenated and validated as one (:class:`SchemaError`
+    names what is wrong)."""
+    return validate(pd.concat([read(f) for f in paths], ignore_index=True), source)
+
+
+def collected(tool: str, merged: pd.DataFrame, files: int) -> str:
+    """A collect step's closing line: rows, files and how many rows have each status."""
+    return (f"{tool}: {len(merged)} rows from {files} files "
+            f"{merged['status'].value_counts().to_dict()}")
 
 
 def rows_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:

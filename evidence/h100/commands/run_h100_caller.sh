@@ -1,10 +1,11 @@
 #!/bin/bash
 # Issue 14 proof on one H100, call 1: the default GPU suite + NumPy baseline, report
 # included, in one uninterrupted Snakemake run, with the side-stream mutants loaded
-# (GPUBENCH_PLUGINS=gpubench.mutants). The run is started in its own session so that it
-# outlives this call if it must; call 2 (collect_h100_caller.sh) waits for it.
+# (GPUBENCH_PLUGINS=gpubench.kernels.vector_add.mutants; gpubench.mutants when it ran).
+# The run is started in its own session so that it outlives this call if it must; call 2
+# (collect_h100_caller.sh) waits for it.
 export PYTHONPATH=/tmp/site GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
-export GPUBENCH_PLUGINS=gpubench.mutants
+export GPUBENCH_PLUGINS=gpubench.kernels.vector_add.mutants
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | tail -2
 nvidia-smi > /tmp/nvidia-smi.txt 2>&1
 date +%s > /tmp/t0

@@ -1,6 +1,9 @@
-"""What every CUDA backend shares: the cold-cache flush size and device checks."""
+"""What every CUDA backend shares: the cold-cache flush size and device checks, and the
+facts of the backends that hold their own device buffers (:class:`CudaBuffersBackend`)."""
 
 from __future__ import annotations
+
+from gpubench.backends.base import Backend
 
 #: Bytes written to evict L2 before a cold sample: 4x the largest L2 we target
 #: (H200: 60 MB, H100: 50 MB), so no input line survives.
@@ -46,3 +49,15 @@ def selection_uuid(selection: object) -> str:
     """NVML's UUID of an MPI rank's selected GPU ('' without a selection)."""
     physical = getattr(selection, "physical", None)
     return nvml_uuid(str(physical)) if physical is not None else ""
+
+
+class CudaBuffersBackend(Backend):
+    """The facts CuPy, Numba CUDA and CUDA Python share: GPU rows timed with CUDA events,
+    a cold-cache mode, and MPI ranks whose device buffers a CUDA-aware MPI takes directly."""
+
+    device = "gpu"
+    timer = "cuda_event"
+    supports_cold = True
+    mpi = True
+    host_memory = False
+    direct_capable = True

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import Unavailable
 from gpubench.backends.cuda_common import (
     FLUSH_BYTES,
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
+    CudaBuffersBackend,
     no_gpu_reason,
     selection_uuid,
 )
@@ -203,11 +204,10 @@ def _timing_event_options(core: Any) -> Any:
     raise RuntimeError("cuda.core.EventOptions takes neither timing_enabled nor enable_timing")
 
 
-class CudaPythonGPU(Backend):
+class CudaPythonGPU(CudaBuffersBackend):
     """CUDA Python on device 0: NVRTC modules, one explicit stream, CUDA-event timing."""
 
     framework = "cuda_python"
-    device = "gpu"
     environment = "cuda_python"
     display_name = "CUDA Python"
     order = 20
@@ -216,13 +216,8 @@ class CudaPythonGPU(Backend):
     probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
     multi_device = "none"
     claims = (("verbosity", True, "CUDA Python: verbose"),)
-    timer = "cuda_event"
     caller_timer = "perf_counter+cuCtxSynchronize"
-    supports_cold = True
-    mpi = True
     probe_module = "cuda.core"
-    host_memory = False
-    direct_capable = True
     #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
     local_implementations = {"reduction": "nvrtc", "matmul": "tiled",
                              "monte_carlo_pi": "nvrtc"}

@@ -13,20 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import Unavailable
 from gpubench.backends.cuda_common import (
     FLUSH_BYTES,
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
+    CudaBuffersBackend,
     no_gpu_reason,
     selection_uuid,
 )
 from gpubench.timing import cupy_events
 
 
-class CupyGPU(Backend):
+class CupyGPU(CudaBuffersBackend):
     framework = "cupy"
-    device = "gpu"
     environment = "cupy"
     display_name = "CuPy"
     order = 10
@@ -43,13 +43,8 @@ class CupyGPU(Backend):
     compiled_implementations = frozenset({"raw_kernel", "raw_kernel_sliding", "raw_naive",
                                           "raw_tiled", "elementwise_kernel",
                                           "reduction_kernel", "fuse"})
-    timer = "cuda_event"
     caller_timer = "perf_counter+cudaDeviceSynchronize"
-    supports_cold = True
-    mpi = True
     probe_module = "cupy"
-    host_memory = False
-    direct_capable = True
     #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
     local_implementations = {"reduction": "array_op", "matmul": "cublas",
                              "monte_carlo_pi": "array_ops"}

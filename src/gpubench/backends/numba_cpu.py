@@ -7,17 +7,22 @@ from pathlib import Path
 from gpubench.backends.base import Backend, Unavailable
 
 
-class NumbaCPU(Backend):
+class NumbaFacts(Backend):
+    """What Numba's CPU and CUDA backends both declare (one framework, one column)."""
+
     framework = "numba"
-    device = "cpu"
-    probe_module = "numba"
-    environment = "numba"
     display_name = "Numba"
     order = 40
     version_keys = ("numba", "numba-cuda")
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
-    probe_packages = ("numba",)
     multi_device = "none"
+
+
+class NumbaCPU(NumbaFacts):
+    device = "cpu"
+    probe_module = "numba"
+    environment = "numba"
+    probe_packages = ("numba",)
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba stores compiled functions (``NUMBA_CACHE_DIR``, or

@@ -28,7 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import Unavailable
+from gpubench.backends.cuda_common import CudaBuffersBackend
+from gpubench.backends.numba_cpu import NumbaFacts
 from gpubench.timing import EventPair
 
 #: threads per block of the 1-D kernels on a GPU (a multiple of the warp size that lets
@@ -148,27 +150,15 @@ def fill(buffer: Any, value: float) -> None:
         _fill_kernel()[blocks, threads](flat, value)
 
 
-class NumbaGPU(Backend):
+class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     """Numba CUDA kernels on the first GPU, timed with CUDA events on stream 0."""
 
-    framework = "numba"
-    device = "gpu"
     environment = "numba-cuda"
-    display_name = "Numba"
-    order = 40
-    version_keys = ("numba", "numba-cuda")
-    key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
     probe_packages = ("numba", "numba-cuda")
-    multi_device = "none"
     claims = (("jit", True, "Numba: the first call pays JIT compilation"),)
-    timer = "cuda_event"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
-    supports_cold = True
-    mpi = True
     probe_module = "numba.cuda"
-    host_memory = False
-    direct_capable = True
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
                              "monte_carlo_pi": "xoroshiro"}

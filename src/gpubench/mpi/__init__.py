@@ -10,14 +10,11 @@ the same adapter the single-device rows use.
 
 from __future__ import annotations
 
-#: every job, in the order the report lists them
-JOBS: tuple[str, ...] = ("device_selection", "reduction", "matmul", "monte_carlo_pi",
-                         "grad_avg", "halo", "p2p", "allreduce", "multi_gpu")
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-#: jobs that run as one process driving several devices (no launcher)
-SINGLE_PROCESS_JOBS: tuple[str, ...] = ("multi_gpu",)
-
-from pathlib import Path  # noqa: E402
+if TYPE_CHECKING:
+    from gpubench.mpi.catalog import MpiJob
 
 #: CUDA C of the jobs' own kernels (CUDA Python ranks compile it with NVRTC)
 KERNEL_SOURCE = Path(__file__).resolve().parent / "mpi_kernels.cu"
@@ -39,3 +36,28 @@ def mpi_backends() -> tuple[str, ...]:
 
     load_plugins()
     return tuple(b for b in BACKENDS if getattr(backend_class(b), "mpi", False))
+
+
+def catalog_of_jobs() -> dict[str, MpiJob]:
+    """Every MPI job's facts (:class:`~gpubench.mpi.catalog.MpiJob`), in the order the
+    report lists them: declared once each, on the job's function in :mod:`gpubench.mpi.jobs`
+    (which imports NumPy, never MPI or a framework)."""
+    from gpubench.mpi import catalog, jobs  # noqa: F401  (jobs declares them)
+
+    return catalog.registered()
+
+
+def jobs_where(**facts: Any) -> tuple[str, ...]:
+    """The jobs, in report order, whose facts have these values (``buffers=True``, ...)."""
+    return tuple(name for name, job in catalog_of_jobs().items()
+                 if all(getattr(job, k) == v for k, v in facts.items()))
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``JOBS`` (every job, in report order) and ``SINGLE_PROCESS_JOBS`` (one process
+    driving several devices, no launcher): read from the jobs' facts when first asked."""
+    if name == "JOBS":
+        return tuple(catalog_of_jobs())
+    if name == "SINGLE_PROCESS_JOBS":
+        return jobs_where(single_process=True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

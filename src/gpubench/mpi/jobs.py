@@ -29,6 +29,10 @@ from typing import Any
 import numpy as np
 
 from gpubench.harness import summarize
+from gpubench.kernels.matmul import SPEC as MATMUL
+from gpubench.kernels.monte_carlo_pi import SPEC as MONTE_CARLO_PI
+from gpubench.kernels.reduction import SPEC as REDUCTION
+from gpubench.mpi.catalog import mpi_job, registered
 from gpubench.timing import Settings, mpi_agree, sample_until, warm_up
 
 __all__ = ["JOB_FUNCTIONS", "AgreedError", "Context", "Settings"]
@@ -183,6 +187,8 @@ class Channel:
 
 # -- the jobs ---------------------------------------------------------------------------
 
+@mpi_job(order=10, size_meaning="global elements", scaling="strong", kernel=REDUCTION,
+         defaults={"sizes": [1 << 20], "dtype": "float32"})
 def job_reduction(ctx: Context) -> dict[str, Any] | None:
     """The workshop book's §9.6.1, §9.7.1, §9.8.1, §9.9.1: local sum of squares on each
     device, then an MPI reduction of the partial sums (a host scalar, as the book does)."""
@@ -191,7 +197,7 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
 
     def setup() -> tuple[Any, float]:
         host = ctx.rng(1).standard_normal(count).astype(dtype)
-        sumsq = ctx.ad.build_kernel("reduction", "sumsq", count, dtype,
+        sumsq = ctx.ad.build_kernel(REDUCTION.name, "sumsq", count, dtype,
                                     {"a": ctx.ad.to_device(host)})
         sumsq()  # compile / first call outside the timed loop
         return sumsq, float(np.dot(host.astype(np.float64), host.astype(np.float64)))
@@ -215,6 +221,8 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+@mpi_job(order=20, size_meaning="matrix order", scaling="strong", kernel=MATMUL,
+         buffers=True, row_per_rank=True, defaults={"sizes": [256], "dtype": "float64"})
 def job_matmul(ctx: Context) -> dict[str, Any] | None:
     """The workshop book's §9.6.2, §9.11.3: rows of A scattered, B broadcast, C = A B on
     each device, rows of C gathered on rank 0."""
@@ -248,7 +256,7 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
             st["in"] = {"a": ad.to_device(st["a_loc"]),
                         "b": ad.to_device(np.zeros((n, n), dtype))}
         st["out"] = {"c": ad.empty((mine, n), dtype)}
-        st["mm"] = ad.build_kernel("matmul", "default", n, dtype, st["in"], st["out"])
+        st["mm"] = ad.build_kernel(MATMUL.name, "default", n, dtype, st["in"], st["out"])
         ad.block(st["mm"]())  # compile outside timing
         return st
 
@@ -299,6 +307,8 @@ def rank_seed(seed: int, rank: int) -> int:
     return int(np.random.SeedSequence([seed, rank]).generate_state(1, np.uint64)[0]) >> 1
 
 
+@mpi_job(order=30, size_meaning="global samples", scaling="strong", kernel=MONTE_CARLO_PI,
+         dtype="float64", defaults={"sizes": [1 << 20]})
 def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     """The workshop book's §9.7.2 done right: independent streams per rank (and per device thread),
     hit counts summed with MPI."""
@@ -311,7 +321,7 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     def setup() -> Callable[[], Any] | None:
         if not count:
             return None
-        pi_local = ctx.ad.build_kernel("monte_carlo_pi", "default", count, "float64", {},
+        pi_local = ctx.ad.build_kernel(MONTE_CARLO_PI.name, "default", count, "float64", {},
                                        seed=seed)
         pi_local()  # compile outside timing
         return pi_local
@@ -341,6 +351,8 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+@mpi_job(order=40, size_meaning="global batch rows", scaling="strong", buffers=True,
+         defaults={"sizes": [4096], "dtype": "float32"})
 def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     """The workshop book's §9.8.2: data-parallel step of a linear model; local gradients
     averaged with one Allreduce of the flattened gradient, then the same update on every
@@ -444,6 +456,9 @@ def halo_error(ctx: Context, u0: np.ndarray, out: np.ndarray, k: int) -> float:
     return math.sqrt(num) / (math.sqrt(den) or 1.0)
 
 
+@mpi_job(order=50, size_meaning="", scaling="by_mode", buffers=True,
+         defaults={"sizes": [1 << 16], "dtype": "float64", "steps": 100,
+                   "scaling": ["strong", "weak"]})
 def job_halo(ctx: Context) -> dict[str, Any] | None:
     """1D domain decomposition with one ghost cell per side, an explicit heat-equation
     stencil; strong (global size fixed) or weak (size per rank fixed) scaling."""
@@ -488,6 +503,8 @@ def job_halo(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+@mpi_job(order=60, size_meaning="message bytes", buffers=True, message=True, dtype="uint8",
+         defaults={"min_bytes": 1, "max_bytes": 1 << 20})
 def job_p2p(ctx: Context) -> dict[str, Any] | None:
     """Ping-pong between ranks 0 and 1 (osu_latency / osu_bw style): one sample is a
     round trip; latency is half of it, bandwidth the message over that half."""
@@ -553,6 +570,8 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+@mpi_job(order=70, size_meaning="buffer bytes", buffers=True, message=True,
+         dtype="float32", defaults={"min_bytes": 4, "max_bytes": 1 << 20, "nccl": True})
 def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     """Allreduce (sum) of float32 buffers, out of place; algorithm bandwidth and
     nccl-tests bus bandwidth. Mode names the implementation (MPI or NCCL)."""
@@ -652,6 +671,7 @@ def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
     return call
 
 
+@mpi_job(order=0, size_meaning="n/a")
 def job_device_selection(ctx: Context) -> dict[str, Any] | None:
     """Evaluate one strategy of the workshop book's §9.4 on every rank; the GPUs must all differ."""
     from gpubench.backends.cuda_common import nvml_uuid
@@ -693,6 +713,8 @@ def job_device_selection(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+@mpi_job(order=80, size_meaning="global elements", scaling="strong", single_process=True,
+         defaults={"sizes": [1 << 20], "dtype": "float32"})
 def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
     """The workshop book's §5.7, §7.6.4: one process drives ``ranks`` devices (CuPy device
     contexts or a JAX sharded array); the same sum of squares as the reduction job."""
@@ -761,14 +783,6 @@ def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+#: each job's function, by name (its facts: :func:`gpubench.mpi.catalog_of_jobs`)
 JOB_FUNCTIONS: dict[str, Callable[[Context], dict[str, Any] | None]] = {
-    "device_selection": job_device_selection,
-    "reduction": job_reduction,
-    "matmul": job_matmul,
-    "monte_carlo_pi": job_monte_carlo_pi,
-    "grad_avg": job_grad_avg,
-    "halo": job_halo,
-    "p2p": job_p2p,
-    "allreduce": job_allreduce,
-    "multi_gpu": job_multi_gpu,
-}
+    name: job.run for name, job in registered().items()}

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from gpubench import results
+from gpubench.mpi import jobs_where
 
 SCHEMA_VERSION = 1
 
@@ -138,7 +139,9 @@ def bus_bandwidth(algbw: float, ranks: int) -> float:
 
 
 #: jobs whose size is the global problem (strong scaling: the same work split n ways)
-STRONG_JOBS = ("reduction", "matmul", "monte_carlo_pi", "grad_avg", "multi_gpu")
+STRONG_JOBS = jobs_where(scaling="strong")
+#: jobs whose rows say which (``mode``: strong or weak; halo)
+BY_MODE_JOBS = jobs_where(scaling="by_mode")
 
 
 def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
@@ -158,8 +161,9 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
     base = base[~base.index.duplicated()]
     for idx, row in ok.iterrows():
         job, mode = row["job"], row["mode"]
-        weak = job == "halo" and mode == "weak"
-        strong = (job == "halo" and mode == "strong") or job in STRONG_JOBS
+        by_mode = job in BY_MODE_JOBS
+        weak = by_mode and mode == "weak"
+        strong = (by_mode and mode == "strong") or job in STRONG_JOBS
         if not (weak or strong):
             continue
         key = tuple(row[k] for k in group_keys)

@@ -30,7 +30,9 @@ from gpubench.mpi import (
     JOBS,
     SINGLE_PROCESS_JOBS,
     backend_class,
+    catalog_of_jobs,
     devices,
+    jobs_where,
     launch,
     mpi_backends,
     schema,
@@ -39,29 +41,16 @@ from gpubench.procs import describe_exit, preexec
 
 SRC_DIR = Path(__file__).resolve().parents[2]
 
-#: what ``size`` counts, per job
-SIZE_MEANING = {
-    "device_selection": "n/a", "reduction": "global elements", "matmul": "matrix order",
-    "monte_carlo_pi": "global samples", "grad_avg": "global batch rows",
-    "p2p": "message bytes", "allreduce": "buffer bytes", "multi_gpu": "global elements",
-}
+#: what ``size`` counts, per job (halo's: its mode says, see :meth:`Step.row`)
+SIZE_MEANING = {name: job.size_meaning for name, job in catalog_of_jobs().items()
+                if job.size_meaning}
 
 #: defaults of ``mpi.jobs.<job>`` keys
 JOB_DEFAULTS: dict[str, dict[str, Any]] = {
-    "device_selection": {},
-    "reduction": {"sizes": [1 << 20], "dtype": "float32"},
-    "matmul": {"sizes": [256], "dtype": "float64"},
-    "monte_carlo_pi": {"sizes": [1 << 20]},
-    "grad_avg": {"sizes": [4096], "dtype": "float32"},
-    "halo": {"sizes": [1 << 16], "dtype": "float64", "steps": 100,
-             "scaling": ["strong", "weak"]},
-    "p2p": {"min_bytes": 1, "max_bytes": 1 << 20},
-    "allreduce": {"min_bytes": 4, "max_bytes": 1 << 20, "nccl": True},
-    "multi_gpu": {"sizes": [1 << 20], "dtype": "float32"},
-}
+    name: dict(job.defaults) for name, job in catalog_of_jobs().items()}
 
 #: jobs whose buffers travel through MPI (and so have direct and staged paths)
-BUFFER_JOBS = ("matmul", "grad_avg", "halo", "p2p", "allreduce")
+BUFFER_JOBS = jobs_where(buffers=True)
 
 
 def job_config(mpi_cfg: Mapping[str, Any], job: str) -> dict[str, Any]:
@@ -84,14 +73,14 @@ def powers_of_two(lo: int, hi: int) -> list[int]:
 def paths_for(job: str, backend: str) -> list[str]:
     """Communication paths measured for a job on a backend."""
     ad = backend_class(backend)
-    if job in ("device_selection", "multi_gpu"):
+    if job == "device_selection" or catalog_of_jobs()[job].single_process:
         return ["n/a"]
     if ad.host_memory:
         return ["host"]
     if job not in BUFFER_JOBS:
         return ["staged"]  # a scalar result comes to the host
     paths = ["direct", "staged"] if ad.direct_capable else ["staged"]
-    if job in ("p2p", "allreduce"):
+    if catalog_of_jobs()[job].message:
         paths = ["host", *paths]  # host buffers on the same ranks: the baseline
     return paths
 
@@ -99,7 +88,8 @@ def paths_for(job: str, backend: str) -> list[str]:
 def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Every row the step must produce, in run order (index = position)."""
     cfg = job_config(mpi_cfg, job)
-    dtype = cfg.get("dtype", "float64")
+    facts = catalog_of_jobs()[job]
+    dtype = facts.dtype or cfg.get("dtype", "float64")
     items: list[dict[str, Any]] = []
 
     def add(size: int, path: str, mode: str = "", dt: str = dtype, **extra: Any) -> None:
@@ -110,11 +100,11 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
     if job == "device_selection":
         for strategy in devices.STRATEGIES:
             add(0, "n/a", strategy, "")
-    elif job == "multi_gpu":
+    elif facts.single_process:
         mode = backend_class(backend).multi_device
         for size in cfg["sizes"]:
             add(size, "n/a", mode, devices=ranks)
-    elif job in ("p2p", "allreduce"):
+    elif facts.message:
         sizes = powers_of_two(int(cfg["min_bytes"]), int(cfg["max_bytes"]))
         modes = ["mpi_allreduce"] if job == "allreduce" else [""]
         # NCCL moves device buffers GPU to GPU (NVLink) without a CUDA-aware MPI: MPI
@@ -124,8 +114,8 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
         for mode in modes:
             for path in (["direct"] if mode == "nccl" else paths_for(job, backend)):
                 for size in sizes:
-                    add(size, path, mode, "uint8" if job == "p2p" else "float32")
-    elif job == "halo":
+                    add(size, path, mode)
+    elif facts.scaling == "by_mode":
         for mode in cfg["scaling"]:
             for path in paths_for(job, backend):
                 for size in cfg["sizes"]:
@@ -133,7 +123,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
     else:
         for path in paths_for(job, backend):
             for size in cfg["sizes"]:
-                add(size, path, "", "float64" if job == "monte_carlo_pi" else dtype)
+                add(size, path, "")
     return items
 
 
@@ -154,7 +144,7 @@ def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
     if item["path"] == "direct" and item["mode"] != "nccl" and cuda_aware == "no":
         return ("the MPI library is not CUDA-aware: device buffers cannot be passed "
                 "directly (the staged rows copy through host memory)")
-    if job == "matmul" and item["size"] < ranks:
+    if catalog_of_jobs()[job].row_per_rank and item["size"] < ranks:
         return f"matrix order {item['size']} has fewer rows than {ranks} ranks"
     if gpus_here is not None:
         if item["mode"] == "nccl" and ranks > gpus_here:
@@ -607,15 +597,11 @@ def collect_main(argv: list[str] | None = None) -> int:
     """Concatenate the MPI steps' CSVs into mpi.csv (+ scaling efficiency, % of link)."""
     import pandas as pd
 
-    p = argparse.ArgumentParser(description=collect_main.__doc__)
-    p.add_argument("--inputs", nargs="+", required=True)
-    p.add_argument("--samples", nargs="+", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--out-samples", required=True)
+    p = results.collect_parser(collect_main.__doc__, "inputs", "out")
     args = p.parse_args(argv)
     try:
-        frames = [schema.read(f) for f in args.inputs]
-        merged = schema.validate(pd.concat(frames, ignore_index=True), "merged MPI rows")
+        merged = results.merge_files(args.inputs, schema.read, schema.validate,
+                                     "merged MPI rows")
     except results.SchemaError as exc:
         print(f"collect_mpi: {exc}", file=sys.stderr)
         return 1
@@ -624,8 +610,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     results.atomic_write_csv(args.out_samples, samples.reindex(
         columns=list(schema.SAMPLE_COLUMNS)))
     results.atomic_write_csv(args.out, schema.coerce(merged))
-    print(f"collect_mpi: {len(merged)} rows from {len(frames)} files "
-          f"{merged['status'].value_counts().to_dict()}")
+    print(results.collected("collect_mpi", merged, len(args.inputs)))
     return 0
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 from gpubench.backends import backend_classes
 from gpubench.report import figures, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
+from gpubench.report.plots import overview_series
 from gpubench.report.render import Figure, text_table
 from gpubench.report.verdicts import NOT_MEASURED
 
@@ -207,16 +208,21 @@ def short_line(v: verdicts.ClassVerdict,
     return text + "."
 
 
-def short_lines(matrix: Any) -> list[str]:
-    """:func:`short_line` per class, in the order of the full sentences."""
+def headline_verdicts(matrix: Any) -> list[Any]:
+    """Per workload class, in order, its verdict at its headline band (the largest it
+    has), where that verdict names a winner."""
     out = []
     for cls in verdicts.speedup_classes():
         per = matrix.verdicts.get(cls, {})
         band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
-        if band is None or per[band].winner is None:
-            continue
-        out.append(short_line(per[band], matrix.crossovers))
+        if band is not None and per[band].winner is not None:
+            out.append(per[band])
     return out
+
+
+def short_lines(matrix: Any) -> list[str]:
+    """:func:`short_line` per class, in the order of the full sentences."""
+    return [short_line(v, matrix.crossovers) for v in headline_verdicts(matrix)]
 
 
 # -- the figure ---------------------------------------------------------------------------------
@@ -375,20 +381,14 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
     fig = figures.new_figure(4.4)
     fig.subplots_adjust(left=0.08, right=0.70, top=0.9, bottom=0.13)
     ax = fig.subplots()
-    backends = list(dict.fromkeys(lines["backend"]))
-    cmap = figures.colors(len(backends))
-    for i, b in enumerate(backends):
-        for transfers in (False, True):
-            s = lines[(lines["backend"] == b) & (lines["transfers"] == transfers)]
-            if s.empty:
-                continue
-            s = s.sort_values("size_key")
+    cmap = figures.colors(len(set(lines["backend"])))
+    for i, b, parts, c in overview_series(lines, crossovers):
+        for transfers, s in parts:
             ax.plot(s["size_key"].to_numpy(float), s["speedup"].to_numpy(float),
                     color=cmap(i % cmap.N), marker=figures.MARKERS[i % len(figures.MARKERS)],
                     markersize=4, linewidth=1.4 if not transfers else 1.1,
                     linestyle="--" if transfers else "-",
                     label=_label(b, transfers, bool(s["measured"].all())))
-        c = crossovers[(crossovers["backend"] == b) & np.isfinite(crossovers["size"])]
         if len(c):
             ax.scatter(c["size"].to_numpy(float), np.ones(len(c)), marker="X", s=60,
                        color=cmap(i % cmap.N), edgecolors="black", linewidths=0.6, zorder=5)

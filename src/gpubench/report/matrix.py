@@ -503,14 +503,7 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
 
 def sentences(matrix: Matrix) -> list[str]:
     """'Choose X when' per workload class, at its headline band, from the verdicts."""
-    out = []
-    for cls in speedup_classes():
-        per = matrix.verdicts.get(cls, {})
-        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
-        if band is None or per[band].winner is None:
-            continue
-        out.append(sentence(per[band], matrix.crossovers))
-    return out
+    return [sentence(v, matrix.crossovers) for v in headline.headline_verdicts(matrix)]
 
 
 # -- the claims of the source documents ----------------------------------------------------------

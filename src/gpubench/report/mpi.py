@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.mpi import catalog_of_jobs, jobs_where
 from gpubench.report import figures, render
 from gpubench.report.base import fmt_int, fmt_sig, fmt_time
 from gpubench.report.render import Figure, text_table
@@ -33,9 +34,9 @@ NUMERIC = ("ranks", "size", "samples", "median_s", "min_s", "q1_s", "q3_s", "max
            "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err", "tolerance",
            "schema_version")
 #: jobs whose rows form a scaling curve (time against ranks)
-SCALING_JOBS = ("reduction", "matmul", "monte_carlo_pi", "grad_avg", "halo", "multi_gpu")
+SCALING_JOBS = tuple(j for j, job in catalog_of_jobs().items() if job.scaling)
 #: jobs measured against message size
-MESSAGE_JOBS = ("p2p", "allreduce")
+MESSAGE_JOBS = jobs_where(message=True)
 
 
 @dataclass
@@ -150,15 +151,11 @@ def scaling_figure(data: pd.DataFrame) -> str:
     for ax in (ax_s, ax_e):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ranks, [str(int(r)) for r in ranks])
-        ax.set_xlabel("MPI ranks (log scale)")
-        figures.grid(ax)
-    ax_s.set_ylabel("speedup over 1 rank")
-    ax_e.set_ylabel("parallel efficiency")
-    ax_s.set_title("speedup (strong scaling; weak: time ratio)", fontsize=10)
-    ax_e.set_title("efficiency (1 = ideal)", fontsize=10)
-    fig.suptitle("MPI scaling at the largest size of each job", fontsize=11)
-    ax_e.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
-    return figures.png(fig)
+    return _finish_panels(fig, (ax_s, ax_e), "MPI ranks (log scale)",
+                          ("speedup over 1 rank", "parallel efficiency"),
+                          ("speedup (strong scaling; weak: time ratio)",
+                           "efficiency (1 = ideal)"),
+                          "MPI scaling at the largest size of each job")
 
 
 def message_figure(data: pd.DataFrame) -> str:
@@ -177,16 +174,24 @@ def message_figure(data: pd.DataFrame) -> str:
     figures.log_scale(ax_l, "y", data["lat"].to_numpy(float))
     if np.isfinite(data["bw"].to_numpy(float)).any():
         figures.log_scale(ax_b, "y", data["bw"].to_numpy(float))
-    for ax in (ax_l, ax_b):
-        ax.set_xlabel("message size (bytes, log scale)")
+    return _finish_panels(fig, (ax_l, ax_b), "message size (bytes, log scale)",
+                          ("latency (µs, log scale)",
+                           "bandwidth (GB/s; allreduce: bus bandwidth)"),
+                          ("latency (lower is better)", "bandwidth (higher is better)"),
+                          "MPI point-to-point and allreduce (dashed: staged through the host)")
+
+
+def _finish_panels(fig: Any, axes: tuple[Any, Any], xlabel: str, ylabels: tuple[str, str],
+                   titles: tuple[str, str], suptitle: str) -> str:
+    """Label and grid both panels, title the figure, put the legend right of the second
+    panel, and return the PNG."""
+    for ax, ylabel, title in zip(axes, ylabels, titles, strict=True):
+        ax.set_xlabel(xlabel)
         figures.grid(ax)
-    ax_l.set_ylabel("latency (µs, log scale)")
-    ax_b.set_ylabel("bandwidth (GB/s; allreduce: bus bandwidth)")
-    ax_l.set_title("latency (lower is better)", fontsize=10)
-    ax_b.set_title("bandwidth (higher is better)", fontsize=10)
-    fig.suptitle("MPI point-to-point and allreduce (dashed: staged through the host)",
-                 fontsize=11)
-    ax_b.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+    fig.suptitle(suptitle, fontsize=11)
+    axes[1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=7, frameon=False)
     return figures.png(fig)
 
 

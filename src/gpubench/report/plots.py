@@ -19,7 +19,7 @@ import functools
 import inspect
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -289,19 +289,30 @@ def speedup_figure(rows: pd.DataFrame, title: str, size_meaning: str,
 # -- the first screen's figure (headline.py: overview_figure) -------------------------------
 
 
+def overview_series(lines: pd.DataFrame, crossovers: pd.DataFrame) -> Iterator[
+        tuple[int, str, list[tuple[bool, pd.DataFrame]], pd.DataFrame]]:
+    """The overview's frameworks, in order, each as (its index, its backend, its lines
+    (with host transfers or not, sorted by size; the empty ones left out), its crossovers
+    that have a size): what the PNG (:func:`gpubench.report.headline.overview_figure`)
+    and the interactive figure draw alike."""
+    for i, b in enumerate(dict.fromkeys(lines["backend"])):
+        parts = []
+        for transfers in (False, True):
+            s = lines[(lines["backend"] == b) & (lines["transfers"] == transfers)]
+            if not s.empty:
+                parts.append((transfers, s.sort_values("size_key")))
+        yield i, b, parts, crossovers[(crossovers["backend"] == b)
+                                      & np.isfinite(crossovers["size"])]
+
+
 def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -> Spec:
     """Speedup over NumPy against size per GPU framework: solid on the device, dashed
     with host transfers (one legend group per framework), crossovers as markers on the
     1× line; hover names the framework, the size and the speedup."""
-    backends = list(dict.fromkeys(lines["backend"]))
-    colors = palette(len(backends))
+    colors = palette(len(set(lines["backend"])))
     data: list[Spec] = []
-    for i, b in enumerate(backends):
-        for transfers in (False, True):
-            s = lines[(lines["backend"] == b) & (lines["transfers"] == transfers)]
-            if s.empty:
-                continue
-            s = s.sort_values("size_key")
+    for i, b, parts, c in overview_series(lines, crossovers):
+        for transfers, s in parts:
             how = ("on the device" if not transfers else "+ transfers, measured"
                    if bool(s["measured"].all()) else "+ transfers, estimated")
             data.append({"type": "scatter", "mode": "lines+markers", "name": f"{b}, {how}",
@@ -312,7 +323,6 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
                                     "symbol": SYMBOLS[i % len(SYMBOLS)]},
                          "hovertemplate": f"{_h(b)}, {_h(how)}<br>%{{x:,}} elements<br>"
                          "%{y:.3g}× NumPy's speed<extra></extra>"})
-        c = crossovers[(crossovers["backend"] == b) & np.isfinite(crossovers["size"])]
         if len(c):
             data.append({"type": "scatter", "mode": "markers", "legendgroup": b,
                          "showlegend": False, "name": f"{b} crossover",

@@ -6,7 +6,8 @@
 // aligned, in a grid-stride loop; the tail (and misaligned pointers) take the scalar
 // path, so any n is correct. No fast math: sqrtf/expf are the IEEE-accurate versions
 // (NVRTC defaults -prec-sqrt=true, -prec-div=true), so float32 stays within the spec's
-// 2e-6. Compiles with NVRTC alone (no #include).
+// 2e-6. Compiles with NVRTC alone: its one #include
+// (../pack.cuh) is inlined by gpubench.cuda_sources.source.
 //
 // Launch: 256 threads per block, grid = min(blocks needed, SMs x resident blocks per SM
 // from the occupancy API). The launch bounds' minimum blocks per SM (6 for float, 4 for
@@ -15,14 +16,7 @@
 
 #define GPB_THREADS 256
 
-template <typename T>
-struct alignas(16) Pack {
-    T v[16 / sizeof(T)];
-};
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-    return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0ull;
-}
+#include "../pack.cuh"
 
 // Overloads, so each formula is written once for float and double.
 __device__ __forceinline__ float gpb_sqrt(float x) { return sqrtf(x); }

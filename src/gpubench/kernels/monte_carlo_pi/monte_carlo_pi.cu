@@ -17,7 +17,8 @@
 //   monte_carlo_pi_finalize(hits, n, estimate): one thread: *estimate = 4 * hits / n
 //     (double), then *hits = 0, ready for the next call (the host zeroes it once).
 //
-// Compiles with NVRTC alone (no #include, no curand_kernel.h).
+// Compiles with NVRTC alone (no curand_kernel.h): its one #include (../warp.cuh) is
+// inlined by gpubench.cuda_sources.source.
 // Launch: 256 threads, grid = min(blocks needed, SMs x resident blocks per SM from the
 // occupancy API; the launch bounds guarantee at least 4); finalize: 1 block, 1 thread.
 
@@ -81,24 +82,20 @@ __device__ __forceinline__ double unit_f64(unsigned int hi, unsigned int lo) {
     return (double)(bits >> 11) * 1.1102230246251565e-16;  // k * 2^-53, k < 2^53: exact
 }
 
-__device__ __forceinline__ unsigned long long warp_sum_u64(unsigned long long v) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    return v;
-}
+#include "../warp.cuh"
 
 // Adds the block's count to *hits (one atomic per block).
 __device__ __forceinline__ void block_add(unsigned long long count, unsigned long long* hits) {
     __shared__ unsigned long long scratch[32];
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    count = warp_sum_u64(count);
+    count = warp_sum(count);
     if (lane == 0) scratch[warp] = count;
     __syncthreads();
     const int nwarps = (blockDim.x + 31) >> 5;
     if (warp == 0) {
         count = (lane < nwarps) ? scratch[lane] : 0ull;
-        count = warp_sum_u64(count);
+        count = warp_sum(count);
         if (lane == 0 && count != 0ull) atomicAdd(hits, count);
     }
 }

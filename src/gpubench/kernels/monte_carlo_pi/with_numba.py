@@ -27,27 +27,17 @@ def _kernels() -> dict[str, Callable]:
         np.random.seed(s)
 
     def make(cast):
-        @numba.njit
-        def loop(n):
+        def count(n):
             hits = 0
-            for _ in range(n):
+            for _ in prange(n):  # the serial loop's ``range`` where not compiled parallel
                 x = cast(np.random.random())
                 y = cast(np.random.random())
                 if x * x + y * y <= cast(1.0):
                     hits += 1
             return 4.0 * hits / n
 
-        @numba.njit(parallel=True)
-        def par(n):
-            hits = 0
-            for _ in prange(n):
-                x = cast(np.random.random())
-                y = cast(np.random.random())
-                if x * x + y * y <= cast(1.0):
-                    hits += 1
-            return 4.0 * hits / n
-
-        return loop, par
+        # one loop, compiled twice: Numba runs ``prange`` as ``range`` without parallel=True
+        return numba.njit(count), numba.njit(parallel=True)(count)
 
     kernels: dict[str, Callable] = {"seed": seed}
     for name, cast in (("float32", np.float32), ("float64", np.float64)):

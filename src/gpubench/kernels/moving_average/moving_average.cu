@@ -26,10 +26,48 @@
 #define GPB_THREADS 256
 #define GPB_PER_THREAD 4  // outputs per thread: tile = GPB_PER_THREAD * blockDim.x
 
+// Where k lands in shared memory: at k (the tiled kernel), or skewed (the sliding one).
+struct GpbPlain {
+    __device__ __forceinline__ long long operator()(long long k) const { return k; }
+};
+
 template <typename T>
-__device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __restrict__ out,
-                                               long long rows, long long length,
-                                               long long window) {
+__device__ __forceinline__ long long gpb_skew(long long k) {
+    return k + (k >> (sizeof(T) == 4 ? 5 : 4));  // one pad word per 128 bytes
+}
+
+template <typename T>
+struct GpbSkew {
+    __device__ __forceinline__ long long operator()(long long k) const { return gpb_skew<T>(k); }
+};
+
+// s[at(k)] = x[r, i0 - halo + k] for k < halo + tile, zero outside the row. The halo
+// first (g < i0 < length), then the tile: each thread issues its GPB_PER_THREAD loads
+// before storing any, so they are in flight together.
+template <typename T, typename At>
+__device__ __forceinline__ void gpb_stage(T* s, const T* xr, long long i0, long long halo,
+                                          long long length, At at) {
+    for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
+        const long long g = i0 - halo + k;
+        s[at(k)] = (g >= 0) ? xr[g] : T(0);
+    }
+    T v[GPB_PER_THREAD];
+#pragma unroll
+    for (int p = 0; p < GPB_PER_THREAD; ++p) {
+        const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
+        v[p] = (g < length) ? xr[g] : T(0);
+    }
+#pragma unroll
+    for (int p = 0; p < GPB_PER_THREAD; ++p) s[at(halo + threadIdx.x + p * blockDim.x)] = v[p];
+}
+
+// The tiles of a (rows, length) array, grid-stride over the blocks: for each, its row r
+// and first output i0, the block's shared memory s staged (:func:`gpb_stage`), then
+// body(s, r, i0); the block syncs before the next tile overwrites s.
+template <typename T, typename At, typename Body>
+__device__ __forceinline__ void gpb_tiles(const T* __restrict__ x, long long rows,
+                                          long long length, long long window, At at,
+                                          Body body) {
     extern __shared__ __align__(16) unsigned char gpb_smem[];
     T* s = reinterpret_cast<T*>(gpb_smem);
     const long long tile = (long long)GPB_PER_THREAD * blockDim.x;
@@ -39,23 +77,18 @@ __device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __res
     for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
         const long long r = t / tiles_per_row;
         const long long i0 = (t - r * tiles_per_row) * tile;  // first output of the tile
-        const T* xr = x + r * length;
-        // s[k] = x[r, i0 - halo + k] for k < halo + tile, zero outside the row. The
-        // halo first (g < i0 < length), then the tile: each thread issues its
-        // GPB_PER_THREAD loads before storing any, so they are in flight together.
-        for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
-            const long long g = i0 - halo + k;
-            s[k] = (g >= 0) ? xr[g] : T(0);
-        }
-        T v[GPB_PER_THREAD];
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) {
-            const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
-            v[p] = (g < length) ? xr[g] : T(0);
-        }
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) s[halo + threadIdx.x + p * blockDim.x] = v[p];
+        gpb_stage(s, x + r * length, i0, halo, length, at);
         __syncthreads();
+        body(s, r, i0);
+        __syncthreads();  // the next tile overwrites s
+    }
+}
+
+template <typename T>
+__device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __restrict__ out,
+                                               long long rows, long long length,
+                                               long long window) {
+    gpb_tiles(x, rows, length, window, GpbPlain(), [&](T* s, long long r, long long i0) {
         // out[i0 + local] sums s[local .. local + window - 1] (= x[i - window + 1 .. i]),
         // local = threadIdx.x + p * blockDim.x. The k loop is outside the p loop so each
         // step issues GPB_PER_THREAD independent loads and adds (every index stays inside
@@ -77,8 +110,7 @@ __device__ __forceinline__ void moving_average(const T* __restrict__ x, T* __res
                 out[r * length + i] = acc[p] / (T)count;
             }
         }
-        __syncthreads();  // the next tile overwrites s
-    }
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(GPB_THREADS, 8)
@@ -109,39 +141,12 @@ moving_average_f64(const double* __restrict__ x, double* __restrict__ out, long 
 // skewed(4 * 256 + window - 1) * sizeof(T) bytes, skewed(k) = k + k / (128 / sizeof(T)).
 
 template <typename T>
-__device__ __forceinline__ long long gpb_skew(long long k) {
-    return k + (k >> (sizeof(T) == 4 ? 5 : 4));  // one pad word per 128 bytes
-}
-
-template <typename T>
 __device__ __forceinline__ void moving_average_sliding(const T* __restrict__ x,
                                                        T* __restrict__ out, long long rows,
                                                        long long length, long long window) {
-    extern __shared__ __align__(16) unsigned char gpb_smem[];
-    T* s = reinterpret_cast<T*>(gpb_smem);
-    const long long tile = (long long)GPB_PER_THREAD * blockDim.x;
-    const long long tiles_per_row = (length + tile - 1) / tile;
-    const long long ntiles = rows * tiles_per_row;
     const long long halo = window - 1;
     const int win = (int)window;
-    for (long long t = blockIdx.x; t < ntiles; t += gridDim.x) {
-        const long long r = t / tiles_per_row;
-        const long long i0 = (t - r * tiles_per_row) * tile;
-        const T* xr = x + r * length;
-        for (long long k = threadIdx.x; k < halo; k += blockDim.x) {
-            const long long g = i0 - halo + k;
-            s[gpb_skew<T>(k)] = (g >= 0) ? xr[g] : T(0);
-        }
-        T v[GPB_PER_THREAD];
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p) {
-            const long long g = i0 + threadIdx.x + (long long)p * blockDim.x;
-            v[p] = (g < length) ? xr[g] : T(0);
-        }
-#pragma unroll
-        for (int p = 0; p < GPB_PER_THREAD; ++p)
-            s[gpb_skew<T>(halo + threadIdx.x + p * blockDim.x)] = v[p];
-        __syncthreads();
+    gpb_tiles(x, rows, length, window, GpbSkew<T>(), [&](T* s, long long r, long long i0) {
         // outputs local o = first .. first + GPB_PER_THREAD - 1 average s[o .. o + halo]
         const long long first = (long long)threadIdx.x * GPB_PER_THREAD;
         T sum = T(0);
@@ -166,8 +171,7 @@ __device__ __forceinline__ void moving_average_sliding(const T* __restrict__ x,
             const long long o = threadIdx.x + (long long)p * blockDim.x;
             if (i0 + o < length) out[r * length + i0 + o] = s[gpb_skew<T>(o)];
         }
-        __syncthreads();  // the next tile overwrites s
-    }
+    });
 }
 
 extern "C" __global__ void __launch_bounds__(GPB_THREADS, 8)

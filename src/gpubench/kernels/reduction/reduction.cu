@@ -17,7 +17,8 @@
 // cuBLAS sdot and CUB do, full rate on every GPU; each thread holds one accumulator per
 // vector lane, ~n/(grid*256*4) terms each); across blocks, in double. The float32
 // error is then ~1e-7, far inside the spec's max(1e-5, 2 sqrt(n) u).
-// Compiles with NVRTC alone (no #include).
+// Compiles with NVRTC alone: its #includes (../pack.cuh,
+// ../warp.cuh) are inlined by gpubench.cuda_sources.source.
 //
 // Launch: pass 1 with 256 threads, grid = min(blocks needed, SMs x resident blocks per
 // SM from the occupancy API) (the host sizes partials for that grid); pass 2 with one
@@ -26,21 +27,9 @@
 
 #define GPB_THREADS 256
 
-template <typename T>
-struct alignas(16) Pack {
-    T v[16 / sizeof(T)];
-};
+#include "../pack.cuh"
 
-__device__ __forceinline__ bool aligned16(const void* p) {
-    return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0ull;
-}
-
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
-    return v;
-}
+#include "../warp.cuh"
 
 // Sum of v over the block, valid in thread 0. blockDim.x a multiple of 32, <= 1024.
 // Ends with a barrier, so the caller may reuse `scratch` (32 slots) right away.

@@ -29,7 +29,7 @@ GPU backends only: on a CPU there is no second memory to copy to.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -95,3 +95,46 @@ class Transfer(KernelSpec):
 
 
 SPEC = Transfer()
+
+
+def one_copy(x: np.ndarray, variant: str, *, pinned_empty: Callable[[np.ndarray], Any],
+             poisoned_device: Callable[[np.ndarray], Any], to_device: Callable[[np.ndarray], Any],
+             h2d: Callable[[Any, Any], Any], d2h: Callable[[Any, Any], Any],
+             synchronize: Callable[[], Any] = lambda: None) -> Callable[[], Any]:
+    """The call one row times, from a framework's copy operations (see the module's
+    docstring): untimed, the source (a pinned copy of ``x`` for h2d_pinned; a device
+    copy for d2h) and the destination (a device array poisoned with NaN; or a host
+    array, pinned or pageable, poisoned with NaN); timed, ``h2d(dev, src)`` or
+    ``d2h(dst, dev)``, returning the destination.
+
+    ``pinned_empty(x)``: an empty pinned host array like ``x``; ``poisoned_device(x)``: a
+    device array of ``x``'s shape and dtype full of NaN; ``synchronize``: waits for the
+    device copy of ``x`` before the d2h call is handed back."""
+    direction, memory = variant.split("_")
+
+    def host_buffer() -> Any:
+        return pinned_empty(x) if memory == "pinned" else np.empty_like(x)
+
+    if direction == "h2d":
+        src = x
+        if memory == "pinned":
+            src = host_buffer()
+            src[...] = x
+        dev = poisoned_device(x)
+
+        def to_dev() -> Any:
+            h2d(dev, src)
+            return dev
+
+        return to_dev
+
+    dev = to_device(x)
+    dst = host_buffer()
+    dst[...] = np.nan
+    synchronize()
+
+    def to_host() -> Any:
+        d2h(dst, dev)
+        return dst
+
+    return to_host

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.transfer import one_copy
 from gpubench.spec import BuildContext, implementation
 
 
@@ -21,31 +22,13 @@ from gpubench.spec import BuildContext, implementation
 def memcpy_async(ctx: BuildContext) -> Callable[[], Any]:
     be = ctx.backend
     x = ctx.inputs["x"]  # host memory: the spec sets place_inputs = False
-    direction, memory = ctx.case.variant.split("_")
 
-    def host_buffer() -> np.ndarray:
-        return be.pinned_empty(x.shape, x.dtype.str) if memory == "pinned" else np.empty_like(x)
-
-    if direction == "h2d":
-        src = x
-        if memory == "pinned":
-            src = host_buffer()
-            src[...] = x
-        dev = be.empty(x.shape, x.dtype.str)
+    def poisoned_device(like: np.ndarray) -> Any:
+        dev = be.empty(like.shape, like.dtype.str)
         be.poison(dev)
+        return dev
 
-        def h2d() -> Any:
-            be.copy_to_device(dev, src)
-            return dev
-
-        return h2d
-
-    dev = be.to_device(x)
-    dst = host_buffer()
-    dst[...] = np.nan
-
-    def d2h() -> Any:
-        be.copy_to_host(dst, dev)
-        return dst
-
-    return d2h
+    return one_copy(x, ctx.case.variant,
+                    pinned_empty=lambda like: be.pinned_empty(like.shape, like.dtype.str),
+                    poisoned_device=poisoned_device, to_device=be.to_device,
+                    h2d=be.copy_to_device, d2h=be.copy_to_host)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.transfer import one_copy
 from gpubench.spec import BuildContext, implementation
 
 
@@ -21,33 +22,15 @@ def memcpy(ctx: BuildContext) -> Callable[[], Any]:
     import cupyx
 
     x = ctx.inputs["x"]  # host memory: the spec sets place_inputs = False
-    direction, memory = ctx.case.variant.split("_")
 
-    def host_buffer() -> np.ndarray:
-        return cupyx.empty_pinned(x.shape, x.dtype) if memory == "pinned" else np.empty_like(x)
-
-    if direction == "h2d":
-        src = x
-        if memory == "pinned":
-            src = host_buffer()
-            src[...] = x
-        dev = cupy.empty(x.shape, x.dtype)
+    def poisoned_device(like: np.ndarray) -> Any:
+        dev = cupy.empty(like.shape, like.dtype)
         dev.fill(np.nan)
+        return dev
 
-        def h2d() -> Any:
-            dev.set(src)
-            return dev
-
-        return h2d
-
-    dev = cupy.asarray(x)
-    dst = host_buffer()
-    dst[...] = np.nan
-    cupy.cuda.get_current_stream().synchronize()
-
-    def d2h() -> Any:
-        # blocking=True (the default) waits on the stream after the copy is queued
-        dev.get(out=dst)
-        return dst
-
-    return d2h
+    # ndarray.get: blocking=True (the default) waits on the stream after the copy is queued
+    return one_copy(x, ctx.case.variant,
+                    pinned_empty=lambda like: cupyx.empty_pinned(like.shape, like.dtype),
+                    poisoned_device=poisoned_device, to_device=cupy.asarray,
+                    h2d=lambda dev, src: dev.set(src), d2h=lambda dst, dev: dev.get(out=dst),
+                    synchronize=cupy.cuda.get_current_stream().synchronize)

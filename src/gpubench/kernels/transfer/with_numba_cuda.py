@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.transfer import one_copy
 from gpubench.spec import BuildContext, implementation
 
 
@@ -20,33 +21,8 @@ def copy_to(ctx: BuildContext) -> Callable[[], Any]:
 
     cuda = import_cuda()
     x = ctx.inputs["x"]  # host memory: the spec sets place_inputs = False
-    direction, memory = ctx.case.variant.split("_")
-
-    def host_buffer() -> np.ndarray:
-        if memory == "pinned":
-            return cuda.pinned_array(x.shape, dtype=x.dtype)
-        return np.empty_like(x)
-
-    if direction == "h2d":
-        src = x
-        if memory == "pinned":
-            src = host_buffer()
-            src[...] = x
-        dev = cuda.to_device(np.full_like(x, np.nan))
-
-        def h2d() -> Any:
-            dev.copy_to_device(src)
-            return dev
-
-        return h2d
-
-    dev = cuda.to_device(x)
-    dst = host_buffer()
-    dst[...] = np.nan
-    cuda.synchronize()
-
-    def d2h() -> Any:
-        dev.copy_to_host(dst)
-        return dst
-
-    return d2h
+    return one_copy(x, ctx.case.variant,
+                    pinned_empty=lambda like: cuda.pinned_array(like.shape, dtype=like.dtype),
+                    poisoned_device=lambda like: cuda.to_device(np.full_like(like, np.nan)),
+                    to_device=cuda.to_device, h2d=lambda dev, src: dev.copy_to_device(src),
+                    d2h=lambda dst, dev: dev.copy_to_host(dst), synchronize=cuda.synchronize)

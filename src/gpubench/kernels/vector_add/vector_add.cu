@@ -4,7 +4,8 @@
 // Memory-bound, so each thread moves 16 bytes per load (float4 / double2) when all three
 // pointers are 16-byte aligned, in a grid-stride loop; the n % 4 (or n % 2) tail, and
 // the whole array when a pointer is misaligned, take the scalar path. Every index is
-// bounds-checked, so any n is correct. Compiles with NVRTC alone (no #include).
+// bounds-checked, so any n is correct. Compiles with NVRTC alone: its one #include
+// (../pack.cuh) is inlined by gpubench.cuda_sources.source.
 //
 // Launch: 256 threads per block (the launch bounds below, which also cap registers so
 // 8 blocks, a full SM, stay resident), grid = min(blocks needed, SMs x resident blocks
@@ -14,15 +15,7 @@
 #define GPB_THREADS 256
 #define GPB_MIN_BLOCKS 8  // launch bounds: <= 32 registers, no spills (ptxas -v)
 
-// 16 bytes of T, loaded and stored as one vector access.
-template <typename T>
-struct alignas(16) Pack {
-    T v[16 / sizeof(T)];
-};
-
-__device__ __forceinline__ bool aligned16(const void* p) {
-    return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0ull;
-}
+#include "../pack.cuh"
 
 template <typename T>
 __device__ __forceinline__ void add_arrays(const T* __restrict__ a, const T* __restrict__ b,

@@ -1,6 +1,7 @@
 """Deliberately broken implementations that the plausibility gates must refuse.
 
-Load with ``GPUBENCH_PLUGINS=gpubench.mutants``; never part of a default run. Each one
+Load with ``GPUBENCH_PLUGINS=gpubench.kernels.vector_add.mutants``; never part of a
+default run (only the kernel's ``with_*.py`` modules are loaded with it). Each one
 computes the right answer but hides its work from the device clock, as real code can
 by accident: ``side_stream`` launches ``vector_add`` on a stream of its own, so CUDA
 events on the caller's stream bracket an empty stretch and the row reads tens of
