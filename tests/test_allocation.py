@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 from kernel_helpers import cpu_backend
 
@@ -336,3 +337,65 @@ def test_numba_rows_under_the_simulator() -> None:
             assert status == "ok", (size, reason)
         else:
             assert status == "unavailable" and "no managed arrays" in reason, (size, reason)
+
+
+# -- the report ------------------------------------------------------------------------
+
+
+def _allocation_rows() -> list[dict[str, Any]]:
+    """Allocation rows as a GPU machine would give them: CuPy's pool 2 µs, cudaMalloc
+    60 µs (1 MiB) and 400 µs (1 GiB), managed 80 µs / 500 µs; NumPy on the CPU."""
+    from report_data import row
+
+    out = []
+    for size, drv in ((1 << 20, 60e-6), (1 << 30, 400e-6)):
+        for fw, dev, name, t in (("cupy", "gpu", "pool", 2e-6), ("cupy", "gpu", "no_pool", drv),
+                                 ("cupy", "gpu", "managed", drv * 1.25),
+                                 ("numpy", "cpu", "empty", 1e-6)):
+            out.append(row(fw, dev, name, "allocation", size, "uint8", t,
+                           variant="alloc_free", seed=size % 97 + len(out))[0])
+    return out
+
+
+def test_report_says_what_allocating_in_a_loop_loses(tmp_path: Path) -> None:
+    from report_data import write_set
+
+    from gpubench import results
+    from gpubench.report import build_report
+    from gpubench.report.base import prepare
+    from gpubench.report.sections import allocation as section
+
+    rows = _allocation_rows()
+    built = section.build(prepare(results.rows_frame(rows)))
+    assert built.table is not None
+    assert list(built.table.columns) == ["backend", "size", "pool or cache",
+                                         "driver, no pool", "managed", "host allocator",
+                                         "driver ÷ pool"]
+    (line,) = built.sentences  # one backend has a pool and a driver row
+    assert line.startswith("cupy-gpu: one 1.0 GiB allocate-and-free costs")
+    assert "from pool" in line and "from no_pool" in line and "managed memory" in line
+    # the pipelined caller's clock: device samples + 3 µs in the stand-in data
+    assert "(pool)" in built.table.iloc[0]["pool or cache"]
+    assert section.build(prepare(results.rows_frame(rows[3:4]))).sentences == []
+
+    paths = write_set(tmp_path / "in")
+    timings = pd.concat([pd.read_csv(paths["timings"]), results.rows_frame(rows)],
+                        ignore_index=True)
+    results.atomic_write_csv(paths["timings"], timings)
+    html, md = tmp_path / "index.html", tmp_path / "summary.md"
+    build_report(paths["timings"], paths["env"], html, md, workers=1)
+    page, summary = html.read_text(encoding="utf-8"), md.read_text(encoding="utf-8")
+    assert 'id="allocation-loop"' in page and 'href="#allocation-loop"' in page
+    assert "## Allocating inside a loop" in summary and "cupy-gpu: one 1.0 GiB" in summary
+
+
+def test_report_without_allocation_rows_has_no_section(tmp_path: Path) -> None:
+    from report_data import write_set
+
+    from gpubench.report import build_report
+
+    paths = write_set(tmp_path / "in")
+    html, md = tmp_path / "index.html", tmp_path / "summary.md"
+    build_report(paths["timings"], paths["env"], html, md, workers=1)
+    assert "allocation-loop" not in html.read_text(encoding="utf-8")
+    assert "Allocating inside a loop" not in md.read_text(encoding="utf-8")
