@@ -162,6 +162,7 @@ class Inputs:
             "ceilings": sections.ceilings.build(df, self.env.data),
             "crossover": sections.crossover.build(df, self.crossings),
             "launch_floor": sections.launch_floor.build(df),
+            "allocation": sections.allocation.build(df),
             "first_call": sections.first_call.build(df),
             "code": code,
             "correctness": sections.correctness.build(df),
@@ -218,6 +219,8 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     toc += [(anchors[k], k) for k in kernels]
     toc += [("speedup", "Speedup"), ("ceilings", "Ceilings and roofline"),
             ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
+            *([("allocation-loop", "Allocating in a loop")]
+              if inputs.sections["allocation"].table is not None else []),
             ("first-call", "First call"), ("correctness", "Correctness"),
             ("code-size", "Code size"), ("mpi", "MPI"), ("failures", "Failures and skips"),
             ("environment", "Environment")]

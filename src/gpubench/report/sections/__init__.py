@@ -1,6 +1,6 @@
 """The comparison sections, one module each: :mod:`.summary`, :mod:`.speedup`,
-:mod:`.ceilings`, :mod:`.crossover`, :mod:`.launch_floor`, :mod:`.first_call` and
-:mod:`.code` (shared helpers in :mod:`.common`).
+:mod:`.ceilings`, :mod:`.crossover`, :mod:`.launch_floor`, :mod:`.allocation`,
+:mod:`.first_call` and :mod:`.code` (shared helpers in :mod:`.common`).
 
 Each module's ``build`` returns the section's data (tables as DataFrames of formatted
 cells, sentences, figures to draw); the templates in ``report/templates`` render it to
@@ -12,6 +12,7 @@ This package re-exports every name, so ``sections.picks_for`` and the like still
 from __future__ import annotations
 
 from gpubench.report.sections import (
+    allocation,
     ceilings,
     code,
     correctness,
@@ -114,6 +115,7 @@ __all__ = [
     "_group",
     "_is_registered",
     "_loglog",
+    "allocation",
     "best_per",
     "best_table",
     "canonical_order",
