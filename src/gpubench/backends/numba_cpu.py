@@ -18,6 +18,9 @@ class NumbaCPU(Backend):
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
     probe_packages = ("numba",)
     multi_device = "none"
+    # ("loops", True, claim): its compiled loops against the same loops in plain Python
+    # (python-cpu), judged in gpubench.report.matrix.loop_claim
+    claims = (("loops", True, "Numba: 10–100× faster than plain Python loops"),)
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba stores compiled functions (``NUMBA_CACHE_DIR``, or
