@@ -7,8 +7,8 @@ times the work).
 The input becomes a list of row lists once, in the build (``.tolist()``, outside the
 timed call; see ``vector_add/with_python.py``). Each call builds its own list of output
 rows; the check reads it as a ``(rows, L)`` float64 array. float64 only. Capped at
-2**20 elements (about 0.23 s per call on a 2-core cloud VM with Python 3.11; 2**22 took
-0.93 s).
+2**20 elements (a call's median in the harness 0.43 s on a 2-core cloud VM with Python
+3.11, so 2**22 would take about 1.7 s).
 """
 
 from __future__ import annotations

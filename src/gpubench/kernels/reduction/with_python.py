@@ -5,7 +5,8 @@ a float, as a newcomer writes them (issue 28), line for line the loops of Numba'
 The inputs become Python lists once, in the build (``.tolist()``, outside the timed
 call; see ``vector_add/with_python.py`` for why lists). The sum is a Python float (a
 double), added in order, as Numba's serial loop does; float64 only. Capped at 2**22
-elements (0.17-0.22 s per call on a 2-core cloud VM with Python 3.11).
+elements (a call's median in the harness 0.27-0.44 s there on a 2-core cloud VM with
+Python 3.11).
 """
 
 from __future__ import annotations

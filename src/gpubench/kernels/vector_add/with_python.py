@@ -6,8 +6,9 @@ timed call: the build's time is the row's ``setup_s``), because a newcomer's dat
 lists; indexing a NumPy array element by element would time NumPy's scalar boxing
 instead (slower still, and not what plain Python code does). Each call makes its own
 result list and returns it; the check reads it as a float64 array. Python floats are
-doubles: float64 only. Capped at 2**22 elements (about 0.26 s per call on a 2-core
-cloud VM with Python 3.11; the rule: a call stays well under 1 s on a slower laptop).
+doubles: float64 only. Capped at 2**22 elements: a call's median in the harness was
+0.52 s there on a 2-core cloud VM with Python 3.11 (the rule for every cap: the largest
+CPU grid size whose call stays near half a second, so under 1 s on a slower laptop).
 """
 
 from __future__ import annotations
