@@ -38,7 +38,7 @@ TARGET_S = 300  # the issue's target for the SLURM run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
-CPU = ["numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"]
+CPU = ["numpy-cpu", "python-cpu", "numba-cpu", "jax-cpu", "torch-cpu"]
 # on fake GPUs: grouped into one job, unavailable rows
 GPU = ["cupy-gpu", "numba-gpu", "jax-gpu", "torch-gpu", "cuda_python-gpu"]
 
@@ -101,7 +101,7 @@ def sacct_jobs(since: str) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def slurm_run(cluster, tmp_path_factory):
-    """The tiny configuration as shipped (.test/config/config.yaml: nine frameworks, MPI
+    """The tiny configuration as shipped (.test/config/config.yaml: ten frameworks, MPI
     steps of 1 and 2 ranks), only its results and logs put in a temporary folder."""
     base = tmp_path_factory.mktemp("slurm")
     config = yaml.safe_load(SMOKE.read_text())

@@ -47,7 +47,7 @@ def smoke_run(tmp_path_factory) -> Path:
 def test_smoke_run_produces_valid_timings_and_report(smoke_run):
     res = smoke_run / "results"
     frame = results.read_timings(res / "timings.csv")
-    cpu = {"numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"}
+    cpu = {"numpy-cpu", "python-cpu", "numba-cpu", "jax-cpu", "torch-cpu"}
     gpu = {"cupy-gpu", "numba-gpu", "jax-gpu", "torch-gpu", "cuda_python-gpu"}
     assert set(frame["backend"]) == cpu | gpu
     assert {"vector_add", "elementwise", "reduction", "matmul", "fft", "monte_carlo_pi",
@@ -73,7 +73,7 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
         assert "unavailable" in html and "cupy-gpu" in html
     assert (res / "report" / "summary.md").read_text().strip()
     assert (res / "env" / "host.json").exists()
-    for backend in ("numpy-cpu", "numba-cpu", "jax-cpu", "torch-cpu"):
+    for backend in ("numpy-cpu", "python-cpu", "numba-cpu", "jax-cpu", "torch-cpu"):
         log = (smoke_run / "logs" / "run_backend" / f"{backend}.log").read_text()
         assert "samples" in log  # progress is visible while the step runs
 

@@ -18,6 +18,7 @@ from gpubench.plugins import load_plugins
 #: backend id -> "module:Class". Ids are ``<framework>-<device>``.
 BACKENDS: dict[str, str] = {
     "numpy-cpu": "gpubench.backends.numpy_cpu:NumpyCPU",
+    "python-cpu": "gpubench.backends.python_cpu:PythonCPU",
     "numba-cpu": "gpubench.backends.numba_cpu:NumbaCPU",
     "jax-cpu": "gpubench.backends.jax_backend:JaxCPU",
     "torch-cpu": "gpubench.backends.torch_backend:TorchCPU",

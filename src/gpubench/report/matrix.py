@@ -35,6 +35,10 @@ from gpubench.spec import kernel_specs
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
 SOURCE_CROSSOVER = 10_000
+#: the plain-loop baseline of the ("loops", ...) claims: the same loops, interpreted
+LOOPS_BACKEND = "python-cpu"
+#: from this median speedup over plain Python loops on a claim counts as holding
+LOOPS_SPEEDUP = 10.0
 
 
 def _class_kernels(cls: str) -> tuple[str, ...]:
@@ -311,6 +315,9 @@ class Matrix:
     crossovers: dict[tuple[str, str], verdicts.CrossSummary] = field(default_factory=dict)
     #: per backend, the rows whose first call shows compilation (first size, cold cache)
     first_calls: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: per backend with a ("loops", ...) claim, its speedups over plain Python loops
+    #: (:func:`loop_speedups`)
+    loops: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -440,7 +447,38 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
         cells[(b, "correctness incidents")] = incidents_cell(df, b)
         cells[(b, "work per joule")] = energy_cell(df, b, energy_uncertainty)
     firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
-    return Matrix(backends, cells, found, cross, firsts)
+    loops = {b: loop_speedups(df, b) for b, cls in backend_classes().items()
+             if any(kind == "loops" for kind, _, _ in cls.claims)}
+    return Matrix(backends, cells, found, cross, firsts, loops)
+
+
+def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
+    """Per case both measured, at one thread: ``backend``'s fastest ok hot row on the
+    caller's clock (CPU: wall) over the plain-Python row (:data:`LOOPS_BACKEND`).
+
+    One thread on both sides: the claim is about compiling a loop, not about cores (a
+    ``prange`` row at 64 threads would multiply it by the machine). Columns: kernel,
+    variant, dtype, size_key, implementation, caller_s, loop_s, speedup, row, loop_row
+    (indices in ``df``); empty where the two share no case.
+    """
+    keys = ["kernel", "variant", "dtype", "size_key"]
+    cols = [*keys, "implementation", "caller_s", "loop_s", "speedup", "row", "loop_row"]
+    rows = _ok_hot(df)
+    rows = rows[(rows["caller_s"] > 0) & (rows["threads"] == 1)]
+
+    def best(b: str) -> pd.DataFrame:
+        mine = rows[rows["backend"] == b]
+        mine = mine.assign(row=mine.index).sort_values(
+            [*keys, "caller_s", "implementation"], kind="mergesort")
+        return mine.drop_duplicates(keys, keep="first")[
+            [*keys, "implementation", "caller_s", "row"]]
+
+    loop = best(LOOPS_BACKEND).rename(columns={"caller_s": "loop_s", "row": "loop_row"})
+    both = best(backend).merge(loop.drop(columns="implementation"), on=keys)
+    if both.empty:
+        return pd.DataFrame(columns=cols)
+    both["speedup"] = both["loop_s"] / both["caller_s"]
+    return both[cols].sort_values(keys, kind="mergesort").reset_index(drop=True)
 
 
 # -- sentences ------------------------------------------------------------------------------
@@ -544,6 +582,35 @@ def _jit_claim(matrix: Matrix, backend: str, claim: str, expect: bool,
     return [claim, text, verdict]
 
 
+def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[str]:
+    """A "10–100× faster than plain Python loops" claim judged on the cases ``backend``
+    and :data:`LOOPS_BACKEND` both measured at one thread (:func:`loop_speedups`):
+    ``expect`` True holds when the median speedup reaches :data:`LOOPS_SPEEDUP` (or more:
+    the claim is that compiling pays at least that much), partly when only some cases
+    do, and does not hold when none does (False: the other way round)."""
+    rows = matrix.loops.get(backend)
+    if rows is None or rows.empty:
+        why = (f"no {backend} and {LOOPS_BACKEND} rows of the same case at one thread"
+               if rows is not None else f"{backend} was not compared with plain Python")
+        return [claim, f"{NOT_MEASURED}: {why}", NOT_MEASURED]
+    lo, hi = SOURCE_SPEEDUP
+    v = rows["speedup"]
+    med = float(v.median())
+    inside = int(((v >= lo) & (v <= hi)).sum())
+    above, below = int((v > hi).sum()), int((v < lo).sum())
+    text = (f"{backend} over {LOOPS_BACKEND}, one thread, {len(rows)} shared cases "
+            f"({', '.join(sorted(set(rows['kernel'])))}; "
+            f"{int(rows['size_key'].min()):,}–{int(rows['size_key'].max()):,} elements): "
+            f"median {_x(med)} ({_range(float(v.min()), float(v.max()))}); {inside} in "
+            f"10–100×, {above} above, {below} below")
+    reached, some = med >= LOOPS_SPEEDUP, bool((v >= LOOPS_SPEEDUP).any())
+    if expect:
+        verdict = "holds" if reached else "partly" if some else "does not hold"
+    else:
+        verdict = "does not hold" if reached else "partly" if some else "holds"
+    return [claim, text, verdict]
+
+
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -594,6 +661,9 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     for name, expect, claim in jit:
         exclude = () if expect else sorted(classes_of[name].compiled_implementations)
         rows.append(_jit_claim(matrix, name, claim, expect, exclude=exclude))
+    # compiled loops against the same loops interpreted (python-cpu)
+    for name, expect, claim in ((b, e, c) for b, k, e, c in said if k == "loops"):
+        rows.append(loop_claim(matrix, name, claim, expect))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 
