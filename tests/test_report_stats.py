@@ -76,7 +76,7 @@ def h100() -> tuple[object, list[tuple[float, float]]]:
     mp = pytest.MonkeyPatch()
     mp.setattr(stats, "mann_whitney", recorded)
     try:
-        inputs = load_inputs(H100 / "timings.csv", H100 / "host.json",
+        inputs = load_inputs(H100 / "timings.csv.gz", H100 / "host.json",
                              H100 / "samples.csv.gz", sorted((H100 / "raw").glob("*.lock.txt")))
     finally:
         mp.undo()
