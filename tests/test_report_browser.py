@@ -262,7 +262,7 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
     _browser()
     page = tmp_path / "index.html"
     build_report(H100 / "timings.csv.gz", H100 / "host.json", page, tmp_path / "summary.md",
-                 samples_csv=H100 / "samples.csv.gz",
+                 samples_csv=H100 / "samples.csv.xz",
                  locks=sorted((H100 / "raw").glob("*.lock.txt")))
     size = page.stat().st_size
     n_specs = page.read_text(encoding="utf-8").count('class="plot-spec"')
@@ -386,7 +386,7 @@ def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
     _browser()
     page = tmp_path / "index.html"
     build_report(VERDICTS_H100 / "timings.csv.gz", VERDICTS_H100 / "host.json", page,
-                 tmp_path / "summary.md", samples_csv=VERDICTS_H100 / "samples.csv.gz",
+                 tmp_path / "summary.md", samples_csv=VERDICTS_H100 / "samples.csv.xz",
                  locks=sorted((VERDICTS_H100 / "raw").glob("*.lock.txt")))
     shot = Path(os.environ.get("GPUBENCH_FIRST_VIEWPORT_PNG") or tmp_path / "first.png")
     info = first_screen(page, tmp_path, shot)
