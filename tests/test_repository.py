@@ -76,3 +76,22 @@ def test_large_evidence_csvs_are_committed_compressed() -> None:
     large = {p: s for p, s in plain.items() if s > PLAIN_CSV_MAX}
     assert large == {}, ("evidence CSVs over 100 kB are committed as .csv.gz or .csv.xz "
                          f"(gzip -9 -n / xz -9e), which every reader takes: {large}")
+
+
+#: the committed evidence that tests read (test_report_stats, test_report_browser,
+#: test_safety, test_repeatability, test_jax_sync_clock) and the READMEs' tested rebuild
+#: commands: checked here as well, where no optional package or browser can skip it
+EVIDENCE_READ_BY_TESTS = [
+    *(f"evidence/{run}/{name}" for run in ("matrix/h100", "matrix/h200", "verdicts/h100")
+      for name in ("timings.csv.gz", "samples.csv.xz", "host.json")),
+    "evidence/verdicts/repeatability.py", "evidence/verdicts/jax_sync_check.py",
+]
+
+
+def test_the_evidence_the_tests_read_is_committed() -> None:
+    files = set(tracked())
+    missing = [p for p in EVIDENCE_READ_BY_TESTS if p not in files or not (ROOT / p).is_file()]
+    assert missing == [], f"committed evidence missing (tests would fail or skip): {missing}"
+    for run in ("matrix/h100", "matrix/h200", "verdicts/h100"):
+        assert any(p.startswith(f"evidence/{run}/raw/") and p.endswith(".lock.txt")
+                   for p in files), f"evidence/{run}/raw/*.lock.txt is missing"
