@@ -382,7 +382,8 @@ def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
     area, with the compact matrix starting below them; the method is one click away, the
     banners name what they warn about, and no table is wider than the page, folds open.
     $GPUBENCH_FIRST_VIEWPORT_PNG, when set, receives the screenshot of that viewport."""
-    assert (VERDICTS_H100 / "timings.csv.gz").exists(), f"committed evidence missing: {VERDICTS_H100}"
+    assert (VERDICTS_H100 / "timings.csv.gz").exists(), \
+        f"committed evidence missing: {VERDICTS_H100}"
     _browser()
     page = tmp_path / "index.html"
     build_report(VERDICTS_H100 / "timings.csv.gz", VERDICTS_H100 / "host.json", page,
