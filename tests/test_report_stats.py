@@ -64,7 +64,7 @@ def test_scipy_matches_the_oracle_on_edge_cases() -> None:
 def h100() -> tuple[object, list[tuple[float, float]]]:
     """The H100 inputs analysed with SciPy, and (SciPy p, oracle p) for every test run."""
     # committed evidence: its absence fails, never skips
-    assert (H100 / "samples.csv.gz").exists(), f"the committed H100 evidence is missing: {H100}"
+    assert (H100 / "samples.csv.xz").exists(), f"the committed H100 evidence is missing: {H100}"
     calls: list[tuple[float, float]] = []
     scipy_test = stats.mann_whitney
 
@@ -76,8 +76,8 @@ def h100() -> tuple[object, list[tuple[float, float]]]:
     mp = pytest.MonkeyPatch()
     mp.setattr(stats, "mann_whitney", recorded)
     try:
-        inputs = load_inputs(H100 / "timings.csv", H100 / "host.json",
-                             H100 / "samples.csv.gz", sorted((H100 / "raw").glob("*.lock.txt")))
+        inputs = load_inputs(H100 / "timings.csv.gz", H100 / "host.json",
+                             H100 / "samples.csv.xz", sorted((H100 / "raw").glob("*.lock.txt")))
     finally:
         mp.undo()
     return inputs, calls

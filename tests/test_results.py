@@ -80,3 +80,30 @@ def test_schema_markdown_lists_every_column():
     text = results.schema_markdown()
     for name in results.COLUMN_NAMES:
         assert f"`{name}`" in text
+
+
+@pytest.mark.parametrize("suffix", [".csv.gz", ".csv.xz"])
+def test_compressed_timings_and_samples_read_as_the_plain_files(tmp_path, suffix):
+    """The committed evidence is compressed (gzip, xz): every reader takes it by suffix,
+    and a damaged file is a SchemaError naming it, not a decompressor's traceback."""
+    import gzip
+    import lzma
+
+    compress = {".csv.gz": gzip.compress, ".csv.xz": lzma.compress}[suffix]
+    frame = results.rows_frame([_row(), _row(size=2048)])
+    results.atomic_write_csv(tmp_path / "t.csv", frame)
+    packed = tmp_path / f"t{suffix}"
+    packed.write_bytes(compress((tmp_path / "t.csv").read_bytes()))
+    assert results.read_timings(packed).equals(results.read_timings(tmp_path / "t.csv"))
+    assert results.record_lines(packed) == results.record_lines(tmp_path / "t.csv") == [2, 3]
+    assert results.find_csv(tmp_path, "t") == tmp_path / "t.csv"
+    (tmp_path / "t.csv").unlink()
+    assert results.find_csv(tmp_path, "t") == packed
+    assert results.find_csv(tmp_path, "nothing") is None
+    broken = tmp_path / f"broken{suffix}"
+    broken.write_bytes(packed.read_bytes()[: len(packed.read_bytes()) // 2])
+    with pytest.raises(results.SchemaError, match=rf"broken{suffix.replace('.', r'.')}"):
+        results.read_timings(broken)
+    with pytest.raises(results.SchemaError, match="broken"):
+        results.read_samples(broken)
+    assert results.record_lines(broken) is None

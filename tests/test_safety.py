@@ -195,3 +195,26 @@ def test_the_config_check_refuses_root_and_home(tmp_path, key):
         path.write_text(yaml.safe_dump(config))
         with pytest.raises(ConfigError, match=f"config key {key}: .* is the"):
             load_config(path)
+
+
+def test_compare_reads_and_guards_compressed_result_sets(tmp_path):
+    """A results folder committed compressed (``timings.csv.gz``, ``samples.csv.xz``) is
+    found by compare, and each of its files counts as an input not to overwrite."""
+    from gpubench import results
+
+    assert safety.CSV_SUFFIXES == results.CSV_SUFFIXES
+    folder = tmp_path / "set"
+    folder.mkdir()
+    listed = safety.result_set_files(folder)
+    for stem in ("timings", "samples"):
+        assert [folder / f"{stem}{s}" for s in results.CSV_SUFFIXES] == [
+            p for p in listed if p.name.startswith(stem)]
+    assert safety.result_set_files(folder / "t.csv.gz")[0] == folder / "t.csv.gz"
+    # the committed folder, compressed as committed: resolve finds both files
+    src = ROOT / "evidence" / "matrix" / "h100"  # committed evidence: fails when absent
+    timings, samples = results.find_csv(src, "timings"), results.find_csv(src, "samples")
+    assert timings is not None and timings.name == "timings.csv.gz"
+    assert samples is not None and samples.name.startswith("samples.csv."), samples
+    got = compare.resolve(src)
+    assert got.timings == timings and len(got.df) == 1640
+    assert got.samples.by_row and "matched to their samples" in got.samples.note

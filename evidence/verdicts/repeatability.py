@@ -46,8 +46,9 @@ class Unusable(Exception):
 def run_files(path: Path) -> list[Path]:
     """The timings CSVs one argument stands for."""
     if path.is_dir():
-        if (path / "timings.csv").is_file():
-            return [path / "timings.csv"]
+        for name in ("timings.csv", "timings.csv.gz", "timings.csv.xz"):
+            if (path / name).is_file():
+                return [path / name]
         files = sorted(p for p in path.glob("*.csv")
                        if "samples" not in p.name and p.name != "mpi.csv")
         if not files:

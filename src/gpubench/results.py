@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import lzma
 import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,6 +35,30 @@ STATUSES = ("ok", "wrong_result", "unavailable", "error", "skipped", "implausibl
 
 #: the clocks a sample can be on: the backend's own (``timer``) and the caller's two
 CLOCKS = ("device", "sync", "pipelined")
+
+#: the forms a results CSV is read in, by its name's ending: plain, gzip or xz (pandas
+#: decompresses by the same suffix; the committed evidence is compressed)
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
+
+#: what a damaged compressed CSV raises besides OSError (gzip's BadGzipFile is one)
+DECOMPRESS_ERRORS: tuple[type[Exception], ...] = (EOFError, lzma.LZMAError)
+
+
+def csv_variants(folder: str | os.PathLike[str], stem: str) -> list[Path]:
+    """``folder/stem.csv`` and its compressed forms, in :data:`CSV_SUFFIXES` order."""
+    return [Path(folder) / f"{stem}{suffix}" for suffix in CSV_SUFFIXES]
+
+
+def find_csv(folder: str | os.PathLike[str], stem: str) -> Path | None:
+    """The first of :func:`csv_variants` that exists, or None."""
+    return next((p for p in csv_variants(folder, stem) if p.exists()), None)
+
+
+def open_text(path: str | os.PathLike[str]) -> Any:
+    """``path`` opened for reading text (UTF-8, newlines kept), decompressed by suffix."""
+    path = Path(path)
+    opener: Any = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
+    return opener(path, "rt", encoding="utf-8", newline="")
 
 
 @dataclass(frozen=True)
@@ -275,17 +300,15 @@ def record_lines(path: str | os.PathLike[str]) -> list[int] | None:
     reads them (blank lines skipped), or None if the file cannot be read again. Only
     called to word an error: a quoted field can span lines, so the row number plus 2 is
     not always the line."""
-    path = Path(path)
-    opener: Any = gzip.open if path.suffix == ".gz" else open
     try:
-        with opener(path, "rt", encoding="utf-8", newline="") as fh:
+        with open_text(path) as fh:
             reader = csv.reader(fh)
             starts, end = [], 0
             for record in reader:
                 if record:
                     starts.append(end + 1)
                 end = reader.line_num
-    except (OSError, UnicodeDecodeError, csv.Error, EOFError):
+    except (OSError, UnicodeDecodeError, csv.Error, *DECOMPRESS_ERRORS):
         return None
     return starts[1:]
 
@@ -494,7 +517,8 @@ def read_timings(path: str | os.PathLike[str]) -> pd.DataFrame:
     check_whole(path)
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+            *DECOMPRESS_ERRORS) as exc:
         raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
     return validate(frame, str(path), path)
 
@@ -506,7 +530,8 @@ def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     check_whole(path)
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+            *DECOMPRESS_ERRORS) as exc:
         raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
     if "clock" not in frame.columns:  # schema 1: device samples only
         frame["clock"] = "device"

@@ -23,6 +23,8 @@ RESULTS_MARKER = ".gpubench-results"
 LEGACY_MARKERS = (".gpubench-run.lock",)
 #: the list of figure files the report wrote into its figures folder
 FIGURES_MANIFEST = ".gpubench-figures"
+#: a results CSV's name endings (gpubench.results.CSV_SUFFIXES: plain, gzip, xz)
+CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
 
 def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
@@ -57,12 +59,12 @@ def outputs_among_inputs(outputs: Mapping[str, str | os.PathLike[str] | None],
 
 def result_set_files(spec: str | os.PathLike[str]) -> list[Path]:
     """The files ``compare`` may read of a result set: a folder's ``timings.csv``,
-    ``samples.csv[.gz]``, ``host.json``, ``env/host.json``, or a timings CSV and those
-    beside it (as gpubench.report.compare.resolve looks them up)."""
+    ``samples.csv`` (each plain, .gz or .xz), ``host.json``, ``env/host.json``, or a
+    timings CSV and those beside it (as gpubench.report.compare.resolve looks them up)."""
     path = Path(spec)
     folder = path if path.is_dir() else path.parent
-    timings = folder / "timings.csv" if path.is_dir() else path
-    return [timings, folder / "samples.csv", folder / "samples.csv.gz",
+    timings = [folder / f"timings{s}" for s in CSV_SUFFIXES] if path.is_dir() else [path]
+    return [*timings, *(folder / f"samples{s}" for s in CSV_SUFFIXES),
             folder / "host.json", folder / "env" / "host.json"]
 
 

@@ -82,7 +82,7 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
-            OSError) as exc:
+            OSError, *results.DECOMPRESS_ERRORS) as exc:
         raise results.SchemaError(f"{path}: not a readable CSV: {exc}") from exc
     notes: list[str] = []
     required = [*results.KEY_NAMES, "status"]
@@ -316,11 +316,12 @@ def make_parser() -> argparse.ArgumentParser:
                                      description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=EXAMPLES["report"])
-    parser.add_argument("--timings", required=True, help="timings CSV (collected)")
+    parser.add_argument("--timings", required=True,
+                        help="timings CSV (collected), plain, .gz or .xz")
     parser.add_argument("--env", required=True, help="environment JSON from the probe step")
     parser.add_argument("--html", required=True, help="HTML report to write")
     parser.add_argument("--md", required=True, help="summary.md to write")
-    parser.add_argument("--samples", help="raw samples CSV, plain or .gz (optional: without "
+    parser.add_argument("--samples", help="raw samples CSV, plain, .gz or .xz (optional: without "
                         "it, comparisons use the quartiles)")
     parser.add_argument("--locks", nargs="*", default=[],
                         help="environment locks of the steps (raw/<backend>.lock.txt)")

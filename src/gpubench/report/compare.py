@@ -73,15 +73,16 @@ def _first(*paths: Path) -> Path | None:
 
 
 def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
-    """A results folder (``timings.csv``, ``samples.csv[.gz]``, ``host.json`` or
-    ``env/host.json``) or a timings CSV with those files beside it, validated as the
+    """A results folder (``timings.csv[.gz|.xz]``, ``samples.csv[.gz|.xz]``, ``host.json``
+    or ``env/host.json``) or a timings CSV with those files beside it, validated as the
     report's input (:class:`results.SchemaError` when it is not)."""
     from gpubench.report import read_timings_lenient
 
     path = Path(spec)
     folder = path if path.is_dir() else path.parent
-    timings = folder / "timings.csv" if path.is_dir() else path
-    samples = _first(folder / "samples.csv", folder / "samples.csv.gz")
+    timings = (results.find_csv(folder, "timings") or folder / "timings.csv"
+               if path.is_dir() else path)
+    samples = results.find_csv(folder, "samples")
     env_path = _first(folder / "host.json", folder / "env" / "host.json")
     frame, notes = read_timings_lenient(timings)
     df = prepare(frame.sort_values([*results.KEY_NAMES, "mode"], kind="mergesort")

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench import results
 from gpubench.mpi import catalog_of_jobs, jobs_where
 from gpubench.report import figures, render
 from gpubench.report.base import fmt_int, fmt_sig, fmt_time
@@ -63,7 +64,7 @@ def load_mpi(path: str | Path | None, samples: str | Path | None = None) -> MpiD
         return MpiData(empty, f"MPI was not run: {path.name} is missing")
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
         return MpiData(empty, f"{path.name} is unreadable: {str(exc)[:300]}")
     notes = []
     required = ("job", "backend", "ranks", "status")
@@ -101,7 +102,7 @@ def _samples_note(path: str | Path | None) -> str:
         return f"{path.name} (missing)"
     try:
         frame = pd.read_csv(path)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
         return f"{path.name} (unreadable: {str(exc)[:200]})"
     missing = [c for c in MPI_SAMPLE_COLUMNS if c not in frame.columns]
     if missing:

@@ -215,7 +215,7 @@ class Samples:
 
 
 def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
-    """Read a samples CSV (plain or .gz) and attach each run of samples to its row.
+    """Read a samples CSV (plain, .gz or .xz) and attach each run of samples to its row.
 
     The samples file's key has no ``mode`` column, so a GPU case's hot and cold runs share
     a key. Each run starts at ``sample == 0`` and is written contiguously; a run belongs
@@ -235,7 +235,7 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
         return Samples({}, f"{path.name} (missing)")
     try:
         frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, ValueError, UnicodeDecodeError, EOFError) as exc:
+    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
         return Samples({}, f"{path.name} (unreadable: {str(exc)[:200]})")
     if "clock" not in frame.columns:  # schema 1: device samples only
         frame["clock"] = "device"

@@ -1,0 +1,97 @@
+"""A light repository (issue 26): a fresh clone stays well under 20 MB.
+
+The committed evidence is most of the tree. Its CSVs and the steps' logs are committed
+compressed (the readers take ``.csv.gz``/``.csv.xz``), superseded runs are pruned to what
+their READMEs' claims rest on (the rest is in git history), and what the report
+generates from the committed CSVs (the HTML pages, the summaries' figures) is rebuilt by
+the tested commands in each evidence README, never committed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the bound on the tracked tree, bytes (``du -sh --exclude=.git`` of a fresh clone)
+LIMIT = 20 * 1024 * 1024
+#: an evidence CSV larger than this is committed compressed
+PLAIN_CSV_MAX = 100_000
+#: the allocation unit ``du`` counts a file and a folder in on the usual filesystems
+BLOCK = 4096
+
+
+def tracked() -> list[str]:
+    """The files git tracks in this checkout; skips (saying why) outside a git checkout,
+    e.g. an unpacked sdist, where there is no tracked tree to measure."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed: no tracked tree to measure")
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=ROOT,
+                         capture_output=True, text=True)
+    if top.returncode != 0 or Path(top.stdout.strip()).resolve() != ROOT.resolve():
+        pytest.skip(f"{ROOT} is not a git checkout: no tracked tree to measure")
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
+
+
+def test_the_tracked_tree_is_under_20_mb() -> None:
+    files = tracked()
+    sizes = {p: (ROOT / p).stat().st_size for p in files}
+    total = sum(sizes.values())
+    # what du counts: each file rounded up to whole blocks, and each folder a block
+    folders = {str(Path(p).parent) for p in files}
+    on_disk = sum(-(-s // BLOCK) * BLOCK for s in sizes.values()) + BLOCK * len(folders)
+    biggest = ", ".join(f"{p} {s / 1e6:.2f} MB" for p, s in
+                        sorted(sizes.items(), key=lambda kv: -kv[1])[:8])
+    print(f"\ntracked: {len(files)} files, {total / 2**20:.1f} MiB; "
+          f"about {on_disk / 2**20:.1f} MiB on disk")
+    assert total < LIMIT, f"the tracked files total {total / 2**20:.1f} MiB; biggest: {biggest}"
+    assert on_disk < LIMIT, (f"the tracked tree takes about {on_disk / 2**20:.1f} MiB on disk "
+                             f"(4 KiB blocks); biggest: {biggest}")
+
+
+def test_no_generated_report_output_is_tracked_under_evidence() -> None:
+    """HTML pages and the summaries' figures are rebuilt from the committed CSVs by the
+    command in each evidence README; .gitignore keeps them out."""
+    files = [p for p in tracked() if p.startswith("evidence/")]
+    generated = [p for p in files if p.lower().endswith((".html", ".htm"))
+                 or "/summary_figures/" in p]
+    assert generated == [], f"generated report output is tracked: {generated[:10]}"
+    probes = ["evidence/matrix/h100/index.html", "evidence/matrix/compare.html",
+              "evidence/verdicts/h100/report/summary_figures/fig-001.png"]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *probes], cwd=ROOT,
+                             capture_output=True, text=True).stdout.split()
+    assert sorted(ignored) == sorted(probes), (
+        f".gitignore does not ignore {sorted(set(probes) - set(ignored))}")
+
+
+def test_large_evidence_csvs_are_committed_compressed() -> None:
+    plain = {p: os.path.getsize(ROOT / p) for p in tracked()
+             if p.startswith("evidence/") and p.endswith(".csv")}
+    large = {p: s for p, s in plain.items() if s > PLAIN_CSV_MAX}
+    assert large == {}, ("evidence CSVs over 100 kB are committed as .csv.gz or .csv.xz "
+                         f"(gzip -9 -n / xz -9e), which every reader takes: {large}")
+
+
+#: the committed evidence that tests read (test_report_stats, test_report_browser,
+#: test_safety, test_repeatability, test_jax_sync_clock) and the READMEs' tested rebuild
+#: commands: checked here as well, where no optional package or browser can skip it
+EVIDENCE_READ_BY_TESTS = [
+    *(f"evidence/{run}/{name}" for run in ("matrix/h100", "matrix/h200", "verdicts/h100")
+      for name in ("timings.csv.gz", "samples.csv.xz", "host.json")),
+    "evidence/verdicts/repeatability.py", "evidence/verdicts/jax_sync_check.py",
+]
+
+
+def test_the_evidence_the_tests_read_is_committed() -> None:
+    files = set(tracked())
+    missing = [p for p in EVIDENCE_READ_BY_TESTS if p not in files or not (ROOT / p).is_file()]
+    assert missing == [], f"committed evidence missing (tests would fail or skip): {missing}"
+    for run in ("matrix/h100", "matrix/h200", "verdicts/h100"):
+        assert any(p.startswith(f"evidence/{run}/raw/") and p.endswith(".lock.txt")
+                   for p in files), f"evidence/{run}/raw/*.lock.txt is missing"
