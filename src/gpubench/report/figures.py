@@ -9,12 +9,18 @@ plotly.js and the table-sorting script once in the page head: the page stays one
 offline file. :meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
 for summary.md and ``snakemake --report``, in worker processes when there are several
 cores (drawing dominates the report's run time, and figures are independent). PNGs use a
-fixed style, fixed DPI and no software or date tag.
+fixed style, fixed DPI and no software or date tag. A PNG already in the folder is kept,
+not drawn again, where its drawing function, its data and the code that draws it are the
+same as when it was drawn (:func:`figure_key`, recorded in :data:`KEYS_FILE`): the same
+inputs give the same bytes, and drawing is most of a rebuild's time.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
+import functools
+import hashlib
 import html
 import io
 import math
@@ -42,6 +48,9 @@ FIG_WIDTH = 10.0  # inches
 WORKERS_ENV = "GPUBENCH_REPORT_WORKERS"
 
 _TOKEN = "@@GPUBENCH-FIGURE-{:05d}@@"
+#: beside the PNGs: per figure file, the key of what it was drawn from and the hash of
+#: its bytes (:meth:`FigureQueue.write_pngs` keeps a PNG whose both still match)
+KEYS_FILE = ".gpubench-figures.keys"
 
 
 #: colours kept in a static PNG: line plots use a few, and a palette PNG is a quarter
@@ -158,6 +167,98 @@ def draw_all(jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
         return [_draw(job) for job in jobs]
     with ctx.Pool(workers) as pool:
         return pool.map(_draw, list(jobs), chunksize=1)
+
+
+class Unkeyable(TypeError):
+    """An argument :func:`figure_key` cannot hash by content: that figure is drawn."""
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Hash ``obj`` by content and type (a figure's arguments: frames, arrays, text,
+    numbers and containers of them); anything else raises :class:`Unkeyable`."""
+    import pandas as pd
+
+    h.update(type(obj).__qualname__.encode() + b"\x00")
+    if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
+        h.update(repr(obj).encode() + b"\x00")
+    elif isinstance(obj, tuple | list):
+        h.update(f"{len(obj)}\x00".encode())
+        for item in obj:
+            _feed(h, item)
+    elif isinstance(obj, dict):
+        h.update(f"{len(obj)}\x00".encode())
+        for k, v in obj.items():  # insertion order: drawing may follow it
+            _feed(h, k)
+            _feed(h, v)
+    elif isinstance(obj, np.generic):
+        h.update(f"{obj.dtype.str}:{obj!r}\x00".encode())
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            _feed(h, obj.tolist())
+        else:
+            h.update(f"{obj.dtype.str}{obj.shape}\x00".encode())
+            h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, pd.Series):
+        _feed(h, obj.to_frame(name=obj.name if obj.name is not None else "\x00series"))
+    elif isinstance(obj, pd.DataFrame):
+        _feed(h, [str(c) for c in obj.columns])
+        _feed(h, [str(t) for t in obj.dtypes])
+        _feed(h, obj.index.tolist())
+        for col in range(obj.shape[1]):
+            values = obj.iloc[:, col]
+            if values.dtype == object:
+                # the cells' types too: 1 and "1" hash alike as text
+                _feed(h, [(type(v).__qualname__, repr(v)) for v in values.tolist()])
+            else:
+                _feed(h, values.to_numpy())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _feed(h, [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)])
+    else:
+        raise Unkeyable(type(obj).__qualname__)
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of every gpubench source file and of the drawing libraries' versions:
+    a change to any of them draws every figure again."""
+    import pandas as pd
+    import PIL
+
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent  # the gpubench package
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\x00" + path.read_bytes())
+    versions = (matplotlib.__version__, np.__version__, pd.__version__, PIL.__version__,
+                DPI, PNG_COLORS)
+    h.update(repr(versions).encode())
+    return h.hexdigest()
+
+
+def figure_key(job: tuple[Callable[..., str], tuple[Any, ...]]) -> str | None:
+    """What a figure is drawn from, hashed: the drawing function, its arguments by
+    content, and :func:`code_version`; None where an argument cannot be hashed."""
+    fn, args = job
+    h = hashlib.sha256(code_version().encode())
+    h.update(f"{fn.__module__}.{fn.__qualname__}\x00".encode())
+    try:
+        _feed(h, args)
+    except Unkeyable:
+        return None
+    return h.hexdigest()
+
+
+def _read_keys(folder: Path) -> dict[str, tuple[str, str]]:
+    """``{file name: (figure key, sha256 of the file)}`` from the folder's keys file."""
+    try:
+        lines = (folder / KEYS_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            out[parts[0]] = (parts[1], parts[2])
+    return out
 
 
 #: sorts any ``table.sortable`` by the clicked header: numbers (with their units: ns to s,
@@ -373,17 +474,39 @@ class FigureQueue:
 
     def write_pngs(self, directory: str | Path, workers: int | None = None) -> list[Path]:
         """Draw every figure as ``directory/fig-NNN.png`` (earlier ``fig-*.png`` there are
-        removed, so the folder holds this page's figures only); the paths in page order."""
+        removed, so the folder holds this page's figures only); the paths in page order.
+
+        A PNG already there is kept where :data:`KEYS_FILE` records the same
+        :func:`figure_key` for it and the hash of its bytes still matches: drawn again
+        it would come out the same. Every other figure is drawn."""
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
+        before = _read_keys(folder)
+        names = [f"fig-{i + 1:03d}.png" for i in range(len(self.jobs))]
+        keys = [figure_key(job) for job in self.jobs]
+        digests: dict[str, str] = {}
+        for name, key in zip(names, keys, strict=True):
+            path = folder / name
+            if key is None or before.get(name, ("", ""))[0] != key or not path.is_file():
+                continue
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest == before[name][1]:
+                digests[name] = digest
+        (folder / KEYS_FILE).unlink(missing_ok=True)  # rewritten once the PNGs are
         for old in folder.glob("fig-*.png"):
-            old.unlink()
-        paths = []
-        for i, image in enumerate(draw_all(self.jobs, workers)):
-            path = folder / f"fig-{i + 1:03d}.png"
-            path.write_bytes(base64.b64decode(image))
-            paths.append(path)
-        return paths
+            if old.name not in digests:
+                old.unlink()
+        todo = [i for i, name in enumerate(names) if name not in digests]
+        for i, image in zip(todo, draw_all([self.jobs[i] for i in todo], workers),
+                            strict=True):
+            data = base64.b64decode(image)
+            (folder / names[i]).write_bytes(data)
+            digests[names[i]] = hashlib.sha256(data).hexdigest()
+        key_lines = "".join(f"{name} {key} {digests[name]}\n"
+                               for name, key in zip(names, keys, strict=True) if key)
+        if key_lines:
+            (folder / KEYS_FILE).write_text(key_lines, encoding="utf-8")
+        return [folder / name for name in names]
 
     def markdown(self, paths: Sequence[Path], relative_to: str | Path) -> str:
         """A Markdown section linking the PNGs, with the figures' alt text."""
