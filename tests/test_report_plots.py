@@ -180,3 +180,19 @@ def test_figure_keys_tell_text_from_numbers() -> None:
     job = (_counted_figure, (pd.DataFrame({"x": [1], "y": ["1"]}), "t"))
     other = (_counted_figure, (pd.DataFrame({"x": [1], "y": [1]}).astype(object), "t"))
     assert figures.figure_key(job) != figures.figure_key(other) is not None
+
+
+def test_the_drawer_draws_ahead_and_gives_the_same_pngs() -> None:
+    """Figures started ahead (by their key) are taken, not drawn again; the PNGs are the
+    ones drawn in this process."""
+    jobs = [(_counted_figure, (pd.DataFrame({"x": [1, 2], "y": [1.0, float(i)]}), str(i)))
+            for i in range(1, 5)]
+    with figures.Drawer(2) as drawer:
+        drawer.ahead(jobs[:3])
+        started = dict(drawer.started)
+        assert len(started) == 3
+        images = drawer.draw(jobs)
+        assert all(drawer.started[figures.figure_key(j)] is started[figures.figure_key(j)]
+                   for j in jobs[:3])
+    assert drawer.pool is None
+    assert images == figures.draw_all(jobs, 1)

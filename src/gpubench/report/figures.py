@@ -261,6 +261,74 @@ def _read_keys(folder: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
+def _lower_priority() -> None:  # pragma: no cover - runs in the drawing processes
+    """Drawing processes yield to the report's own process, whose analysis is the
+    longest chain of work while they draw ahead."""
+    try:
+        os.nice(5)
+    except OSError:
+        pass
+
+
+class Drawer:
+    """Processes that draw PNGs while the report goes on: :meth:`ahead` starts figures
+    as soon as their data is known (the per-kernel figures need only the prepared
+    rows, not the analysis), :meth:`draw` returns every figure asked for, taking the
+    ones drawn ahead by :func:`figure_key` (same function, data and code: the same PNG).
+    With one worker it draws in this process, when asked. Use it as a context manager:
+    leaving it ends the processes."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = default_workers() if workers is None else max(1, workers)
+        self.pool: Any = None
+        self.started: dict[str, Any] = {}
+        if self.workers > 1:
+            try:
+                ctx = multiprocessing.get_context("fork")
+            except ValueError:  # pragma: no cover - no fork on this platform
+                return
+            self.pool = ctx.Pool(self.workers, initializer=_lower_priority)
+
+    def __enter__(self) -> Drawer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+    def ahead(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
+              folder: str | Path | None = None) -> None:
+        """Start drawing ``jobs`` in the background; figures a PNG in ``folder`` already
+        holds (by its recorded key) are left to :meth:`FigureQueue.write_pngs`."""
+        if self.pool is None:
+            return
+        kept = {key for key, _digest in _read_keys(Path(folder)).values()} if folder else set()
+        for job in jobs:
+            key = figure_key(job)
+            if key is not None and key not in kept and key not in self.started:
+                self.started[key] = self.pool.apply_async(_draw, (job,))
+
+    def draw(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]]) -> list[str]:
+        """Every job's base64 PNG: drawn ahead, or drawn now."""
+        if self.pool is None:
+            return draw_all(jobs, 1)
+        pending = []
+        for job in jobs:
+            key = figure_key(job)
+            result = self.started.get(key) if key is not None else None
+            if result is None:
+                result = self.pool.apply_async(_draw, (job,))
+                if key is not None:
+                    self.started[key] = result
+            pending.append(result)
+        return [result.get() for result in pending]
+
+
 #: sorts any ``table.sortable`` by the clicked header: numbers (with their units: ns to s,
 #: B to TiB, ×, %) numerically, text alphabetically, blanks and dashes last; a second
 #: click reverses. Rows keep their order among equals (Array.sort is stable).
@@ -472,13 +540,15 @@ class FigureQueue:
         return page.replace("</head>", head + "</head>", 1) if "</head>" in page else (
             head + page)
 
-    def write_pngs(self, directory: str | Path, workers: int | None = None) -> list[Path]:
+    def write_pngs(self, directory: str | Path, workers: int | None = None,
+                   drawer: Drawer | None = None) -> list[Path]:
         """Draw every figure as ``directory/fig-NNN.png`` (earlier ``fig-*.png`` there are
         removed, so the folder holds this page's figures only); the paths in page order.
 
         A PNG already there is kept where :data:`KEYS_FILE` records the same
         :func:`figure_key` for it and the hash of its bytes still matches: drawn again
-        it would come out the same. Every other figure is drawn."""
+        it would come out the same. Every other figure is drawn, by ``drawer`` where
+        given (it may have drawn some ahead), else in ``workers`` processes."""
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
         before = _read_keys(folder)
@@ -497,8 +567,9 @@ class FigureQueue:
             if old.name not in digests:
                 old.unlink()
         todo = [i for i, name in enumerate(names) if name not in digests]
-        for i, image in zip(todo, draw_all([self.jobs[i] for i in todo], workers),
-                            strict=True):
+        jobs = [self.jobs[i] for i in todo]
+        images = drawer.draw(jobs) if drawer is not None else draw_all(jobs, workers)
+        for i, image in zip(todo, images, strict=True):
             data = base64.b64decode(image)
             (folder / names[i]).write_bytes(data)
             digests[names[i]] = hashlib.sha256(data).hexdigest()
