@@ -29,15 +29,17 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
-from matplotlib import style as mpl_style
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
-from PIL import Image
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib's figure, canvas and ticker modules (and PIL) are imported where a figure is
+# drawn: a rebuild that keeps its PNGs draws none, and the drawing processes import
+# them on their own core instead of the report's process.
 
 from gpubench.report import plots
 from gpubench.report.palette import MARKERS, colors  # noqa: F401 - figures.MARKERS, figures.colors
@@ -61,6 +63,9 @@ PNG_COLORS = 64
 
 def png(fig: Figure) -> str:
     """The figure as base64 palette PNG with no metadata that could vary between runs."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
     canvas = FigureCanvasAgg(fig)
     fig.set_dpi(DPI)
     canvas.draw()
@@ -74,6 +79,9 @@ def png(fig: Figure) -> str:
 
 def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     """A figure in matplotlib's default style, whatever the caller's rcParams say."""
+    from matplotlib import style as mpl_style
+    from matplotlib.figure import Figure
+
     mpl_style.use("default")
     matplotlib.rcParams["svg.hashsalt"] = "gpubench"
     # Labels carry names from the results (a GPU, a host, a backend): a "$" in one must
@@ -101,6 +109,8 @@ def pow10(value: float, _pos: Any = None) -> str:
 def log_scale(ax: Any, which: str, values: np.ndarray) -> None:
     """Log scale; minor ticks only where the data spans under two decades (so the axis
     still has labels), because hundreds of minor ticks make drawing several times slower."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
     axis = ax.xaxis if which == "x" else ax.yaxis
     v = np.asarray(values, dtype=float)
@@ -118,6 +128,8 @@ def log_scale(ax: Any, which: str, values: np.ndarray) -> None:
 
 def size_limits(ax: Any, sizes: np.ndarray) -> None:
     """x limits around the sizes: one size is centred and labelled."""
+    from matplotlib.ticker import NullLocator
+
     xs = np.unique(np.asarray(sizes, dtype=float))
     xs = xs[np.isfinite(xs) & (xs > 0)]
     if xs.size == 0:
