@@ -311,7 +311,10 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
         inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv,
                              mpi_samples_csv, draw_kernels_ahead)
         figs = figures.FigureQueue()
-        page = figs.render(render_html(inputs, figs), workers)
+        html = render_html(inputs, figs)
+        # the rest, while the page's interactive figures are built
+        drawer.ahead(figs.jobs, folder, figs.keys())
+        page = figs.render(html, workers)
         results.atomic_write_text(out_html, page)
         pngs = figs.write_pngs(folder, workers, drawer)
     first = next((i for i, (fn, _a) in enumerate(figs.jobs)

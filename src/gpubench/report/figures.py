@@ -314,24 +314,27 @@ class Drawer:
             self.pool = None
 
     def ahead(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
-              folder: str | Path | None = None) -> None:
+              folder: str | Path | None = None,
+              keys: Sequence[str | None] | None = None) -> None:
         """Start drawing ``jobs`` in the background; figures a PNG in ``folder`` already
         holds (by its recorded key) are left to :meth:`FigureQueue.write_pngs`."""
         if self.pool is None:
             return
         kept = {key for key, _digest in _read_keys(Path(folder)).values()} if folder else set()
-        for job in jobs:
-            key = figure_key(job)
+        for i, job in enumerate(jobs):
+            key = figure_key(job) if keys is None else keys[i]
             if key is not None and key not in kept and key not in self.started:
                 self.started[key] = self.pool.apply_async(_draw, (job,))
 
-    def draw(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]]) -> list[str]:
-        """Every job's base64 PNG: drawn ahead, or drawn now."""
+    def draw(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
+             keys: Sequence[str | None] | None = None) -> list[str]:
+        """Every job's base64 PNG: drawn ahead, or drawn now (``keys``: the jobs'
+        :func:`figure_key`, where the caller has them)."""
         if self.pool is None:
             return draw_all(jobs, 1)
         pending = []
-        for job in jobs:
-            key = figure_key(job)
+        for i, job in enumerate(jobs):
+            key = figure_key(job) if keys is None else keys[i]
             result = self.started.get(key) if key is not None else None
             if result is None:
                 result = self.pool.apply_async(_draw, (job,))
@@ -509,6 +512,12 @@ class FigureQueue:
         self.jobs: list[tuple[Callable[..., str], tuple[Any, ...]]] = []
         self.alts: list[str] = []
         self.classes: list[str] = []
+        self._keys: list[str | None] = []
+
+    def keys(self) -> list[str | None]:
+        """Each queued figure's :func:`figure_key` (computed once)."""
+        self._keys += [figure_key(job) for job in self.jobs[len(self._keys):]]
+        return list(self._keys)
 
     def add(self, fn: Callable[..., str], *args: Any, alt: str = "", cls: str = "") -> str:
         """Queue ``fn(*args)`` (a module-level function returning base64 PNG; its
@@ -565,7 +574,7 @@ class FigureQueue:
         folder.mkdir(parents=True, exist_ok=True)
         before = _read_keys(folder)
         names = [f"fig-{i + 1:03d}.png" for i in range(len(self.jobs))]
-        keys = [figure_key(job) for job in self.jobs]
+        keys = self.keys()
         digests: dict[str, str] = {}
         for name, key in zip(names, keys, strict=True):
             path = folder / name
@@ -580,7 +589,8 @@ class FigureQueue:
                 old.unlink()
         todo = [i for i, name in enumerate(names) if name not in digests]
         jobs = [self.jobs[i] for i in todo]
-        images = drawer.draw(jobs) if drawer is not None else draw_all(jobs, workers)
+        images = (drawer.draw(jobs, [keys[i] for i in todo]) if drawer is not None
+                  else draw_all(jobs, workers))
         for i, image in zip(todo, images, strict=True):
             data = base64.b64decode(image)
             (folder / names[i]).write_bytes(data)
