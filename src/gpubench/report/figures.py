@@ -273,15 +273,6 @@ def _read_keys(folder: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def _lower_priority() -> None:  # pragma: no cover - runs in the drawing processes
-    """Drawing processes yield to the report's own process, whose analysis is the
-    longest chain of work while they draw ahead."""
-    try:
-        os.nice(5)
-    except OSError:
-        pass
-
-
 class Drawer:
     """Processes that draw PNGs while the report goes on: :meth:`ahead` starts figures
     as soon as their data is known (the per-kernel figures need only the prepared
@@ -299,7 +290,7 @@ class Drawer:
                 ctx = multiprocessing.get_context("fork")
             except ValueError:  # pragma: no cover - no fork on this platform
                 return
-            self.pool = ctx.Pool(self.workers, initializer=_lower_priority)
+            self.pool = ctx.Pool(self.workers)
 
     def __enter__(self) -> Drawer:
         return self
