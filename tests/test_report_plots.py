@@ -130,3 +130,69 @@ def test_the_speedup_figure_names_the_workshop_books_10000_elements() -> None:
     assert names["10,000 elements (workshop book)"]["x"] == [10_000, 10_000]
     plain = plots.speedup_figure(rows, "t", "elements", False)["data"]
     assert [t["name"] for t in plain] == ["cupy-gpu"]
+
+
+_DRAWN: list[str] = []
+
+
+def _counted_figure(data: pd.DataFrame, title: str) -> str:
+    _DRAWN.append(title)
+    fig = figures.new_figure(1.0, 1.0)
+    fig.subplots().plot(data["x"], data["y"])
+    return figures.png(fig)
+
+
+def test_write_pngs_keeps_a_png_only_where_its_data_and_code_are_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild from the same data keeps the PNGs already drawn (they would come out the
+    same); changed data, a changed file or changed code draw again."""
+    one = pd.DataFrame({"x": [1, 2], "y": [1.0, 2.0]})
+
+    def write(data: pd.DataFrame, extra: Any = "b") -> list[bytes]:
+        figs = figures.FigureQueue()
+        figs.add(_counted_figure, one, "a")
+        figs.add(_counted_figure, data, extra)
+        return [p.read_bytes() for p in figs.write_pngs(tmp_path, workers=1)]
+
+    _DRAWN.clear()
+    first = write(one)
+    assert _DRAWN == ["a", "b"] and (tmp_path / figures.KEYS_FILE).is_file()
+    _DRAWN.clear()
+    assert write(one.copy()) == first and _DRAWN == []  # same data: nothing drawn
+    assert write(one.assign(y=[1.0, 3.0])) != first and _DRAWN == ["b"]  # changed data
+    _DRAWN.clear()
+    write(one.assign(y=[1, 3]))  # the same values as integers: another figure
+    assert _DRAWN == ["b"]
+    _DRAWN.clear()
+    (tmp_path / "fig-001.png").write_bytes(b"not the figure")  # a file changed by hand
+    assert write(one.assign(y=[1, 3]))[0] == first[0] and _DRAWN == ["a"]
+    _DRAWN.clear()
+    monkeypatch.setattr(figures, "code_version", lambda: "other code")
+    write(one.assign(y=[1, 3]))  # other code: every figure again
+    assert _DRAWN == ["a", "b"]
+    _DRAWN.clear()
+    write(one, object())  # an argument not hashable by content: always drawn
+    write(one, object())
+    assert len(_DRAWN) == 2 and all(not isinstance(t, str) for t in _DRAWN)
+
+
+def test_figure_keys_tell_text_from_numbers() -> None:
+    job = (_counted_figure, (pd.DataFrame({"x": [1], "y": ["1"]}), "t"))
+    other = (_counted_figure, (pd.DataFrame({"x": [1], "y": [1]}).astype(object), "t"))
+    assert figures.figure_key(job) != figures.figure_key(other) is not None
+
+
+def test_the_drawer_draws_ahead_and_gives_the_same_pngs() -> None:
+    """Figures started ahead (by their key) are taken, not drawn again; the PNGs are the
+    ones drawn in this process."""
+    jobs = [(_counted_figure, (pd.DataFrame({"x": [1, 2], "y": [1.0, float(i)]}), str(i)))
+            for i in range(1, 5)]
+    with figures.Drawer(2) as drawer:
+        drawer.ahead(jobs[:3])
+        started = dict(drawer.started)
+        assert len(started) == 3
+        images = drawer.draw(jobs)
+        assert all(drawer.started[figures.figure_key(j)] is started[figures.figure_key(j)]
+                   for j in jobs[:3])
+    assert drawer.pool is None
+    assert images == figures.draw_all(jobs, 1)

@@ -132,3 +132,30 @@ def test_verdicts_equal_the_committed_summary(h100) -> None:
     _, sentences, _ = inputs.choice
     assert sentences and all(f"- {md_esc(s)}" in md for s in sentences)
     assert any(re.search(r"surely faster in \d+ of \d+ cases", s) for s in sentences)
+
+
+def test_mann_whitney_is_scipys_asymptotic_test_to_the_bit() -> None:
+    """stats.mann_whitney follows SciPy's formula without importing scipy.stats: the
+    same U and p, ties and all-tied samples included."""
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    from gpubench.report import stats as report_stats
+
+    rng = np.random.default_rng(7)
+    for i in range(400):
+        m, n = int(rng.integers(1, 30)), int(rng.integers(1, 260))
+        if i % 3 == 0:  # many ties
+            a, b = rng.integers(1, 5, m).astype(float), rng.integers(1, 5, n).astype(float)
+        elif i % 37 == 0:  # all tied: SciPy's p is NaN, read as 1
+            a, b = np.full(m, 2.0), np.full(n, 2.0)
+        else:
+            a, b = rng.random(m) * 1e-3, rng.random(n) * 1e-3 * rng.uniform(0.5, 1.5)
+        ref = scipy_stats.mannwhitneyu(a, b, use_continuity=True, alternative="two-sided",
+                                       method="asymptotic")
+        p = 1.0 if np.isnan(ref.pvalue) else min(1.0, float(ref.pvalue))
+        assert report_stats.mann_whitney(a, b) == (float(ref.statistic), p)
+    for alpha in (0.01, 0.05):
+        c = report_stats.excluded_per_side(60, 70, alpha)
+        z = float(scipy_stats.norm.ppf(1 - alpha / 2))
+        assert c == max(0, int(np.floor(60 * 70 / 2 - z * np.sqrt(60 * 70 * 131 / 12))))

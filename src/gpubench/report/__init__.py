@@ -25,7 +25,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -266,8 +266,11 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
 def load_inputs(timings_csv: str | Path, env_json: str | Path,
                 samples_csv: str | Path | None = None, locks: Sequence[str | Path] = (),
                 mpi_csv: str | Path | None = None,
-                mpi_samples_csv: str | Path | None = None) -> Inputs:
-    """Read every input once; only an unusable timings CSV raises (SchemaError)."""
+                mpi_samples_csv: str | Path | None = None,
+                prepared: Callable[[pd.DataFrame], None] | None = None) -> Inputs:
+    """Read every input once; only an unusable timings CSV raises (SchemaError).
+    ``prepared`` is called with the prepared rows before the analysis (build_report
+    starts drawing figures then)."""
     frame, notes = read_timings_lenient(timings_csv)
     env = load_env(env_json)
     ceilings = env.data.get("ceilings")
@@ -277,6 +280,8 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
         plausibility.judge(frame, ceilings)
     df = sections.canonical_order(prepare(_sort_input(frame)))
     env.locks = load_locks(locks)
+    if prepared is not None:
+        prepared(df)
     return Inputs(df, env, Path(timings_csv).name, stats.load_samples(samples_csv, df),
                   mpi.load_mpi(mpi_csv, mpi_samples_csv), notes).analyse()
 
@@ -294,12 +299,27 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
     caps the processes that draw figures (default: the usable cores, at most 8). The
     page's figures are interactive; their PNGs go to ``figures_dir`` (default:
     ``<md stem>_figures`` beside summary.md), linked from summary.md."""
-    inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv, mpi_samples_csv)
-    figs = figures.FigureQueue()
-    page = figs.render(render_html(inputs, figs), workers)
-    results.atomic_write_text(out_html, page)
     md_dir = Path(out_md).parent
-    pngs = figs.write_pngs(figures_dir or md_dir / f"{Path(out_md).stem}_figures", workers)
+    folder = Path(figures_dir or md_dir / f"{Path(out_md).stem}_figures")
+    with figures.Drawer(workers) as drawer:
+
+        def draw_kernels_ahead(df: pd.DataFrame) -> None:
+            # the per-kernel figures (most of them) need only the rows: drawn in the
+            # background while the analysis runs
+            drawer.ahead([(case.figure.fn, case.figure.args)
+                          for k in _ordered(df["kernel"], kernel_names())
+                          for case in sections.kernels.build(df, k, "", with_tables=False).cases
+                          if case.figure is not None], folder)
+
+        inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv,
+                             mpi_samples_csv, draw_kernels_ahead)
+        figs = figures.FigureQueue()
+        html = render_html(inputs, figs)
+        # the rest, while the page's interactive figures are built
+        drawer.ahead(figs.jobs, folder, figs.keys())
+        page = figs.render(html, workers)
+        results.atomic_write_text(out_html, page)
+        pngs = figs.write_pngs(folder, workers, drawer)
     first = next((i for i, (fn, _a) in enumerate(figs.jobs)
                   if fn is headline.overview_figure), None)
     overview_png = (os.path.relpath(pngs[first], md_dir).replace(os.sep, "/")

@@ -9,12 +9,18 @@ plotly.js and the table-sorting script once in the page head: the page stays one
 offline file. :meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
 for summary.md and ``snakemake --report``, in worker processes when there are several
 cores (drawing dominates the report's run time, and figures are independent). PNGs use a
-fixed style, fixed DPI and no software or date tag.
+fixed style, fixed DPI and no software or date tag. A PNG already in the folder is kept,
+not drawn again, where its drawing function, its data and the code that draws it are the
+same as when it was drawn (:func:`figure_key`, recorded in :data:`KEYS_FILE`): the same
+inputs give the same bytes, and drawing is most of a rebuild's time.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
+import functools
+import hashlib
 import html
 import io
 import math
@@ -23,15 +29,17 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
-from matplotlib import style as mpl_style
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
-from PIL import Image
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# matplotlib's figure, canvas and ticker modules (and PIL) are imported where a figure is
+# drawn: a rebuild that keeps its PNGs draws none, and the drawing processes import
+# them on their own core instead of the report's process.
 
 from gpubench.report import plots
 from gpubench.report.palette import MARKERS, colors  # noqa: F401 - figures.MARKERS, figures.colors
@@ -42,6 +50,9 @@ FIG_WIDTH = 10.0  # inches
 WORKERS_ENV = "GPUBENCH_REPORT_WORKERS"
 
 _TOKEN = "@@GPUBENCH-FIGURE-{:05d}@@"
+#: beside the PNGs: per figure file, the key of what it was drawn from and the hash of
+#: its bytes (:meth:`FigureQueue.write_pngs` keeps a PNG whose both still match)
+KEYS_FILE = ".gpubench-figures.keys"
 
 
 #: colours kept in a static PNG: line plots use a few, and a palette PNG is a quarter
@@ -52,6 +63,9 @@ PNG_COLORS = 64
 
 def png(fig: Figure) -> str:
     """The figure as base64 palette PNG with no metadata that could vary between runs."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
     canvas = FigureCanvasAgg(fig)
     fig.set_dpi(DPI)
     canvas.draw()
@@ -65,6 +79,9 @@ def png(fig: Figure) -> str:
 
 def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     """A figure in matplotlib's default style, whatever the caller's rcParams say."""
+    from matplotlib import style as mpl_style
+    from matplotlib.figure import Figure
+
     mpl_style.use("default")
     matplotlib.rcParams["svg.hashsalt"] = "gpubench"
     # Labels carry names from the results (a GPU, a host, a backend): a "$" in one must
@@ -92,6 +109,8 @@ def pow10(value: float, _pos: Any = None) -> str:
 def log_scale(ax: Any, which: str, values: np.ndarray) -> None:
     """Log scale; minor ticks only where the data spans under two decades (so the axis
     still has labels), because hundreds of minor ticks make drawing several times slower."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
     axis = ax.xaxis if which == "x" else ax.yaxis
     v = np.asarray(values, dtype=float)
@@ -109,6 +128,8 @@ def log_scale(ax: Any, which: str, values: np.ndarray) -> None:
 
 def size_limits(ax: Any, sizes: np.ndarray) -> None:
     """x limits around the sizes: one size is centred and labelled."""
+    from matplotlib.ticker import NullLocator
+
     xs = np.unique(np.asarray(sizes, dtype=float))
     xs = xs[np.isfinite(xs) & (xs > 0)]
     if xs.size == 0:
@@ -158,6 +179,160 @@ def draw_all(jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
         return [_draw(job) for job in jobs]
     with ctx.Pool(workers) as pool:
         return pool.map(_draw, list(jobs), chunksize=1)
+
+
+class Unkeyable(TypeError):
+    """An argument :func:`figure_key` cannot hash by content: that figure is drawn."""
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Hash ``obj`` by content and type (a figure's arguments: frames, arrays, text,
+    numbers and containers of them); anything else raises :class:`Unkeyable`."""
+    import pandas as pd
+
+    h.update(type(obj).__qualname__.encode() + b"\x00")
+    if obj is None or isinstance(obj, bool | int | float | complex | str | bytes):
+        h.update(repr(obj).encode() + b"\x00")
+    elif isinstance(obj, tuple | list):
+        h.update(f"{len(obj)}\x00".encode())
+        for item in obj:
+            _feed(h, item)
+    elif isinstance(obj, dict):
+        h.update(f"{len(obj)}\x00".encode())
+        for k, v in obj.items():  # insertion order: drawing may follow it
+            _feed(h, k)
+            _feed(h, v)
+    elif isinstance(obj, np.generic):
+        h.update(f"{obj.dtype.str}:{obj!r}\x00".encode())
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            _feed(h, obj.tolist())
+        else:
+            h.update(f"{obj.dtype.str}{obj.shape}\x00".encode())
+            h.update(np.ascontiguousarray(obj).tobytes())
+    elif isinstance(obj, pd.Series):
+        _feed(h, obj.to_frame(name=obj.name if obj.name is not None else "\x00series"))
+    elif isinstance(obj, pd.DataFrame):
+        _feed(h, [str(c) for c in obj.columns])
+        _feed(h, [str(t) for t in obj.dtypes])
+        _feed(h, obj.index.tolist())
+        for col in range(obj.shape[1]):
+            values = obj.iloc[:, col]
+            if values.dtype == object:
+                # the cells' types too: 1 and "1" hash alike as text
+                _feed(h, [(type(v).__qualname__, repr(v)) for v in values.tolist()])
+            else:
+                _feed(h, values.to_numpy())
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        _feed(h, [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)])
+    else:
+        raise Unkeyable(type(obj).__qualname__)
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of every gpubench source file and of the drawing libraries' versions:
+    a change to any of them draws every figure again."""
+    import pandas as pd
+    import PIL
+
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent  # the gpubench package
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\x00" + path.read_bytes())
+    versions = (matplotlib.__version__, np.__version__, pd.__version__, PIL.__version__,
+                DPI, PNG_COLORS)
+    h.update(repr(versions).encode())
+    return h.hexdigest()
+
+
+def figure_key(job: tuple[Callable[..., str], tuple[Any, ...]]) -> str | None:
+    """What a figure is drawn from, hashed: the drawing function, its arguments by
+    content, and :func:`code_version`; None where an argument cannot be hashed."""
+    fn, args = job
+    h = hashlib.sha256(code_version().encode())
+    h.update(f"{fn.__module__}.{fn.__qualname__}\x00".encode())
+    try:
+        _feed(h, args)
+    except Unkeyable:
+        return None
+    return h.hexdigest()
+
+
+def _read_keys(folder: Path) -> dict[str, tuple[str, str]]:
+    """``{file name: (figure key, sha256 of the file)}`` from the folder's keys file."""
+    try:
+        lines = (folder / KEYS_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    out = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) == 3:
+            out[parts[0]] = (parts[1], parts[2])
+    return out
+
+
+class Drawer:
+    """Processes that draw PNGs while the report goes on: :meth:`ahead` starts figures
+    as soon as their data is known (the per-kernel figures need only the prepared
+    rows, not the analysis), :meth:`draw` returns every figure asked for, taking the
+    ones drawn ahead by :func:`figure_key` (same function, data and code: the same PNG).
+    With one worker it draws in this process, when asked. Use it as a context manager:
+    leaving it ends the processes."""
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = default_workers() if workers is None else max(1, workers)
+        self.pool: Any = None
+        self.started: dict[str, Any] = {}
+        if self.workers > 1:
+            try:
+                ctx = multiprocessing.get_context("fork")
+            except ValueError:  # pragma: no cover - no fork on this platform
+                return
+            self.pool = ctx.Pool(self.workers)
+
+    def __enter__(self) -> Drawer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+            self.pool = None
+
+    def ahead(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
+              folder: str | Path | None = None,
+              keys: Sequence[str | None] | None = None) -> None:
+        """Start drawing ``jobs`` in the background; figures a PNG in ``folder`` already
+        holds (by its recorded key) are left to :meth:`FigureQueue.write_pngs`."""
+        if self.pool is None:
+            return
+        kept = {key for key, _digest in _read_keys(Path(folder)).values()} if folder else set()
+        for i, job in enumerate(jobs):
+            key = figure_key(job) if keys is None else keys[i]
+            if key is not None and key not in kept and key not in self.started:
+                self.started[key] = self.pool.apply_async(_draw, (job,))
+
+    def draw(self, jobs: Sequence[tuple[Callable[..., str], tuple[Any, ...]]],
+             keys: Sequence[str | None] | None = None) -> list[str]:
+        """Every job's base64 PNG: drawn ahead, or drawn now (``keys``: the jobs'
+        :func:`figure_key`, where the caller has them)."""
+        if self.pool is None:
+            return draw_all(jobs, 1)
+        pending = []
+        for i, job in enumerate(jobs):
+            key = figure_key(job) if keys is None else keys[i]
+            result = self.started.get(key) if key is not None else None
+            if result is None:
+                result = self.pool.apply_async(_draw, (job,))
+                if key is not None:
+                    self.started[key] = result
+            pending.append(result)
+        return [result.get() for result in pending]
 
 
 #: sorts any ``table.sortable`` by the clicked header: numbers (with their units: ns to s,
@@ -328,6 +503,12 @@ class FigureQueue:
         self.jobs: list[tuple[Callable[..., str], tuple[Any, ...]]] = []
         self.alts: list[str] = []
         self.classes: list[str] = []
+        self._keys: list[str | None] = []
+
+    def keys(self) -> list[str | None]:
+        """Each queued figure's :func:`figure_key` (computed once)."""
+        self._keys += [figure_key(job) for job in self.jobs[len(self._keys):]]
+        return list(self._keys)
 
     def add(self, fn: Callable[..., str], *args: Any, alt: str = "", cls: str = "") -> str:
         """Queue ``fn(*args)`` (a module-level function returning base64 PNG; its
@@ -371,19 +552,45 @@ class FigureQueue:
         return page.replace("</head>", head + "</head>", 1) if "</head>" in page else (
             head + page)
 
-    def write_pngs(self, directory: str | Path, workers: int | None = None) -> list[Path]:
+    def write_pngs(self, directory: str | Path, workers: int | None = None,
+                   drawer: Drawer | None = None) -> list[Path]:
         """Draw every figure as ``directory/fig-NNN.png`` (earlier ``fig-*.png`` there are
-        removed, so the folder holds this page's figures only); the paths in page order."""
+        removed, so the folder holds this page's figures only); the paths in page order.
+
+        A PNG already there is kept where :data:`KEYS_FILE` records the same
+        :func:`figure_key` for it and the hash of its bytes still matches: drawn again
+        it would come out the same. Every other figure is drawn, by ``drawer`` where
+        given (it may have drawn some ahead), else in ``workers`` processes."""
         folder = Path(directory)
         folder.mkdir(parents=True, exist_ok=True)
+        before = _read_keys(folder)
+        names = [f"fig-{i + 1:03d}.png" for i in range(len(self.jobs))]
+        keys = self.keys()
+        digests: dict[str, str] = {}
+        for name, key in zip(names, keys, strict=True):
+            path = folder / name
+            if key is None or before.get(name, ("", ""))[0] != key or not path.is_file():
+                continue
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            if digest == before[name][1]:
+                digests[name] = digest
+        (folder / KEYS_FILE).unlink(missing_ok=True)  # rewritten once the PNGs are
         for old in folder.glob("fig-*.png"):
-            old.unlink()
-        paths = []
-        for i, image in enumerate(draw_all(self.jobs, workers)):
-            path = folder / f"fig-{i + 1:03d}.png"
-            path.write_bytes(base64.b64decode(image))
-            paths.append(path)
-        return paths
+            if old.name not in digests:
+                old.unlink()
+        todo = [i for i, name in enumerate(names) if name not in digests]
+        jobs = [self.jobs[i] for i in todo]
+        images = (drawer.draw(jobs, [keys[i] for i in todo]) if drawer is not None
+                  else draw_all(jobs, workers))
+        for i, image in zip(todo, images, strict=True):
+            data = base64.b64decode(image)
+            (folder / names[i]).write_bytes(data)
+            digests[names[i]] = hashlib.sha256(data).hexdigest()
+        key_lines = "".join(f"{name} {key} {digests[name]}\n"
+                               for name, key in zip(names, keys, strict=True) if key)
+        if key_lines:
+            (folder / KEYS_FILE).write_text(key_lines, encoding="utf-8")
+        return [folder / name for name in names]
 
     def markdown(self, paths: Sequence[Path], relative_to: str | Path) -> str:
         """A Markdown section linking the PNGs, with the figures' alt text."""

@@ -113,9 +113,9 @@ class Kernel:
     cases: list[Case] = field(default_factory=list)
 
 
-def build(df: pd.DataFrame, kernel: str, anchor: str) -> Kernel:
+def build(df: pd.DataFrame, kernel: str, anchor: str, with_tables: bool = True) -> Kernel:
     """One kernel: per variant and dtype a figure of the ok rows (every mode), and a table
-    per mode."""
+    per mode (none with ``with_tables=False``: the figures alone, to draw them ahead)."""
     spec = _kernel_spec(kernel)
     k = df[df["kernel"] == kernel]
     unit = str(k["unit"].iloc[0])
@@ -135,7 +135,7 @@ def build(df: pd.DataFrame, kernel: str, anchor: str) -> Kernel:
                              (_plot_frame(ok), title, size_meaning, unit), "scaling")
             modes = sorted(set(g["mode"]))
             tables = []
-            for mode in modes:
+            for mode in modes if with_tables else ():
                 shown = g[g["status"].isin(["ok", "wrong_result"]) & (g["mode"] == mode)]
                 if not shown.empty:
                     tables.append((mode, kernel_table(shown, unit)))
