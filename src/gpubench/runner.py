@@ -32,6 +32,41 @@ SRC_DIR = Path(__file__).resolve().parents[1]
 #: the framework every speedup is taken against; its step also runs ``baseline_sizes``
 BASELINE_FRAMEWORK = "numpy"
 
+#: where each framework keeps its persistent compilation cache, as a subfolder of the
+#: step's compile cache folder (config key ``compile_cache_dir``)
+COMPILE_CACHE_VARS = {
+    "CUPY_CACHE_DIR": "cupy",                 # CuPy's compiled kernels (NVRTC cubins)
+    "JAX_COMPILATION_CACHE_DIR": "jax",       # XLA executables and GPU autotuning
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's FX graphs, code
+    "TRITON_CACHE_DIR": "triton",             # Triton's compiled kernels
+    "NUMBA_CACHE_DIR": "numba",               # Numba's cache=True functions (none here)
+}
+#: what goes with the folders: JAX stores every compile (its defaults keep only those
+#: over 1 s, which leaves the first call of most kernels uncached) of any size
+JAX_CACHE_SETTINGS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+}
+#: TorchInductor compiles in the calling thread, not in a pool of worker processes
+#: that may still be compiling (other rows' kernels) while later rows are timed
+STEP_SETTINGS = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+def step_environment(compile_cache: str | os.PathLike[str] | None,
+                     environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables a step's workers get on top of ``environ`` (default: this process's
+    environment): each framework's persistent compilation cache in a subfolder of
+    ``compile_cache`` (None: the frameworks' own defaults), JAX told to store every
+    compile, and TorchInductor compiling in the caller's thread. A variable already set
+    in ``environ`` is the user's choice and is left as it is."""
+    environ = os.environ if environ is None else environ
+    wanted = dict(STEP_SETTINGS)
+    if compile_cache is not None:
+        root = Path(compile_cache).resolve()
+        wanted.update({var: str(root / sub) for var, sub in COMPILE_CACHE_VARS.items()})
+        wanted.update(JAX_CACHE_SETTINGS)
+    return {k: v for k, v in wanted.items() if k not in environ}
+
 
 @dataclass(frozen=True)
 class PlanItem:
@@ -188,10 +223,13 @@ class BackendRun:
     """Drives workers for one backend and turns their messages into schema rows."""
 
     def __init__(self, backend_id: str, config: Mapping[str, Any], cores: int,
-                 log: Any = None, ref_cache: str | None = None) -> None:
+                 log: Any = None, ref_cache: str | None = None,
+                 compile_cache: str | os.PathLike[str] | None = None) -> None:
         self.backend_id = backend_id
         #: folder of float64 references shared with the other steps (gpubench.refcache)
         self.ref_cache = ref_cache
+        #: what the workers get on top of this environment (:func:`step_environment`)
+        self.step_env = step_environment(compile_cache)
         self.framework, self.device = split_backend_id(backend_id)
         self.config = config
         self.cores = cores
@@ -262,7 +300,7 @@ class BackendRun:
         job = {"backend": self.backend_id, "threads": threads,
                "harness": self.harness, "ref_cache": self.ref_cache,
                "items": [asdict(self.items[i]) for i in indices]}
-        env = {**os.environ, **pin_threads_env(threads),
+        env = {**os.environ, **self.step_env, **pin_threads_env(threads),
                "PYTHONPATH": os.pathsep.join(
                    [str(SRC_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
         proc = subprocess.Popen(
@@ -346,18 +384,30 @@ class BackendRun:
         results.atomic_write_csv(csv_path, results.rows_frame(self.rows))
 
 
+def results_folder(csv_path: str | os.PathLike[str]) -> Path:
+    """<results>/raw/<backend>.csv -> <results>."""
+    return Path(csv_path).resolve().parent.parent
+
+
 def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
-                samples_path: str, env_lock: str = "") -> BackendRun:
+                samples_path: str, env_lock: str = "",
+                compile_cache: str | os.PathLike[str] | None = None) -> BackendRun:
     """Plan, run and write one backend's results. Returns the run for inspection.
 
     ``env_lock`` is the hash of the lock of the environment the step runs in (every
-    row carries it).
+    row carries it). ``compile_cache``: the folder the frameworks' persistent
+    compilation caches go in (:func:`step_environment`; None: their own defaults).
     """
     t0 = time.perf_counter()
-    # <results>/raw/<backend>.csv -> <results>/cache/references, shared by the steps
-    cache = Path(csv_path).resolve().parent.parent / "cache" / "references"
-    run = BackendRun(backend_id, config, cores, ref_cache=str(cache))
+    # <results>/cache/references, shared by the steps
+    cache = results_folder(csv_path) / "cache" / "references"
+    run = BackendRun(backend_id, config, cores, ref_cache=str(cache),
+                     compile_cache=compile_cache)
     run.common["env_lock"] = env_lock
+    shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
+    if shown:
+        run.say(f"compilation caches under {Path(next(iter(shown.values()))).parent}"
+                f" ({', '.join(sorted(shown))})")
     run.run()
     run.write(csv_path, samples_path)
     counts: dict[str, int] = {}
