@@ -82,6 +82,9 @@ class PlanItem:
     mode: str = "hot"
     #: read the energy per call too (see :func:`mark_energy`)
     energy: bool = False
+    #: one of a case's implementations at its largest size, of which the worker reads
+    #: the fastest one's energy once all are measured (``energy: best``)
+    energy_best: bool = False
 
 
 #: a step stops its timed work this share of its job's runtime before SLURM would end
@@ -159,23 +162,50 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                         items.append(PlanItem(case.kernel, case.variant, case.size,
                                               case.dtype, impl.name, t, dict(case.params),
                                               mode))
-    items = mark_energy(items, str(config.get("energy", "largest")))
+    items = mark_energy(items, str(config.get("energy", DEFAULT_ENERGY)))
     # One worker per thread count: group by threads, keep run order inside a group.
     return sorted(items, key=lambda it: it.threads)
 
 
+#: the config key ``energy`` where it is not set
+DEFAULT_ENERGY = "best"
+
+
+def case_key(it: PlanItem | Mapping[str, Any]) -> tuple[Any, ...]:
+    """A case of a plan item (a :class:`PlanItem` or its dict, as a worker gets it):
+    kernel, variant, size, dtype and parameters; implementation, threads and mode
+    aside."""
+    get = it.get if isinstance(it, Mapping) else lambda k: getattr(it, k)
+    return (get("kernel"), get("variant"), int(get("size")), get("dtype"),
+            json.dumps(get("params") or {}, sort_keys=True))
+
+
 def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
-    """Mark the hot items whose energy per call is read: ``largest`` (the largest size
-    of each kernel, variant, dtype, implementation and thread count: where the device
-    is busiest and a window of calls costs least per row), ``all`` or ``off``."""
+    """Mark the hot items whose energy per call is read.
+
+    ``best`` (the default): at the largest size of each kernel, variant, dtype,
+    parameters and thread count, every hot implementation is a candidate
+    (``energy_best``) and the worker reads the energy of the one with the lowest device
+    median once it has measured them all (:mod:`gpubench.worker`): the figure the report
+    uses, for a fraction of the time. ``largest``: every implementation at the largest
+    size of each kernel, variant, dtype, implementation and thread count (where the
+    device is busiest and a window of calls costs least per row). ``all``: every hot
+    item. ``off``: none."""
     if which == "off":
         return items
-    def case(it: PlanItem) -> tuple[Any, ...]:
-        return it.kernel, it.variant, it.dtype, it.implementation, it.threads
+    if which == "best":
+        def case(it: PlanItem) -> tuple[Any, ...]:
+            return (*case_key(it)[:2], *case_key(it)[3:], it.threads)
+    else:
+        def case(it: PlanItem) -> tuple[Any, ...]:
+            return it.kernel, it.variant, it.dtype, it.implementation, it.threads
 
     top: dict[tuple[Any, ...], int] = {}
     for it in items:
         top[case(it)] = max(top.get(case(it), it.size), it.size)
+    if which == "best":
+        return [replace(it, energy_best=it.mode == "hot" and it.size == top[case(it)])
+                for it in items]
     return [replace(it, energy=it.mode == "hot" and (
         which == "all" or it.size == top[case(it)])) for it in items]
 
@@ -316,6 +346,10 @@ class BackendRun:
         hello: dict[str, Any] = {}
         done = 0
         current: int | None = None
+        #: the rows of this worker's items by their index in its job
+        rows: dict[int, dict[str, Any]] = {}
+        #: the item whose energy the worker is reading again (``energy: best``)
+        energy_of: int | None = None
         timeout = self.start_timeout
         while True:
             try:
@@ -323,11 +357,17 @@ class BackendRun:
             except queue.Empty:
                 proc.kill()
                 proc.wait()
+                if energy_of is not None:
+                    return self._energy_failed(
+                        rows[energy_of], done, f"timed out after {timeout:.0f} s")
                 what = "starting the framework" if current is None else "this case"
                 reason = f"timed out after {timeout:.0f} s while {what} (harness.case_timeout_s)"
                 return self._fail_from(indices, done, current, hello, reason)
             if line is None:
                 code = proc.wait()
+                if energy_of is not None:
+                    return self._energy_failed(rows[energy_of], done,
+                                               f"worker {describe_exit(code)}")
                 if done == len(indices):
                     return done
                 reason = f"worker {describe_exit(code)}; see the step's log"
@@ -350,9 +390,18 @@ class BackendRun:
                 timeout = self.case_timeout
             elif event == "start":
                 current = msg["index"]
+            elif event == "energy_start":
+                energy_of = msg["index"]
+            elif event == "energy":
+                # a reading made after the row (energy: best), or why none was
+                energy_of = None
+                rows[msg["index"]].update({k: v for k, v in msg["fields"].items()
+                                           if k.startswith("energy_")
+                                           and k in results.COLUMN_NAMES})
             elif event == "result":
                 item = self.items[indices[msg["index"]]]
                 self.row(item, msg["fields"], hello)
+                rows[msg["index"]] = self.rows[-1]
                 key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
                 clocks = {"device": msg["samples"], **msg.get("caller", {})}
                 for clock, times in clocks.items():
@@ -360,6 +409,15 @@ class BackendRun:
                                         for j, t in enumerate(times))
                 done = msg["index"] + 1
                 current = None
+
+    def _energy_failed(self, row: dict[str, Any], done: int, what: str) -> int:
+        """The worker stopped while reading a row's energy again (``energy: best``): the
+        row keeps its timings and says why it has no energy; the items after the last
+        row go to a fresh worker."""
+        self.say(f"{what} while reading the energy of {row['implementation']} on "
+                 f"{row['kernel']} size {row['size']}; see the step's log")
+        row["energy_reason"] = f"not measured: {what} while reading it; see the step's log"
+        return done
 
     def _fail_from(self, indices: list[int], done: int, current: int | None,
                    hello: Mapping[str, Any], reason: str) -> int:
