@@ -187,7 +187,8 @@ def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
     parameters and thread count, every hot implementation is a candidate
     (``energy_best``) and the worker reads the energy of the one with the lowest device
     median once it has measured them all (:mod:`gpubench.worker`): the figure the report
-    uses, for a fraction of the time. ``largest``: every implementation at the largest
+    uses, for a fraction of the time. A case with one candidate has it read as it is
+    measured (``energy``), as ``largest`` would. ``largest``: every implementation at the largest
     size of each kernel, variant, dtype, implementation and thread count (where the
     device is busiest and a window of calls costs least per row). ``all``: every hot
     item. ``off``: none."""
@@ -204,8 +205,16 @@ def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
     for it in items:
         top[case(it)] = max(top.get(case(it), it.size), it.size)
     if which == "best":
-        return [replace(it, energy_best=it.mode == "hot" and it.size == top[case(it)])
-                for it in items]
+        def candidate(it: PlanItem) -> bool:
+            return it.mode == "hot" and it.size == top[case(it)]
+
+        count: dict[tuple[Any, ...], int] = {}
+        for it in items:
+            if candidate(it):
+                count[case(it)] = count.get(case(it), 0) + 1
+        # a case's only candidate is read as it is measured: nothing to compare it with
+        return [replace(it, energy=count[case(it)] == 1, energy_best=count[case(it)] > 1)
+                if candidate(it) else it for it in items]
     return [replace(it, energy=it.mode == "hot" and (
         which == "all" or it.size == top[case(it)])) for it in items]
 
