@@ -27,6 +27,7 @@ from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
 from gpubench.procs import describe_exit
 from gpubench.spec import get_kernel, implementations, kernel_names
+from gpubench.worker import case_key
 
 SRC_DIR = Path(__file__).resolve().parents[1]
 #: the framework every speedup is taken against; its step also runs ``baseline_sizes``
@@ -169,15 +170,6 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
 
 #: the config key ``energy`` where it is not set
 DEFAULT_ENERGY = "best"
-
-
-def case_key(it: PlanItem | Mapping[str, Any]) -> tuple[Any, ...]:
-    """A case of a plan item (a :class:`PlanItem` or its dict, as a worker gets it):
-    kernel, variant, size, dtype and parameters; implementation, threads and mode
-    aside."""
-    get = it.get if isinstance(it, Mapping) else lambda k: getattr(it, k)
-    return (get("kernel"), get("variant"), int(get("size")), get("dtype"),
-            json.dumps(get("params") or {}, sort_keys=True))
 
 
 def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:

@@ -10,9 +10,19 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+
+def case_key(it: Any) -> tuple[Any, ...]:
+    """A case of a plan item (a :class:`gpubench.runner.PlanItem` or its dict, as a
+    worker gets it): kernel, variant, size, dtype and parameters; implementation,
+    threads and mode aside."""
+    get = it.get if isinstance(it, Mapping) else lambda k: getattr(it, k)
+    return (get("kernel"), get("variant"), int(get("size")), get("dtype"),
+            json.dumps(get("params") or {}, sort_keys=True))
 
 
 def emit(msg: dict[str, Any]) -> None:
@@ -70,8 +80,6 @@ class BestEnergy:
 
     def add(self, index: int, item: dict[str, Any], impl: Any,
             fields: dict[str, Any]) -> None:
-        from gpubench.runner import case_key
-
         self.case = case_key(item)
         self.rows.append((index, impl, fields))
         if fields.get("status") == "ok":
@@ -80,8 +88,6 @@ class BestEnergy:
     def due(self, next_item: dict[str, Any] | None) -> bool:
         """Whether the case's candidates are all measured: the next item (None: none) is
         another case. A case's items are contiguous in a worker's list."""
-        from gpubench.runner import case_key
-
         return bool(self.rows) and (next_item is None or case_key(next_item) != self.case)
 
     def take(self) -> tuple[tuple[int, Any, dict[str, Any]] | None,
