@@ -269,3 +269,76 @@ def test_crosscheck_compares_the_short_window_with_a_long_one() -> None:
     assert not math.isnan(out["rel_diff"])
     none = energy.crosscheck(_batch(1e-4, 5), 5, energy.Unmetered("no counter"), 0.05, 0.2)
     assert math.isnan(none["rel_diff"]) and none["reason"]
+
+
+# -- energy: best ----------------------------------------------------------------------
+
+
+def test_best_marks_every_implementation_at_the_largest_size_of_a_case() -> None:
+    items = [_item(10), _item(1000), _item(1000, "cold"), _item(10, impl="b"),
+             _item(1000, impl="b"), _item(100, threads=4)]
+    marked = {(i.size, i.mode, i.implementation, i.threads): (i.energy, i.energy_best)
+              for i in mark_energy(items, "best")}
+    assert marked == {(10, "hot", "a", 1): (False, False),
+                      (1000, "hot", "a", 1): (False, True),
+                      (1000, "cold", "a", 1): (False, False),
+                      (10, "hot", "b", 1): (False, False),
+                      (1000, "hot", "b", 1): (False, True),
+                      (100, "hot", "a", 4): (True, False)}  # the only one: read inline
+    # the default
+    from gpubench.runner import DEFAULT_ENERGY
+
+    assert DEFAULT_ENERGY == "best"
+
+
+@pytest.fixture
+def energy_plugin(monkeypatch: pytest.MonkeyPatch) -> str:
+    from conftest import _plugin
+
+    return _plugin(monkeypatch, "energy_plugin")
+
+
+def _ebest(tmp_path: Path, **extra) -> dict:
+    import pandas as pd
+
+    from gpubench.runner import run_backend
+
+    config = {"harness": {"max_time_s": 0.01, "energy_min_time_s": 0.05},
+              "threads": [1],
+              "kernels": {"vector_add": {"sizes": [256, 4096], "dtypes": ["float32"]}},
+              **extra}
+    run_backend("ebest-cpu", config, 1, str(tmp_path / "t.csv"), str(tmp_path / "s.csv"))
+    rows = pd.read_csv(tmp_path / "t.csv")
+    assert set(rows["status"]) == {"ok"} and len(rows) == 4
+    return {(r.implementation, r.size): r for r in rows.itertuples()}
+
+
+def test_best_reads_only_the_faster_implementation(energy_plugin, tmp_path) -> None:
+    import pandas as pd
+
+    rows = _ebest(tmp_path)
+    fast, slow = rows[("fast", 4096)], rows[("slow", 4096)]
+    assert fast.median_s < slow.median_s
+    assert fast.energy_j > 0 and fast.energy_meter == "simulated"
+    assert fast.energy_power_w == pytest.approx(100.0, rel=0.3)
+    assert pd.isna(fast.energy_reason)
+    assert pd.isna(slow.energy_j)
+    assert slow.energy_reason == ("not measured: energy: best only (a faster "
+                                  "implementation of this case was read: fast)")
+    for small in (rows[("fast", 256)], rows[("slow", 256)]):
+        assert pd.isna(small.energy_j) and pd.isna(small.energy_reason)
+
+
+def test_largest_still_reads_every_implementation(energy_plugin, tmp_path) -> None:
+    rows = _ebest(tmp_path, energy="largest")
+    assert rows[("fast", 4096)].energy_j > 0 and rows[("slow", 4096)].energy_j > 0
+
+
+def test_a_worker_lost_while_reading_energy_again_costs_no_row(
+        energy_plugin, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("GPUBENCH_TEST_DIE_ON_REBUILD", "1")
+    rows = _ebest(tmp_path)
+    fast = rows[("fast", 4096)]
+    assert fast.energy_reason.startswith("not measured: worker ")
+    assert "while reading it" in fast.energy_reason
+    assert "best only" in rows[("slow", 4096)].energy_reason

@@ -74,6 +74,20 @@ def test_energy_cells_and_their_fallback(tmp_path: Path) -> None:
     assert torch.text == "not measured: NVML energy counter unreadable: no driver"
 
 
+def test_the_energy_fallback_says_why_the_read_rows_have_none(tmp_path: Path) -> None:
+    """``energy: best``: most rows say a faster implementation was read; the cell gives
+    the reason the read one has no energy."""
+    paths = write_set(tmp_path)
+    _edit(paths, "torch-gpu", 1.0, energy_reason="not measured: energy: best only (a "
+          "faster implementation of this case was read: eager)")
+    t = pd.read_csv(paths["timings"], dtype={"energy_reason": object})
+    last = t.index[t["backend"] == "torch-gpu"][-1]
+    t.loc[last, "energy_reason"] = "not measured: NVML energy counter unreadable: no driver"
+    t.to_csv(paths["timings"], index=False)
+    torch = _inputs(paths).choice[0].cells[("torch-gpu", "work per joule")]
+    assert torch.text == "not measured: NVML energy counter unreadable: no driver"
+
+
 def test_the_sources_claims_get_a_verdict(tmp_path: Path) -> None:
     m = _inputs(write_set(tmp_path)).choice[0]
     table = matrix.claims(m)

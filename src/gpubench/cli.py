@@ -47,6 +47,11 @@ def step_main(argv: list[str] | None = None) -> int:
     p.add_argument("--env-lock", help="lock written by the build (venv mode)")
     p.add_argument("--env-python", help="interpreter of the environment (venv mode)")
     p.add_argument("--lock-out", help="write the lock of the environment the step ran in")
+    p.add_argument("--compile-cache", metavar="DIR|off",
+                   help="folder of the frameworks' persistent compilation caches; the "
+                   "step uses its subfolder named after --env-name (default: "
+                   "<results>/cache/compile, <results> being the folder above the CSV's; "
+                   "off: the frameworks' own defaults)")
     p.add_argument("--attempt", type=int, help="run the step as a watched child: this "
                    "attempt (1, 2, ...) of --attempts; see guard_step")
     p.add_argument("--attempts", type=int, default=1)
@@ -89,8 +94,21 @@ def step_main(argv: list[str] | None = None) -> int:
     if args.lock_out:
         environments.atomic_write_text(args.lock_out, lock.text())
     run_backend(args.backend, config, args.threads, args.csv, args.samples,
-                env_lock=lock.hash)
+                env_lock=lock.hash, compile_cache=step_compile_cache(args))
     return 0
+
+
+def step_compile_cache(args: argparse.Namespace) -> Path | None:
+    """The step's compilation cache folder: ``--compile-cache`` (default
+    ``<results>/cache/compile``) / the environment's name, so that environments with
+    different builds (CUDA 12 and 13) never share one; None for ``off``."""
+    from gpubench.runner import results_folder
+
+    base = args.compile_cache
+    if base is not None and base.strip().lower() in ("off", "false"):
+        return None
+    root = Path(base) if base else results_folder(args.csv) / "cache" / "compile"
+    return root / args.env_name
 
 
 def guard_step(args: argparse.Namespace, argv: list[str]) -> int:

@@ -54,6 +54,7 @@ __all__ = [
     "caller_stats",
     "measure",
     "measure_energy",
+    "measure_energy_again",
     "pipeline_depth",
     "recheck_reason",
     "skip_reason",
@@ -379,6 +380,45 @@ def measure_energy(call: Callable[[], Any], backend: Backend, settings: Settings
                                       settings.energy_min_time_s, settings.energy_max_wait_s)
 
 
+def measure_energy_again(spec: KernelSpec, impl: Implementation, case: Case,
+                         backend: Backend, settings: Settings,
+                         host_inputs: dict[str, np.ndarray], ref: Any,
+                         k: int) -> dict[str, Any]:
+    """The energy per call of an implementation measured earlier (``energy: best``: the
+    fastest of a case, known only once all were measured): build it again, warm it up,
+    read the energy in batches of ``k`` calls (:func:`measure_energy`) and check the last
+    result. Returns the energy fields; a failure is ``not measured`` with the reason,
+    never an exception (the row's timings stand)."""
+    stage = "placing inputs on the device"
+    try:
+        inputs = ({n: backend.to_device(v) for n, v in host_inputs.items()}
+                  if spec.place_inputs else dict(host_inputs))
+        outputs = {name: backend.empty(shape, dtype)
+                   for name, (shape, dtype) in spec.outputs(case).items()}
+        outputs = {n: v for n, v in outputs.items() if v is not None}
+        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed),
+                           host_inputs)
+        stage = "building"
+        call = impl.builder(ctx)
+        stage = "warm-up"
+        warm_up(lambda: backend.block(call()), max(1, settings.warmup), settings.warmup_s)
+        for buf in outputs.values():
+            backend.poison(buf)
+        stage = "energy"
+        fields, last = measure_energy(call, backend, settings, max(1, int(k)))
+        if last is not None:
+            check = spec.check(case, _result_on_host(backend, last, outputs), ref)
+            if not check.passed:
+                return energy_meter.not_measured(
+                    f"the call built again for the energy reading failed its check: "
+                    f"{check.reason}")
+        return fields
+    except Exception as exc:  # noqa: BLE001 - the row's timings stand without energy
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return energy_meter.not_measured(
+            f"{stage} again for the energy reading: {tb}"[:300])
+
+
 def cache_snapshot(dirs: Iterable[Path | str]) -> tuple[int, int] | None:
     """(files, newest modification of a folder in ns) under those of ``dirs`` that
     exist, or None if none does. A cache adds a file by creating it, or a temporary
@@ -471,9 +511,11 @@ def measure(
     """Measure one implementation on one case; never raises for the implementation's faults.
 
     ``energy``: read the energy per call too (after the clocks; the plan marks the
-    largest size of each case). ``caller_floor``: the least pipelined median of this
-    implementation's earlier sizes of the same kernel, variant and dtype (the worker
-    keeps it), which the caller's clock is rechecked against (:func:`recheck_reason`)."""
+    largest size of each case, with ``energy: largest`` or ``all``; ``best`` reads one
+    implementation per case later, :func:`measure_energy_again`). ``caller_floor``: the
+    least pipelined median of this implementation's earlier sizes of the same kernel,
+    variant and dtype (the worker keeps it), which the caller's clock is rechecked
+    against (:func:`recheck_reason`)."""
     timer, timed = backend.device_timer(spec)
     fields: dict[str, Any] = {
         "bytes": spec.bytes_moved(case),

@@ -100,7 +100,8 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("cache_state", "str", "the framework's persistent compilation cache over the "
            "build and first call: cold (it gained files: the row compiled and stored), "
            "warm (it existed and gained nothing: a compile, if any, was served from it or "
-           "not stored; JAX stores only compiles over 1 s), none (no persistent cache in "
+           "not stored; JAX stores only compiles over 1 s unless told otherwise, as the "
+           "step does in its own folder), none (no persistent cache in "
            "use: NumPy, Numba (no cache=True here), CUDA Python's NVRTC, JAX without a "
            "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
            "never built"),

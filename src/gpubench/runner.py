@@ -27,10 +27,46 @@ from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
 from gpubench.procs import describe_exit
 from gpubench.spec import get_kernel, implementations, kernel_names
+from gpubench.worker import case_key
 
 SRC_DIR = Path(__file__).resolve().parents[1]
 #: the framework every speedup is taken against; its step also runs ``baseline_sizes``
 BASELINE_FRAMEWORK = "numpy"
+
+#: where each framework keeps its persistent compilation cache, as a subfolder of the
+#: step's compile cache folder (config key ``compile_cache_dir``)
+COMPILE_CACHE_VARS = {
+    "CUPY_CACHE_DIR": "cupy",                 # CuPy's compiled kernels (NVRTC cubins)
+    "JAX_COMPILATION_CACHE_DIR": "jax",       # XLA executables and GPU autotuning
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's FX graphs, code
+    "TRITON_CACHE_DIR": "triton",             # Triton's compiled kernels
+    "NUMBA_CACHE_DIR": "numba",               # Numba's cache=True functions (none here)
+}
+#: what goes with the folders: JAX stores every compile (its defaults keep only those
+#: over 1 s, which leaves the first call of most kernels uncached) of any size
+JAX_CACHE_SETTINGS = {
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+}
+#: TorchInductor compiles in the calling thread, not in a pool of worker processes
+#: that may still be compiling (other rows' kernels) while later rows are timed
+STEP_SETTINGS = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
+
+def step_environment(compile_cache: str | os.PathLike[str] | None,
+                     environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables a step's workers get on top of ``environ`` (default: this process's
+    environment): each framework's persistent compilation cache in a subfolder of
+    ``compile_cache`` (None: the frameworks' own defaults), JAX told to store every
+    compile, and TorchInductor compiling in the caller's thread. A variable already set
+    in ``environ`` is the user's choice and is left as it is."""
+    environ = os.environ if environ is None else environ
+    wanted = dict(STEP_SETTINGS)
+    if compile_cache is not None:
+        root = Path(compile_cache).resolve()
+        wanted.update({var: str(root / sub) for var, sub in COMPILE_CACHE_VARS.items()})
+        wanted.update(JAX_CACHE_SETTINGS)
+    return {k: v for k, v in wanted.items() if k not in environ}
 
 
 @dataclass(frozen=True)
@@ -47,6 +83,9 @@ class PlanItem:
     mode: str = "hot"
     #: read the energy per call too (see :func:`mark_energy`)
     energy: bool = False
+    #: one of a case's implementations at its largest size, of which the worker reads
+    #: the fastest one's energy once all are measured (``energy: best``)
+    energy_best: bool = False
 
 
 #: a step stops its timed work this share of its job's runtime before SLURM would end
@@ -124,23 +163,50 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                         items.append(PlanItem(case.kernel, case.variant, case.size,
                                               case.dtype, impl.name, t, dict(case.params),
                                               mode))
-    items = mark_energy(items, str(config.get("energy", "largest")))
+    items = mark_energy(items, str(config.get("energy", DEFAULT_ENERGY)))
     # One worker per thread count: group by threads, keep run order inside a group.
     return sorted(items, key=lambda it: it.threads)
 
 
+#: the config key ``energy`` where it is not set
+DEFAULT_ENERGY = "best"
+
+
 def mark_energy(items: list[PlanItem], which: str) -> list[PlanItem]:
-    """Mark the hot items whose energy per call is read: ``largest`` (the largest size
-    of each kernel, variant, dtype, implementation and thread count: where the device
-    is busiest and a window of calls costs least per row), ``all`` or ``off``."""
+    """Mark the hot items whose energy per call is read.
+
+    ``best`` (the default): at the largest size of each kernel, variant, dtype,
+    parameters and thread count, every hot implementation is a candidate
+    (``energy_best``) and the worker reads the energy of the one with the lowest device
+    median once it has measured them all (:mod:`gpubench.worker`): the figure the report
+    uses, for a fraction of the time. A case with one candidate has it read as it is
+    measured (``energy``), as ``largest`` would. ``largest``: every implementation at the largest
+    size of each kernel, variant, dtype, implementation and thread count (where the
+    device is busiest and a window of calls costs least per row). ``all``: every hot
+    item. ``off``: none."""
     if which == "off":
         return items
-    def case(it: PlanItem) -> tuple[Any, ...]:
-        return it.kernel, it.variant, it.dtype, it.implementation, it.threads
+    if which == "best":
+        def case(it: PlanItem) -> tuple[Any, ...]:
+            return (*case_key(it)[:2], *case_key(it)[3:], it.threads)
+    else:
+        def case(it: PlanItem) -> tuple[Any, ...]:
+            return it.kernel, it.variant, it.dtype, it.implementation, it.threads
 
     top: dict[tuple[Any, ...], int] = {}
     for it in items:
         top[case(it)] = max(top.get(case(it), it.size), it.size)
+    if which == "best":
+        def candidate(it: PlanItem) -> bool:
+            return it.mode == "hot" and it.size == top[case(it)]
+
+        count: dict[tuple[Any, ...], int] = {}
+        for it in items:
+            if candidate(it):
+                count[case(it)] = count.get(case(it), 0) + 1
+        # a case's only candidate is read as it is measured: nothing to compare it with
+        return [replace(it, energy=count[case(it)] == 1, energy_best=count[case(it)] > 1)
+                if candidate(it) else it for it in items]
     return [replace(it, energy=it.mode == "hot" and (
         which == "all" or it.size == top[case(it)])) for it in items]
 
@@ -188,10 +254,13 @@ class BackendRun:
     """Drives workers for one backend and turns their messages into schema rows."""
 
     def __init__(self, backend_id: str, config: Mapping[str, Any], cores: int,
-                 log: Any = None, ref_cache: str | None = None) -> None:
+                 log: Any = None, ref_cache: str | None = None,
+                 compile_cache: str | os.PathLike[str] | None = None) -> None:
         self.backend_id = backend_id
         #: folder of float64 references shared with the other steps (gpubench.refcache)
         self.ref_cache = ref_cache
+        #: what the workers get on top of this environment (:func:`step_environment`)
+        self.step_env = step_environment(compile_cache)
         self.framework, self.device = split_backend_id(backend_id)
         self.config = config
         self.cores = cores
@@ -262,7 +331,7 @@ class BackendRun:
         job = {"backend": self.backend_id, "threads": threads,
                "harness": self.harness, "ref_cache": self.ref_cache,
                "items": [asdict(self.items[i]) for i in indices]}
-        env = {**os.environ, **pin_threads_env(threads),
+        env = {**os.environ, **self.step_env, **pin_threads_env(threads),
                "PYTHONPATH": os.pathsep.join(
                    [str(SRC_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
         proc = subprocess.Popen(
@@ -278,6 +347,10 @@ class BackendRun:
         hello: dict[str, Any] = {}
         done = 0
         current: int | None = None
+        #: the rows of this worker's items by their index in its job
+        rows: dict[int, dict[str, Any]] = {}
+        #: the item whose energy the worker is reading again (``energy: best``)
+        energy_of: int | None = None
         timeout = self.start_timeout
         while True:
             try:
@@ -285,11 +358,17 @@ class BackendRun:
             except queue.Empty:
                 proc.kill()
                 proc.wait()
+                if energy_of is not None:
+                    return self._energy_failed(
+                        rows[energy_of], done, f"timed out after {timeout:.0f} s")
                 what = "starting the framework" if current is None else "this case"
                 reason = f"timed out after {timeout:.0f} s while {what} (harness.case_timeout_s)"
                 return self._fail_from(indices, done, current, hello, reason)
             if line is None:
                 code = proc.wait()
+                if energy_of is not None:
+                    return self._energy_failed(rows[energy_of], done,
+                                               f"worker {describe_exit(code)}")
                 if done == len(indices):
                     return done
                 reason = f"worker {describe_exit(code)}; see the step's log"
@@ -312,9 +391,18 @@ class BackendRun:
                 timeout = self.case_timeout
             elif event == "start":
                 current = msg["index"]
+            elif event == "energy_start":
+                energy_of = msg["index"]
+            elif event == "energy":
+                # a reading made after the row (energy: best), or why none was
+                energy_of = None
+                rows[msg["index"]].update({k: v for k, v in msg["fields"].items()
+                                           if k.startswith("energy_")
+                                           and k in results.COLUMN_NAMES})
             elif event == "result":
                 item = self.items[indices[msg["index"]]]
                 self.row(item, msg["fields"], hello)
+                rows[msg["index"]] = self.rows[-1]
                 key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
                 clocks = {"device": msg["samples"], **msg.get("caller", {})}
                 for clock, times in clocks.items():
@@ -322,6 +410,15 @@ class BackendRun:
                                         for j, t in enumerate(times))
                 done = msg["index"] + 1
                 current = None
+
+    def _energy_failed(self, row: dict[str, Any], done: int, what: str) -> int:
+        """The worker stopped while reading a row's energy again (``energy: best``): the
+        row keeps its timings and says why it has no energy; the items after the last
+        row go to a fresh worker."""
+        self.say(f"{what} while reading the energy of {row['implementation']} on "
+                 f"{row['kernel']} size {row['size']}; see the step's log")
+        row["energy_reason"] = f"not measured: {what} while reading it; see the step's log"
+        return done
 
     def _fail_from(self, indices: list[int], done: int, current: int | None,
                    hello: Mapping[str, Any], reason: str) -> int:
@@ -346,18 +443,30 @@ class BackendRun:
         results.atomic_write_csv(csv_path, results.rows_frame(self.rows))
 
 
+def results_folder(csv_path: str | os.PathLike[str]) -> Path:
+    """<results>/raw/<backend>.csv -> <results>."""
+    return Path(csv_path).resolve().parent.parent
+
+
 def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
-                samples_path: str, env_lock: str = "") -> BackendRun:
+                samples_path: str, env_lock: str = "",
+                compile_cache: str | os.PathLike[str] | None = None) -> BackendRun:
     """Plan, run and write one backend's results. Returns the run for inspection.
 
     ``env_lock`` is the hash of the lock of the environment the step runs in (every
-    row carries it).
+    row carries it). ``compile_cache``: the folder the frameworks' persistent
+    compilation caches go in (:func:`step_environment`; None: their own defaults).
     """
     t0 = time.perf_counter()
-    # <results>/raw/<backend>.csv -> <results>/cache/references, shared by the steps
-    cache = Path(csv_path).resolve().parent.parent / "cache" / "references"
-    run = BackendRun(backend_id, config, cores, ref_cache=str(cache))
+    # <results>/cache/references, shared by the steps
+    cache = results_folder(csv_path) / "cache" / "references"
+    run = BackendRun(backend_id, config, cores, ref_cache=str(cache),
+                     compile_cache=compile_cache)
     run.common["env_lock"] = env_lock
+    shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
+    if shown:
+        run.say(f"compilation caches under {Path(next(iter(shown.values()))).parent}"
+                f" ({', '.join(sorted(shown))})")
     run.run()
     run.write(csv_path, samples_path)
     counts: dict[str, int] = {}

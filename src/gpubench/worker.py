@@ -10,9 +10,19 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+
+def case_key(it: Any) -> tuple[Any, ...]:
+    """A case of a plan item (a :class:`gpubench.runner.PlanItem` or its dict, as a
+    worker gets it): kernel, variant, size, dtype and parameters; implementation,
+    threads and mode aside."""
+    get = it.get if isinstance(it, Mapping) else lambda k: getattr(it, k)
+    return (get("kernel"), get("variant"), int(get("size")), get("dtype"),
+            json.dumps(get("params") or {}, sort_keys=True))
 
 
 def emit(msg: dict[str, Any]) -> None:
@@ -45,6 +55,53 @@ class Floors:
         self._least[key] = min(self._least.get(key, value), value)
 
 
+#: an ok candidate's energy_reason until its case's implementations are compared
+#: (:class:`BestEnergy`); replaced then, so it stays only on a worker that stopped first
+PENDING = ("not measured: energy: best only, and the worker stopped before this "
+           "case's implementations were compared")
+
+
+def not_best(best: str) -> str:
+    return (f"not measured: energy: best only (a faster implementation of this case was "
+            f"read: {best})")
+
+
+class BestEnergy:
+    """``energy: best``: the candidates of the case being measured (every hot
+    implementation at the case's largest size, :func:`gpubench.runner.mark_energy`),
+    collected until the worker leaves the case. Then the one with the lowest device
+    median is built again and its energy read (:func:`gpubench.harness.
+    measure_energy_again`); the others' rows say which was read."""
+
+    def __init__(self) -> None:
+        self.case: tuple[Any, ...] | None = None
+        #: (index in the job, implementation, the row's fields)
+        self.rows: list[tuple[int, Any, dict[str, Any]]] = []
+
+    def add(self, index: int, item: dict[str, Any], impl: Any,
+            fields: dict[str, Any]) -> None:
+        self.case = case_key(item)
+        self.rows.append((index, impl, fields))
+        if fields.get("status") == "ok":
+            fields["energy_reason"] = PENDING
+
+    def due(self, next_item: dict[str, Any] | None) -> bool:
+        """Whether the case's candidates are all measured: the next item (None: none) is
+        another case. A case's items are contiguous in a worker's list."""
+        return bool(self.rows) and (next_item is None or case_key(next_item) != self.case)
+
+    def take(self) -> tuple[tuple[int, Any, dict[str, Any]] | None,
+                            list[tuple[int, dict[str, Any]]]]:
+        """(the fastest ok candidate or None, [(index, energy fields)] for the others)."""
+        ok = [r for r in self.rows if r[2].get("status") == "ok"
+              and isinstance(r[2].get("median_s"), float) and r[2]["median_s"] > 0]
+        best = min(ok, key=lambda r: r[2]["median_s"]) if ok else None
+        others = [(i, {"energy_reason": not_best(best[1].name)})
+                  for i, _, f in ok if best is not None and i != best[0]]
+        self.case, self.rows = None, []
+        return best, others
+
+
 def pin_cpus(threads: int) -> None:
     """Confine the process to ``threads`` cores so every runtime's pool honours the count."""
     if hasattr(os, "sched_getaffinity"):
@@ -60,7 +117,13 @@ def main() -> int:
     job = json.loads(sys.stdin.read())
     from gpubench import refcache
     from gpubench.backends import load_backend, load_plugins
-    from gpubench.harness import Settings, measure, skip_reason
+    from gpubench.harness import (
+        Settings,
+        measure,
+        measure_energy_again,
+        pipeline_depth,
+        skip_reason,
+    )
     from gpubench.spec import Case, get_kernel, implementations
 
     load_plugins()
@@ -87,8 +150,53 @@ def main() -> int:
           file=sys.stderr, flush=True)
     cached_key: tuple | None = None
     floors = Floors()
+    best_energy = BestEnergy()
     host_inputs: dict[str, np.ndarray] = {}
     ref: Any = None
+
+    def next_item(index: int) -> dict[str, Any] | None:
+        return job["items"][index + 1] if index + 1 < len(job["items"]) else None
+
+    def read_best_energy(spec: Any, case: Any, key: tuple,
+                         held: tuple[dict[str, np.ndarray], Any, tuple | None]
+                         ) -> tuple[dict[str, np.ndarray], Any, tuple | None]:
+        """The case's candidates are measured: say which were not the fastest, read
+        the fastest one's energy. Returns the case's inputs, reference and key as
+        held now."""
+        best, others = best_energy.take()
+        for j, fields in others:
+            emit({"event": "energy", "index": j, "fields": fields})
+        if best is None:
+            return held
+        j, impl, fields = best
+        emit({"event": "energy_start", "index": j})
+        host_inputs, ref, cached_key = held
+        t0 = time.perf_counter()
+        try:
+            if key != cached_key:  # the case's last item was skipped: inputs are gone
+                host_inputs, ref, cached_key = {}, None, None
+                seed = case.seed(settings.seed)
+                host_inputs = spec.make_inputs(case, np.random.default_rng(seed))
+                ref = refcache.reference(spec, case, host_inputs, seed,
+                                         job.get("ref_cache"))
+                cached_key = key
+        except MemoryError as exc:
+            energy = {"energy_reason": f"not measured: out of memory making inputs "
+                                       f"again for the energy reading: {exc}"}
+        else:
+            k = int(fields.get("pipelined_k")
+                    or pipeline_depth(fields["median_s"], settings))
+            energy = measure_energy_again(spec, impl, case, backend, settings,
+                                          host_inputs, ref, k)
+        got = (f"{energy['energy_j'] * 1e3:.4g} mJ/call at "
+               f"{energy['energy_power_w']:.0f} W" if energy.get("energy_j")
+               else energy.get("energy_reason", ""))
+        print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} energy "
+              f"of the fastest, {impl.name}: {got} ({time.perf_counter() - t0:.2f} s)",
+              file=sys.stderr, flush=True)
+        emit({"event": "energy", "index": j, "fields": energy})
+        return host_inputs, ref, cached_key
+
     for index, item in enumerate(job["items"]):
         emit({"event": "start", "index": index})
         spec = get_kernel(item["kernel"])
@@ -115,6 +223,9 @@ def main() -> int:
                 emit({"event": "result", "index": index, "samples": [],
                       "fields": {"status": "skipped",
                                  "reason": f"out of memory making inputs: {exc}"}})
+                if best_energy.due(next_item(index)):
+                    host_inputs, ref, cached_key = read_best_energy(
+                        spec, case, key, (host_inputs, ref, cached_key))
                 continue
         t0 = time.perf_counter()
         mode = item.get("mode", "hot")
@@ -137,8 +248,13 @@ def main() -> int:
               file=sys.stderr, flush=True)
         for note in m.notes:
             print(f"{tag}   {note}", file=sys.stderr, flush=True)
+        if item.get("energy_best"):
+            best_energy.add(index, item, impl, m.fields)
         emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples,
               "caller": m.caller})
+        if best_energy.due(next_item(index)):
+            host_inputs, ref, cached_key = read_best_energy(
+                spec, case, key, (host_inputs, ref, cached_key))
     return 0
 
 

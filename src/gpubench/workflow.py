@@ -449,6 +449,16 @@ class Plan:
         return (f"--attempt {attempt} --attempts {max(self.step_attempts(), attempt)}"
                 f" --time-limit-min {runtime if isinstance(runtime, int) else 0}")
 
+    def step_compile_cache_args(self, wildcards: Any) -> str:
+        """Where the step keeps the frameworks' persistent compilation caches (config key
+        ``compile_cache_dir``: null is ``<results_dir>/cache/compile``, false or "off"
+        leaves the frameworks' own defaults); the step uses the subfolder of its
+        environment's name."""
+        where = self.config.get("compile_cache_dir")
+        if where is False or (isinstance(where, str) and where.lower() == "off"):
+            return "--compile-cache off"
+        return shlex.join(["--compile-cache", where or f"{self.results}/cache/compile"])
+
     def step_config(self, wildcards: Any) -> str:
         """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
         keys = ("threads", "gpu_modes", "gpu_cold_max_bytes", "harness", "gpu_harness",

@@ -21,8 +21,10 @@ rule run_backend:
         step_config=step_config,
         env_args=step_env_args,
         guard=step_guard_args,
+        compile_cache=step_compile_cache_args,
     shell:
         "{params.python} {params.script} --backend {wildcards.backend}"
         " --threads {threads} --config-json {params.step_config:q}"
         " --csv {output.timings} --samples {output.samples}"
-        " {params.env_args} --lock-out {output.lock} {params.guard} > {log} 2>&1"
+        " {params.env_args} {params.compile_cache} --lock-out {output.lock}"
+        " {params.guard} > {log} 2>&1"

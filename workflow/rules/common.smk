@@ -89,6 +89,7 @@ step_gpus = PLAN.step_gpus
 step_group = PLAN.step_group
 step_config = PLAN.step_config
 step_guard_args = PLAN.step_guard_args
+step_compile_cache_args = PLAN.step_compile_cache_args
 probe_gpus = PLAN.probe_gpus
 probe_group = PLAN.probe_group
 # environments

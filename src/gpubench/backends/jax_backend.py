@@ -47,9 +47,10 @@ class JaxBase(Backend):
     def compile_cache_dirs(self) -> list[Path]:
         """JAX's persistent compilation cache, where one is configured
         (``jax_compilation_cache_dir``, or the ``JAX_COMPILATION_CACHE_DIR`` it reads;
-        unset by default, and this project sets none): XLA executables whose compile
-        took at least ``jax_persistent_cache_min_compile_time_secs`` (1 s by default)
-        are stored there. A remote location (``gs://``) is not watched."""
+        unset by default; the benchmark step sets it, see
+        :func:`gpubench.runner.step_environment`): XLA executables whose compile took at
+        least ``jax_persistent_cache_min_compile_time_secs`` (1 s by default, 0 in the
+        step) are stored there. A remote location (``gs://``) is not watched."""
         config = getattr(getattr(self, "_jax", None), "config", None)
         if config is None or not getattr(config, "jax_enable_compilation_cache", True):
             return []

@@ -278,6 +278,9 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
     if measured.empty:
         why = rows["energy_reason"].dropna().astype(str)
         why = why[why != ""]
+        # why the read ones have none, not that the others were not read (energy: best)
+        why = pd.concat([why[~why.str.contains("energy: best only")],
+                         why[why.str.contains("energy: best only")]])
         return Cell(why.iloc[0][:160] if len(why) else f"{NOT_MEASURED}: no energy readings")
     pm = f" ±{100 * uncertainty:.0f} %" if uncertainty is not None else ""
     parts, used = [], []

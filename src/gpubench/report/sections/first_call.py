@@ -91,12 +91,41 @@ class FirstCall:
     per_backend: pd.DataFrame | None
     figure: Figure | None
     per_implementation: pd.DataFrame | None
+    #: which rows were left out because their first call met a warm compilation cache
+    #: ('' when none was)
+    note: str = ""
+
+
+def cold_only(df: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows whose first call can show compilation: all but those whose first call
+    met a warm persistent compilation cache (``cache_state`` warm: a re-run that found
+    what an earlier one compiled); and the note saying what was left out, naming the
+    backends left with no cold-cache row."""
+    if "cache_state" not in df.columns:
+        return df, ""
+    ok = (df["status"] == "ok") & df["first_call_s"].notna()
+    warm = ok & (df["cache_state"].fillna("").astype(str) == "warm")
+    if not warm.any():
+        return df, ""
+    kept = df[~warm]
+    kept_ok = kept[(kept["status"] == "ok") & kept["first_call_s"].notna()]
+    gone = sorted(set(df.loc[warm, "backend"]) - set(kept_ok["backend"]))
+    note = (f"{int(warm.sum())} rows whose first call met a warm compilation cache (an "
+            "earlier run had compiled them) are left out: their first call shows no "
+            "compilation.")
+    if kept_ok.empty:
+        note += (" No cold-cache rows exist, so no first-call or compilation cost can be "
+                 "read; delete the results' cache/compile folder and re-run for them.")
+    elif gone:
+        note += f" No cold-cache rows for {', '.join(gone)}."
+    return kept, note
 
 
 def build(df: pd.DataFrame) -> FirstCall:
+    df, note = cold_only(df)
     per_backend = first_call_backend_table(df)
     if per_backend is None:
-        return FirstCall(None, None, None)
+        return FirstCall(None, None, None, note)
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     data = ok[["backend", "first_call_s", "median_s"]].sort_values(
         ["backend", "first_call_s", "median_s"], kind="mergesort").reset_index(drop=True)
@@ -106,4 +135,4 @@ def build(df: pd.DataFrame) -> FirstCall:
            f"{worst['implementation']} on {worst['kernel']} at "
            f"{fmt_time(worst['first_call_s'])}.")
     return FirstCall(per_backend, Figure(alt, first_call_figure, (data,), "first-call"),
-                     first_call_table(df))
+                     first_call_table(df), note)
