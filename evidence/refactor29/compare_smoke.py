@@ -24,8 +24,10 @@ def main(before: str, after: str) -> None:
     print(pd.crosstab(both["status_before"], both["status_after"]), "\n")
     for _, r in both[both["status_before"] != both["status_after"]].iterrows():
         print(" ".join(str(r[k]) for k in KEYS))
-        print(f"  before: {r['status_before']} {r['reason_before'] if isinstance(r['reason_before'], str) else ''}")
-        print(f"  after:  {r['status_after']} {r['reason_after'] if isinstance(r['reason_after'], str) else ''}")
+        for side in ("before", "after"):
+            reason = r[f"reason_{side}"]
+            print(f"  {side + ':':<7} {r[f'status_{side}']} "
+                  f"{reason if isinstance(reason, str) else ''}")
     ok = both[(both["status_before"] == "ok") & (both["status_after"] == "ok")].copy()
     ok["ratio"] = ok["median_s_after"] / ok["median_s_before"]
     ok["noisy"] = (ok["rel_spread_before"] > 0.3) | (ok["rel_spread_after"] > 0.3)
