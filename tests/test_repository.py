@@ -10,6 +10,7 @@ the tested commands in each evidence README, never committed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -55,19 +56,35 @@ def test_the_tracked_tree_is_under_20_mb() -> None:
                              f"(4 KiB blocks); biggest: {biggest}")
 
 
+#: the one summary whose figures are committed: the current suite's, read first
+KEPT_FIGURES = "evidence/verdicts/h100/report/"
+
+
 def test_no_generated_report_output_is_tracked_under_evidence() -> None:
     """HTML pages and the summaries' figures are rebuilt from the committed CSVs by the
-    command in each evidence README; .gitignore keeps them out."""
+    command in each evidence README; .gitignore keeps them out, except the figures of
+    the current suite's summary.md."""
     files = [p for p in tracked() if p.startswith("evidence/")]
     generated = [p for p in files if p.lower().endswith((".html", ".htm"))
-                 or "/summary_figures/" in p]
+                 or ("/summary_figures/" in p and not p.startswith(KEPT_FIGURES))]
     assert generated == [], f"generated report output is tracked: {generated[:10]}"
     probes = ["evidence/matrix/h100/index.html", "evidence/matrix/compare.html",
-              "evidence/verdicts/h100/report/summary_figures/fig-001.png"]
+              "evidence/matrix/h100/report/summary_figures/fig-001.png"]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probes], cwd=ROOT,
                              capture_output=True, text=True).stdout.split()
     assert sorted(ignored) == sorted(probes), (
         f".gitignore does not ignore {sorted(set(probes) - set(ignored))}")
+
+
+def test_the_current_summary_shows_every_figure_it_links() -> None:
+    """evidence/verdicts/h100's summary.md reads whole where it is browsed: each image it
+    links is committed."""
+    summary = ROOT / KEPT_FIGURES / "summary.md"
+    links = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", summary.read_text())
+    assert links, "summary.md links no figure"
+    files = set(tracked())
+    missing = [link for link in links if f"{KEPT_FIGURES}{link}" not in files]
+    assert missing == [], f"summary.md links figures that are not committed: {missing[:5]}"
 
 
 def test_large_evidence_csvs_are_committed_compressed() -> None:
