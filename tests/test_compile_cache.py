@@ -123,6 +123,8 @@ def test_the_workflow_passes_the_folder(shipped, tmp_path):
 
     assert args(None) == ["--compile-cache", f"{tmp_path / 'res'}/cache/compile"]
     assert args("/scratch/my cc") == ["--compile-cache", "/scratch/my cc"]
+    for evil in ("a; rm -rf ~", "$(touch /tmp/gpubench-pwned)", "`id`"):
+        assert args(evil) == ["--compile-cache", evil]  # one argument, never run
     assert args(False) == args("off") == ["--compile-cache", "off"]
 
 

@@ -736,6 +736,8 @@ def test_config_schema_walk_finds_every_key() -> None:
 QUOTED = {
     "environments.pip_args[0]": "shlex.quote in rule build_env (test_pip_args_are_quoted)",
     "mpi.launcher_args[0]": "one argv element, no shell (test_no_command_goes_through_a_shell)",
+    "compile_cache_dir": "shlex.join in Plan.step_compile_cache_args "
+                         "(test_compile_cache.py::test_the_workflow_passes_the_folder)",
 }
 
 
