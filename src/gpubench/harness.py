@@ -380,6 +380,19 @@ def measure_energy(call: Callable[[], Any], backend: Backend, settings: Settings
                                       settings.energy_min_time_s, settings.energy_max_wait_s)
 
 
+def build_context(spec: KernelSpec, case: Case, backend: Backend, settings: Settings,
+                  host_inputs: dict[str, np.ndarray]) -> BuildContext:
+    """What an implementation's builder gets: the inputs placed on the device (where the
+    kernel places them), its empty outputs and the case's seed. Shared by the measurement
+    and the energy reading that builds the fastest implementation again."""
+    inputs = ({k: backend.to_device(v) for k, v in host_inputs.items()}
+              if spec.place_inputs else dict(host_inputs))
+    outputs = {name: backend.empty(shape, dtype)
+               for name, (shape, dtype) in spec.outputs(case).items()}
+    outputs = {k: v for k, v in outputs.items() if v is not None}
+    return BuildContext(case, backend, inputs, outputs, case.seed(settings.seed), host_inputs)
+
+
 def measure_energy_again(spec: KernelSpec, impl: Implementation, case: Case,
                          backend: Backend, settings: Settings,
                          host_inputs: dict[str, np.ndarray], ref: Any,
@@ -391,13 +404,8 @@ def measure_energy_again(spec: KernelSpec, impl: Implementation, case: Case,
     never an exception (the row's timings stand)."""
     stage = "placing inputs on the device"
     try:
-        inputs = ({n: backend.to_device(v) for n, v in host_inputs.items()}
-                  if spec.place_inputs else dict(host_inputs))
-        outputs = {name: backend.empty(shape, dtype)
-                   for name, (shape, dtype) in spec.outputs(case).items()}
-        outputs = {n: v for n, v in outputs.items() if v is not None}
-        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed),
-                           host_inputs)
+        ctx = build_context(spec, case, backend, settings, host_inputs)
+        outputs = ctx.outputs
         stage = "building"
         call = impl.builder(ctx)
         stage = "warm-up"
@@ -531,13 +539,8 @@ def measure(
     caller: dict[str, list[float]] = {}
     notes: list[str] = []
     try:
-        inputs = ({k: backend.to_device(v) for k, v in host_inputs.items()}
-                  if spec.place_inputs else dict(host_inputs))
-        outputs = {name: backend.empty(shape, dtype)
-                   for name, (shape, dtype) in spec.outputs(case).items()}
-        outputs = {k: v for k, v in outputs.items() if v is not None}
-        ctx = BuildContext(case, backend, inputs, outputs, case.seed(settings.seed),
-                           host_inputs)
+        ctx = build_context(spec, case, backend, settings, host_inputs)
+        outputs = ctx.outputs
         # whether the framework's persistent compilation cache served this row's build
         # and first call or gained from them; read outside the timed regions
         cache_dirs = _cache_dirs(backend)
