@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from gpubench.backends import Backend, backend_classes, load_backend
@@ -41,3 +48,20 @@ def cpu_cases(sizes: dict[str, tuple[int, ...]]) -> list:
                         id=f"{kernel}-{impl.framework}-{impl.name}-"
                            f"{case.variant}-{case.dtype}-{case.size}"))
     return params
+
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def run_simulated(script: str) -> list[Any]:
+    """Run ``script`` in a fresh interpreter under Numba's CUDA simulator (it must be set
+    before numba is imported, hence the subprocess) and return the JSON its last line
+    prints."""
+    pytest.importorskip("numba.cuda")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH"))
+                                         if p)}
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])

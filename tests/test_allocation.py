@@ -12,7 +12,6 @@ allocators' speed.
 from __future__ import annotations
 
 import ctypes
-import json
 import math
 import os
 import subprocess
@@ -24,14 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from kernel_helpers import cpu_backend
+from kernel_helpers import SRC, cpu_backend, run_simulated
 
 from gpubench.harness import Settings, measure
 from gpubench.kernels import allocation as alloc
 from gpubench.spec import BuildContext, Case, WrongResult, get_kernel, implementations
 
 FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def case(size: int = 4096) -> Case:
@@ -323,14 +321,7 @@ print(json.dumps(rows))
 def test_numba_rows_under_the_simulator() -> None:
     """device_array runs; the simulator has no managed arrays, so that row is
     ``unavailable`` with the reason (on a GPU it runs, guarded like the others)."""
-    pytest.importorskip("numba.cuda")
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH"))
-                                         if p)}
-    proc = subprocess.run([sys.executable, "-c", _SIMULATED], env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = run_simulated(_SIMULATED)
     assert len(rows) == 4
     for name, size, status, reason in rows:
         if name == "device_array":

@@ -7,16 +7,11 @@ Numba CUDA implementations run under Numba's CUDA simulator in a subprocess.
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from kernel_helpers import cpu_backend, cpu_cases
+from kernel_helpers import cpu_backend, cpu_cases, run_simulated
 
 from gpubench.harness import Settings, measure
 from gpubench.spec import Case, get_kernel, implementations, kernel_names
@@ -25,7 +20,6 @@ FAST = Settings(max_time_s=0.01, min_samples=2, warmup=1)
 #: every kernel the registry knows, at its smallest default size: the harness path, not the
 #: speed, is under test
 SIZES = {name: (min(get_kernel(name).default_sizes),) for name in kernel_names()}
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 
@@ -318,14 +312,7 @@ print(json.dumps(rows))
 
 
 def test_numba_cuda_implementations_under_the_simulator() -> None:
-    pytest.importorskip("numba.cuda")
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1",
-           "PYTHONPATH": os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH"))
-                                         if p)}
-    proc = subprocess.run([sys.executable, "-c", _SIMULATED], env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    rows = run_simulated(_SIMULATED)
     assert len(rows) == 4 + 2
     for kernel, variant, size, name, status, reason in rows:
         assert status == "ok", (kernel, variant, size, name, reason)
