@@ -390,3 +390,46 @@ def test_report_without_allocation_rows_has_no_section(tmp_path: Path) -> None:
     build_report(paths["timings"], paths["env"], html, md, workers=1)
     assert "allocation-loop" not in html.read_text(encoding="utf-8")
     assert "Allocating inside a loop" not in md.read_text(encoding="utf-8")
+
+
+class _Managed(np.ndarray):
+    """Numba's ManagedNDArray as the H100 showed it: a NumPy array over host-readable
+    memory whose slices lack ``alloc_size``, so ``copy_to_host`` on one fails."""
+
+    def copy_to_host(self) -> np.ndarray:
+        raise AttributeError("'ManagedNDArray' object has no attribute 'alloc_size'")
+
+
+class _FakeCuda:
+    def __init__(self) -> None:
+        self.synced = 0
+        self.deallocations: list[Any] = []
+
+    def managed_array(self, n: int, dtype: Any) -> _Managed:
+        return np.zeros(n, dtype=dtype).view(_Managed)
+
+    def current_context(self) -> Any:
+        return self
+
+    def synchronize(self) -> None:
+        self.synced += 1
+
+
+def test_numba_managed_probe_reads_the_host_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The managed row's probe reads its last byte through the host (after a sync), not
+    through a slice's copy_to_host, which failed on the H100 for every size."""
+    from gpubench.backends import numba_gpu
+    from gpubench.kernels.allocation import with_numba_cuda
+    from gpubench.spec import BuildContext, Case
+
+    fake = _FakeCuda()
+    monkeypatch.setattr(numba_gpu, "import_cuda", lambda: fake)
+
+    class _Backend:
+        def free_memory(self) -> int:
+            return 1 << 34
+
+    case = Case("allocation", "alloc_free", 4096, "uint8")
+    ctx = BuildContext(case=case, backend=_Backend(), inputs={}, outputs={}, seed=1)
+    call = with_numba_cuda.managed_array(ctx)
+    assert fake.synced == 1 and call() == 4096

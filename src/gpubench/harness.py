@@ -75,6 +75,9 @@ class Measurement:
     caller: dict[str, list[float]] = field(default_factory=dict)
     #: what the step's log should say about the row beyond its fields (a re-measurement)
     notes: list[str] = field(default_factory=list)
+    #: an ok row's call, its inputs alive (the worker's spread rounds may sample it
+    #: again, :mod:`gpubench.spread`; dropped otherwise)
+    call: Callable[[], Any] | None = None
 
 
 def summarize(samples: list[float]) -> dict[str, float]:
@@ -640,7 +643,7 @@ def measure(
         "gbps": fields["bytes"] / med / 1e9 if med > 0 and fields["bytes"] else math.nan,
         "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
     })
-    return Measurement(fields, samples, caller, notes)
+    return Measurement(fields, samples, caller, notes, call)
 
 
 def _is_oom(exc: BaseException) -> bool:

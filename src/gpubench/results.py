@@ -26,8 +26,9 @@ from gpubench.files import atomic_write_text
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
-#: (``energy_*``); 4: ``caller_rounds``, ``cache_state``
-SCHEMA_VERSION = 4
+#: (``energy_*``); 4: ``caller_rounds``, ``cache_state``; 5: ``caller_spread_rounds``,
+#: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`)
+SCHEMA_VERSION = 5
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -129,6 +130,13 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "more where the pipelined median stayed over caller_recheck_factor times its sync "
            "median or the larger of its device median and the implementation's least "
            "pipelined median at smaller sizes (up to caller_max_rounds)"),
+    Column("caller_spread_rounds", "int", "spread rounds the row was sampled in after its "
+           "step had measured every item (0: not spread: off, a call longer than "
+           "harness.caller_spread_max_call_s, or larger inputs; gpubench.spread): the host's "
+           "speed changes in regimes of seconds, so a short row's samples are spread over "
+           "harness.caller_spread_s of its step"),
+    Column("caller_spread_s", "float", "seconds the step's spread rounds lasted (the "
+           "window this row's spread samples span)"),
     Column("energy_j", "float", "energy per call, joules: the counter's rise between two of "
            "its updates while calls ran back to back, over the calls completed between them "
            "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),
@@ -274,6 +282,8 @@ MEASURED: tuple[tuple[str, str, str], ...] = (
     ("pipelined_k",         "int > 0", "calls per sample"),
     ("pipelined_samples",   "int > 0", "a time needs at least one call"),
     ("caller_rounds",       "int > 0", "the caller's clock takes at least one round"),
+    ("caller_spread_rounds", "int >= 0", "0 where the row was not spread"),
+    ("caller_spread_s",     ">= 0",    "a window's length"),
 )
 
 #: per clock, quantiles in order: each value at most the next present one (empty cells

@@ -274,7 +274,9 @@ class BackendRun:
         self.start_timeout = float(harness.get("start_timeout_s", 300))
         self.items = plan(backend_id, config, cores)
         self.rows: list[dict[str, Any]] = []
-        self.samples: list[dict[str, Any]] = []
+        #: each row's samples by clock, in the rows' order (the spread rounds extend a
+        #: row's runs after later rows have come; :meth:`write` lays them out contiguously)
+        self.samples: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
         self.telemetry: dict[str, Any] = {}
         self.common = {**provenance.host_info(),
                        "config_hash": provenance.config_hash(dict(config)),
@@ -349,6 +351,8 @@ class BackendRun:
         current: int | None = None
         #: the rows of this worker's items by their index in its job
         rows: dict[int, dict[str, Any]] = {}
+        #: their samples by clock
+        by_clock: dict[int, dict[str, list[float]]] = {}
         #: the item whose energy the worker is reading again (``energy: best``)
         energy_of: int | None = None
         timeout = self.start_timeout
@@ -404,12 +408,19 @@ class BackendRun:
                 self.row(item, msg["fields"], hello)
                 rows[msg["index"]] = self.rows[-1]
                 key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
-                clocks = {"device": msg["samples"], **msg.get("caller", {})}
-                for clock, times in clocks.items():
-                    self.samples.extend({**key, "clock": clock, "sample": j, "time_s": t}
-                                        for j, t in enumerate(times))
+                clocks = {"device": list(msg["samples"]),
+                          **{c: list(t) for c, t in msg.get("caller", {}).items()}}
+                by_clock[msg["index"]] = clocks
+                self.samples.append((key, clocks))
                 done = msg["index"] + 1
                 current = None
+            elif event == "spread":
+                # the spread rounds' samples of a row already recorded, and its
+                # statistics over all of its samples (gpubench.spread)
+                rows[msg["index"]].update({k: v for k, v in msg["fields"].items()
+                                           if k in results.COLUMN_NAMES})
+                for clock, times in msg.get("samples", {}).items():
+                    by_clock[msg["index"]].setdefault(clock, []).extend(times)
 
     def _energy_failed(self, row: dict[str, Any], done: int, what: str) -> int:
         """The worker stopped while reading a row's energy again (``energy: best``): the
@@ -438,8 +449,11 @@ class BackendRun:
         """Samples first, then the timings file: the timings file's existence means done."""
         import pandas as pd
 
+        flat = [{**key, "clock": clock, "sample": j, "time_s": t}
+                for key, clocks in self.samples for clock, times in clocks.items()
+                for j, t in enumerate(times)]
         results.atomic_write_csv(samples_path, pd.DataFrame(
-            self.samples, columns=list(results.SAMPLE_COLUMNS)))
+            flat, columns=list(results.SAMPLE_COLUMNS)))
         results.atomic_write_csv(csv_path, results.rows_frame(self.rows))
 
 

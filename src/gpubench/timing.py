@@ -91,6 +91,18 @@ class Settings:
     #: sync samples: on the H100 the first 10-15 sync calls after the pipelined part or
     #: the device clock took 1.5-2x the later ones (JAX: 110-145 against 63-70 µs)
     caller_settle_s: float = 0.002
+    #: after a worker's items: its short rows sampled again in caller_spread_rounds
+    #: rounds spread evenly over this many seconds (0: off). The host's speed changes
+    #: in regimes of seconds; samples within one row's ~30 ms read one regime
+    #: (gpubench.spread)
+    caller_spread_s: float = 0.0
+    caller_spread_rounds: int = 24
+    #: ... rows whose caller median is at most this long (longer calls are device-bound,
+    #: and their samples span time already)
+    caller_spread_max_call_s: float = 0.001
+    #: ... and whose bytes moved are at most this many (their inputs stay resident until
+    #: the rounds; 4x this in all per worker)
+    caller_spread_max_bytes: int = 256 * 2**20
     #: energy per call (cases the plan marks): the window between two updates of the
     #: energy counter lasts at least this long, calls running back to back throughout
     energy_min_time_s: float = 0.45

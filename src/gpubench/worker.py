@@ -125,6 +125,7 @@ def main() -> int:
         skip_reason,
     )
     from gpubench.spec import Case, get_kernel, implementations
+    from gpubench.spread import Spread
 
     load_plugins()
     backend_id, threads = job["backend"], int(job["threads"])
@@ -151,6 +152,9 @@ def main() -> int:
     cached_key: tuple | None = None
     floors = Floors()
     best_energy = BestEnergy()
+    spread = Spread(backend, settings)
+    #: the kept rows' fields as emitted (the spread rounds' statistics replace them)
+    spread_fields: dict[int, dict[str, Any]] = {}
     host_inputs: dict[str, np.ndarray] = {}
     ref: Any = None
 
@@ -250,12 +254,59 @@ def main() -> int:
             print(f"{tag}   {note}", file=sys.stderr, flush=True)
         if item.get("energy_best"):
             best_energy.add(index, item, impl, m.fields)
+        if m.fields.get("status") == "ok":
+            m.fields["caller_spread_rounds"] = 0  # until the spread rounds add some
         emit({"event": "result", "index": index, "fields": m.fields, "samples": m.samples,
               "caller": m.caller})
+        first = m.caller.get("pipelined") if m.caller else m.samples
+        if m.call is not None and spread.keep(index, m.call, m.fields, first or [], mode,
+                                              int(m.fields.get("bytes") or 0)):
+            spread_fields[index] = dict(m.fields)
+        m.call = None
         if best_energy.due(next_item(index)):
             host_inputs, ref, cached_key = read_best_energy(
                 spec, case, key, (host_inputs, ref, cached_key))
+    if spread.kept:
+        n = len(spread.kept)
+        print(f"{tag} spread rounds: {n} rows, {settings.caller_spread_rounds} rounds over "
+              f"{settings.caller_spread_s:g} s", file=sys.stderr, flush=True)
+        ended: list[Any] = []
+        took = spread.run(ended.append)
+        for row in ended:
+            fields, clocks = spread_result(row, spread_fields.pop(row.index), took)
+            emit({"event": "spread", "index": row.index, "fields": fields,
+                  "samples": clocks})
+        print(f"{tag} spread rounds done in {took:.1f} s", file=sys.stderr, flush=True)
     return 0
+
+
+def spread_result(row: Any, fields: dict[str, Any], took: float
+                  ) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """A spread row's new statistics over all its samples (those before and the spread
+    ones) and its new samples by clock. GPU rows: the pipelined clock (and the sync one,
+    which is the same samples where k = 1). CPU rows: the samples on the row's own
+    clock, which are its caller clocks too, and the throughput they give."""
+    from gpubench.harness import caller_stats, summarize
+
+    out: dict[str, Any] = {"caller_spread_rounds": row.rounds,
+                           "caller_spread_s": took if row.rounds else 0.0}
+    if not row.new:
+        return out, {}
+    every = row.first + row.new
+    if row.gpu:
+        clocks = {"pipelined": list(row.new)}
+        out.update(caller_stats("pipelined", every))
+        if row.k == 1:
+            clocks["sync"] = list(row.new)
+            out.update(caller_stats("sync", every))
+        return out, clocks
+    stats = summarize(every)
+    med = stats["median_s"]
+    out.update(stats, **caller_stats("sync", every), **caller_stats("pipelined", every))
+    for col, unit in (("gbps", "bytes"), ("gflops", "flops")):
+        amount = fields.get(unit)
+        out[col] = amount / med / 1e9 if med > 0 and amount else float("nan")
+    return out, {"device": list(row.new)}
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ def _build(ctx: BuildContext, alloc: Callable[..., Any]) -> Callable[[], int]:
     flush = deallocations.clear if deallocations is not None else (lambda: None)
     probe = alloc(n, dtype=np.uint8)
     probe[n - 1:] = np.array([MARK], dtype=np.uint8)
-    verify(ctx.case, probe.nbytes, int(probe[n - 1:].copy_to_host()[0]))
+    verify(ctx.case, probe.nbytes, _last_byte(cuda, probe))
     del probe
     flush()
 
@@ -40,6 +40,16 @@ def _build(ctx: BuildContext, alloc: Callable[..., Any]) -> Callable[[], int]:
         return nbytes
 
     return call
+
+
+def _last_byte(cuda: Any, probe: Any) -> int:
+    """The probe's last byte as the host reads it. A managed array is a NumPy array
+    over memory the host can read (after a sync); its slices lack the device array's
+    ``alloc_size``, so ``copy_to_host`` fails on them (Numba 0.6x, seen on the H100)."""
+    if isinstance(probe, np.ndarray):
+        cuda.synchronize()
+        return int(np.asarray(probe)[-1])
+    return int(probe[probe.size - 1:].copy_to_host()[0])
 
 
 @implementation("allocation", "numba", "device_array", devices=("gpu",))

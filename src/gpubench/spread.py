@@ -1,0 +1,161 @@
+"""Spread rounds: every short row's caller-clock samples spread over seconds of its step.
+
+Why (issue 23, item 7). On the H100 machine the host's speed changes in regimes lasting
+0.5-4 s (``evidence/verdicts/host_regimes.py``): one process timed NumPy ``add`` on
+1,024 elements at 0.55-0.65 µs and 1.0-1.2 µs by turns, and CuPy's launch floor at 7.5-8
+and 10.5-11.5 µs, with no steal time and whether pinned to a core or not. A row whose
+samples all fall within ~30 ms (its rounds) reads one regime, so three runs of the same
+configuration disagreed by up to 3x on host-bound rows while their device times agreed.
+
+So after a worker has measured its items, the rows it kept (ok, hot, a call of at most
+``caller_spread_max_call_s``, inputs of at most ``caller_spread_max_bytes``) are
+sampled again in ``caller_spread_rounds`` rounds spread evenly over
+``caller_spread_s`` seconds: row i of n in round r is sampled at ``t0 + (r * n + i) *
+slot``, untimed calls of the row filling any time before (the device never idles and
+clocks down), one untimed call settling what the row before left. Each round adds
+``ceil(4 * first / rounds)`` samples (``first``: the row's samples before), as many as
+fit in its slot and at least one, so the spread samples weigh up to four fifths of the
+row's statistic. GPU rows add pipelined
+samples (k calls, one wait, the row's k); CPU rows add samples of their own clock.
+All of a step's kept rows share the window, so rows compared within a step met the same
+regimes. Every sample is kept; the row's statistics are those of all of them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpubench.backends.base import Backend
+from gpubench.timing import Settings, host_time
+
+#: the spread samples' share of a row's samples: 4 -> four fifths (the first ones,
+#: taken within ~30 ms, read one regime: with a third of the weight they can still
+#: carry the median where the slow regime lasts two thirds of the time)
+WEIGHT = 4
+#: the phase stops taking rounds once it has lasted this many times caller_spread_s
+#: (rows whose own samples take longer than their slots; what was taken is kept)
+OVERRUN = 3.0
+
+
+@dataclass
+class Kept:
+    """A row kept for the spread rounds: its call (with its inputs alive), its clock."""
+
+    index: int
+    call: Callable[[], Any]
+    #: calls per sample: the row's pipelined k on a GPU, 1 on a CPU
+    k: int
+    gpu: bool
+    #: the samples the row's caller statistic is taken over: a GPU row's pipelined
+    #: samples (its sync ones where k = 1), a CPU row's own (wall-clock) samples
+    first: list[float]
+    nbytes: int
+    new: list[float] = field(default_factory=list)
+    rounds: int = 0
+
+
+def keep_reason(fields: dict[str, Any], mode: str, nbytes: int, settings: Settings) -> str:
+    """Why a measured row is not spread ('' if it is): only ok hot rows whose call is
+    short (host-bound work, where regimes show; a long call's samples span time
+    already) and whose inputs can stay resident."""
+    if settings.caller_spread_s <= 0 or settings.caller_spread_rounds < 1:
+        return "spread rounds off"
+    if fields.get("status") != "ok" or mode != "hot":
+        return "not an ok hot row"
+    med = fields.get("pipelined_median_s", fields.get("median_s"))
+    if not isinstance(med, float) or not med > 0:
+        return "no caller median"
+    if med > settings.caller_spread_max_call_s:
+        return "call longer than caller_spread_max_call_s"
+    if nbytes > settings.caller_spread_max_bytes:
+        return "inputs larger than caller_spread_max_bytes"
+    return ""
+
+
+class Spread:
+    """The rows a worker keeps for its spread rounds, and the rounds themselves."""
+
+    def __init__(self, backend: Backend, settings: Settings,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.backend, self.settings, self.clock = backend, settings, clock
+        self.kept: list[Kept] = []
+        #: bytes of inputs held for the kept rows; a row that would pass
+        #: 4 x caller_spread_max_bytes in all is not kept
+        self.held = 0
+
+    def keep(self, index: int, call: Callable[[], Any], fields: dict[str, Any],
+             first: list[float], mode: str, nbytes: int) -> bool:
+        """Keep a measured row for the rounds if :func:`keep_reason` allows and the
+        inputs held stay within bounds."""
+        s = self.settings
+        if keep_reason(fields, mode, nbytes, s) or not first:
+            return False
+        if self.held + nbytes > 4 * s.caller_spread_max_bytes:
+            return False
+        gpu = self.backend.device == "gpu"
+        k = int(fields.get("pipelined_k") or 1) if gpu else 1
+        self.kept.append(Kept(index, call, max(1, k), gpu, list(first), nbytes))
+        self.held += nbytes
+        return True
+
+    def _sample(self, row: Kept) -> float:
+        """One sample of the row on its clock: k calls, then the device-wide wait, per
+        call (GPU); one call on the backend's own clock (CPU)."""
+        if row.gpu:
+            t0 = self.clock()
+            result = None
+            for _ in range(row.k):
+                result = row.call()
+            self.backend.device_sync(result)
+            return (self.clock() - t0) / row.k
+        return self.backend.time_call(row.call)[1]
+
+    def _untimed(self, row: Kept) -> None:
+        if row.gpu:
+            self.backend.device_sync(row.call())
+        else:
+            host_time(row.call, self.backend.block)
+
+    def run(self, done: Callable[[Kept], None]) -> float:
+        """The rounds; ``done(row)`` for each kept row at the end (``row.new`` holds its
+        spread samples). Returns the phase's seconds. A row whose call raises is left
+        with what it had (its ``new`` samples so far are dropped)."""
+        s = self.settings
+        rows, t0 = self.kept, self.clock()
+        if not rows:
+            return 0.0
+        n, rounds = len(rows), int(s.caller_spread_rounds)
+        slot = s.caller_spread_s / (rounds * n)
+        failed: set[int] = set()
+        for r in range(rounds):
+            if self.clock() - t0 > OVERRUN * s.caller_spread_s:
+                break
+            for i, row in enumerate(rows):
+                if row.index in failed:
+                    continue
+                at = t0 + (r * n + i) * slot
+                per = math.ceil(WEIGHT * len(row.first) / rounds)
+                try:
+                    self._untimed(row)
+                    while self.clock() < at:
+                        self._untimed(row)
+                    # its samples, within its slot (at least one)
+                    end = max(at, self.clock()) + slot
+                    row.new.append(self._sample(row))
+                    for _ in range(per - 1):
+                        if self.clock() >= end:
+                            break
+                        row.new.append(self._sample(row))
+                    row.rounds += 1
+                except Exception:  # noqa: BLE001 - a row that fails now keeps its first samples
+                    failed.add(row.index)
+                    row.new.clear()
+                    row.rounds = 0
+        for row in rows:
+            done(row)
+        self.kept, self.held = [], 0
+        return self.clock() - t0

@@ -1,0 +1,267 @@
+"""The spread rounds (issue 23, item 7): a short row's samples span seconds of its step.
+
+On the H100 machine the host's speed changes in regimes of 0.5-4 s. A stand-in on a
+fake clock alternates fast and slow regimes (a third fast, two thirds slow): measured back to back, a row reads the
+regime it started in (two runs disagree by the slow factor); with spread rounds, rows
+started in either regime end within a few % of each other. The keep rule is tested at
+its edges, and the runner's rows and samples file through the report's loader.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import _plugin
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpubench import results
+from gpubench.backends.base import Backend
+from gpubench.spread import WEIGHT, Spread, keep_reason
+from gpubench.timing import Settings
+from gpubench.worker import spread_result
+
+CALL_S = 10e-6
+WAIT_S = 5e-6
+SLOW = 1.8  # the slow regime's factor (NumPy at 1,024 elements: 0.6 against 1.1 µs)
+
+
+class _Clock:
+    def __init__(self, t: float = 0.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class _Regimes(Backend):
+    """A stand-in whose host work runs SLOW times longer for the last two thirds of
+    every ``period_s`` of fake time (its device is a fixed wait). One process on the
+    H100 machine read the slow regime about two thirds of 30 s (a half-and-half mix has
+    no stable median: there any statistic of its samples flips between the two)."""
+
+    framework = "regimes"
+    timer = "fake"
+    caller_timer = "fake clock+wait"
+
+    def __init__(self, clock: _Clock, period_s: float = 1.5, device: str = "gpu",
+                 fail_after: int | None = None) -> None:
+        self.clock, self.period_s, self.device = clock, period_s, device
+        self.calls = 0
+        self.fail_after = fail_after
+        self.sample_times: list[float] = []
+
+    def slow(self) -> bool:
+        return self.clock.t % self.period_s >= self.period_s / 3
+
+    def call(self) -> None:
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("device lost")
+        self.clock.t += CALL_S * (SLOW if self.slow() else 1.0)
+
+    def device_sync(self, result) -> None:
+        self.clock.t += WAIT_S
+
+    def block(self, result) -> None:
+        pass
+
+    def time_call(self, fn):
+        t0 = self.clock.t
+        self.sample_times.append(t0)
+        result = fn()
+        return result, self.clock.t - t0
+
+
+def _pipelined(backend: _Regimes, k: int, n: int) -> list[float]:
+    """n pipelined samples back to back, as a row's rounds take them (~ms)."""
+    out = []
+    for _ in range(n):
+        t0 = backend.clock.t
+        for _ in range(k):
+            backend.call()
+        backend.device_sync(None)
+        out.append((backend.clock.t - t0) / k)
+    return out
+
+
+SPREAD = Settings(caller_spread_s=20.0, caller_spread_rounds=24)
+FIELDS = {"status": "ok", "pipelined_median_s": CALL_S, "pipelined_k": 8}
+
+
+def _row(start: float, spread: bool, settings: Settings = SPREAD) -> float:
+    """A row's pipelined median when its first samples start at fake time ``start``."""
+    clock = _Clock(start)
+    backend = _Regimes(clock)
+    first = _pipelined(backend, 8, 9)
+    if not spread:
+        return float(np.median(first))
+    s = Spread(backend, settings, clock=clock)
+    assert s.keep(0, backend.call, FIELDS, first, "hot", 1024)
+    ended = []
+    s.run(ended.append)
+    (row,) = ended
+    return float(np.median(row.first + row.new))
+
+
+def test_back_to_back_a_row_reads_the_regime_it_started_in():
+    fast, slow = _row(0.1, spread=False), _row(1.0, spread=False)
+    assert slow / fast == pytest.approx(SLOW, rel=0.05)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(0.0, 40.0), st.floats(0.0, 40.0))
+def test_spread_rows_agree_whatever_regime_they_started_in(a, b):
+    """Property: two runs of one row started at any two times agree within 10 %."""
+    ra, rb = _row(a, spread=True), _row(b, spread=True)
+    assert abs(ra / rb - 1) <= 0.10, (a, b, ra, rb)
+
+
+def test_the_spread_samples_span_the_window_and_weigh_four_fifths():
+    clock = _Clock()
+    backend = _Regimes(clock, device="cpu")
+    first = [CALL_S] * 12
+    s = Spread(backend, Settings(caller_spread_s=10.0, caller_spread_rounds=6), clock=clock)
+    assert s.keep(3, backend.call, {"status": "ok", "median_s": CALL_S}, first, "hot", 64)
+    t0 = clock.t
+    ended = []
+    took = s.run(ended.append)
+    (row,) = ended
+    assert row.index == 3 and row.rounds == 6
+    assert len(row.new) == 6 * math.ceil(WEIGHT * 12 / 6) == WEIGHT * len(first)
+    # the last round's samples are taken at 5/6 of the window, after the fill
+    assert max(backend.sample_times) - t0 >= 10.0 * 5 / 6
+    assert took >= 10.0 * 5 / 6
+    assert not s.kept and s.held == 0
+
+
+def test_rows_share_the_window_in_turn():
+    clock = _Clock()
+    backend = _Regimes(clock, device="cpu")
+    s = Spread(backend, Settings(caller_spread_s=4.0, caller_spread_rounds=2), clock=clock)
+    for i in range(4):
+        assert s.keep(i, backend.call, {"status": "ok", "median_s": CALL_S}, [CALL_S],
+                      "hot", 64)
+    order: list[tuple[int, float]] = []
+    s.run(lambda row: order.append((row.index, row.rounds)))
+    assert order == [(i, 2) for i in range(4)]
+    # 8 slots of 0.5 s: every row sampled once per round, the rounds 2 s apart
+    starts = sorted(backend.sample_times)
+    assert starts[0] < 0.01 and 3.5 <= starts[-1] < 3.6
+
+
+def test_a_row_that_fails_in_the_rounds_keeps_its_first_samples():
+    clock = _Clock()
+    backend = _Regimes(clock, fail_after=200)
+    first = _pipelined(backend, 8, 6)
+    s = Spread(backend, SPREAD, clock=clock)
+    s.keep(0, backend.call, FIELDS, first, "hot", 64)
+    ended = []
+    s.run(ended.append)
+    assert ended[0].new == [] and ended[0].rounds == 0
+    fields, clocks = spread_result(ended[0], dict(FIELDS), 1.0)
+    assert fields == {"caller_spread_rounds": 0, "caller_spread_s": 0.0} and clocks == {}
+
+
+# -- which rows are kept ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("fields", "mode", "nbytes", "why"), [
+    ({"status": "ok", "pipelined_median_s": 1e-3}, "hot", 256 * 2**20, ""),
+    ({"status": "ok", "pipelined_median_s": 1.0001e-3}, "hot", 64, "longer"),
+    ({"status": "ok", "pipelined_median_s": 1e-5}, "hot", 256 * 2**20 + 1, "larger"),
+    ({"status": "ok", "pipelined_median_s": 1e-5}, "cold", 64, "hot"),
+    ({"status": "wrong_result", "pipelined_median_s": 1e-5}, "hot", 64, "ok"),
+    ({"status": "ok"}, "hot", 64, "no caller median"),
+    ({"status": "ok", "median_s": 2e-6}, "hot", 64, ""),  # a CPU row: its own clock
+    ({"status": "ok", "median_s": 0.0}, "hot", 64, "no caller median"),
+])
+def test_keep_rule_at_its_edges(fields, mode, nbytes, why):
+    got = keep_reason(fields, mode, nbytes, Settings(caller_spread_s=1.0))
+    assert (got == "") == (why == "") and why in got
+
+
+@pytest.mark.parametrize("spread", [{"caller_spread_s": 0.0}, {"caller_spread_s": -1.0}])
+def test_spread_off(spread):
+    assert keep_reason({"status": "ok", "median_s": 1e-6}, "hot", 8,
+                       Settings(**spread)) == "spread rounds off"
+
+
+def test_inputs_held_stay_within_four_times_the_row_cap():
+    s = Spread(_Regimes(_Clock()), Settings(caller_spread_s=1.0, caller_spread_max_bytes=100))
+    kept = [s.keep(i, lambda: None, FIELDS, [1e-5], "hot", 100) for i in range(6)]
+    assert kept == [True] * 4 + [False] * 2 and s.held == 400
+
+
+def test_a_gpu_row_spreads_its_pipelined_clock_and_a_cpu_row_its_own():
+    clock = _Clock()
+    gpu = Spread(_Regimes(clock), SPREAD, clock=clock)
+    gpu.keep(0, gpu.backend.call, FIELDS, [2e-5] * 3, "hot", 64)
+    cpu_backend = _Regimes(clock, device="cpu")
+    cpu = Spread(cpu_backend, SPREAD, clock=clock)
+    cpu.keep(1, cpu_backend.call, {"status": "ok", "median_s": 2e-5}, [2e-5] * 3, "hot", 64)
+    assert gpu.kept[0].k == 8 and cpu.kept[0].k == 1
+    row = gpu.kept[0]
+    row.new, row.rounds = [1e-5] * 6, 24
+    fields, clocks = spread_result(row, dict(FIELDS), 20.5)
+    assert set(clocks) == {"pipelined"} and fields["pipelined_samples"] == 9
+    assert fields["pipelined_median_s"] == 1e-5 and fields["caller_spread_s"] == 20.5
+    assert "median_s" not in fields  # the device clock is not the host's to move
+    row = cpu.kept[0]
+    row.new, row.rounds = [1e-5] * 6, 24
+    fields, clocks = spread_result(row, {"status": "ok", "bytes": 3e4, "flops": 0}, 20.5)
+    assert set(clocks) == {"device"}
+    assert fields["median_s"] == fields["pipelined_median_s"] == fields["sync_median_s"] == 1e-5
+    assert fields["samples"] == 9 and fields["gbps"] == pytest.approx(3e4 / 1e-5 / 1e9)
+    assert math.isnan(fields["gflops"])
+
+
+# -- through the runner: rows, samples file, the report's loader ---------------------------
+
+
+@pytest.fixture
+def rounds_plugin(monkeypatch: pytest.MonkeyPatch) -> str:
+    return _plugin(monkeypatch, "rounds_plugin")
+
+
+@pytest.mark.parametrize("backend_id", ["rounds-gpu", "numpy-cpu"])
+def test_spread_rows_match_their_samples_through_the_loader(rounds_plugin, tmp_path,
+                                                            backend_id):
+    from gpubench.report import stats
+    from gpubench.runner import run_backend
+
+    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
+               "caller_max_time_s": 0.006, "caller_spread_s": 0.3,
+               "caller_spread_rounds": 4, "caller_spread_max_bytes": 2**20}
+    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
+           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
+                                      "dtypes": ["float32"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
+    run_backend(backend_id, cfg, 1, str(csv), str(samples))
+    df = results.read_timings(csv)
+    ok = df[df["status"] == "ok"]
+    assert len(ok) >= 2
+    # 262,144 float32 elements move 3 MiB, over the 1 MiB cap: not spread
+    small, big = ok[ok["size"] < 262144], ok[ok["size"] == 262144]
+    assert (small["caller_spread_rounds"] == 4).all(), small["caller_spread_rounds"]
+    assert (small["caller_spread_s"] >= 0.3 * 3 / 4).all()
+    assert (big["caller_spread_rounds"] == 0).all()
+    loaded = stats.load_samples(samples, df)
+    clocks = (("device", "samples"),) + ((("sync", "sync_samples"),
+                                          ("pipelined", "pipelined_samples"))
+                                         if backend_id.endswith("gpu") else ())
+    for index in ok.index:
+        for clock, n in clocks:
+            got = loaded.get(index, clock)
+            assert got is not None and len(got) == ok.at[index, n], (index, clock)
+    for index in small.index:
+        clock = "pipelined" if backend_id.endswith("gpu") else "device"
+        got = loaded.get(index, clock)
+        assert np.median(got) == pytest.approx(
+            ok.at[index, "pipelined_median_s"], rel=1e-12)
+        # n first samples, then 4 rounds of at most ceil(4 n / 4), at least 1
+        total = len(got)
+        assert any(n + 4 <= total <= n + 4 * math.ceil(WEIGHT * n / 4)
+                   for n in range(1, total))
