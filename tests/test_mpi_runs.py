@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -35,6 +36,7 @@ TINY = {
     "monte_carlo_pi": {"sizes": [20000]},
     "grad_avg": {"sizes": [100]},
     "halo": {"sizes": [64], "steps": 3},
+    "halo_overlap": {"sizes": [64], "steps": 3},
     "p2p": {"min_bytes": 8, "max_bytes": 64},
     "allreduce": {"min_bytes": 8, "max_bytes": 64},
     "multi_gpu": {"sizes": [512]},
@@ -55,7 +57,7 @@ def run(job, backend, tmp_path, ranks=2, **kw):
 
 
 @pytest.mark.parametrize("job", ["device_selection", "reduction", "matmul", "monte_carlo_pi",
-                                 "grad_avg", "halo", "p2p", "allreduce"])
+                                 "grad_avg", "halo", "halo_overlap", "p2p", "allreduce"])
 def test_numpy_ranks_match_the_single_rank_reference(job, tmp_path):
     frame, s = run(job, "numpy-cpu", tmp_path)
     ok = frame[frame["status"] == "ok"]
@@ -74,10 +76,46 @@ def test_numpy_ranks_match_the_single_rank_reference(job, tmp_path):
     if job == "p2p":
         assert (ok["latency_us"] > 0).all()
     assert len(s.samples) == int(ok["samples"].sum())
+    if job != "device_selection":  # no timed loop there: no split
+        assert_split(ok)
+
+
+def assert_split(ok):
+    """Compute and communication per call, agreed over ranks: the means fit in the
+    mean step time (each rank's share fits in its own time, which is at most the
+    slowest rank's), each at most its worst rank's, and communication was timed."""
+    assert ok[["compute_s", "comm_s", "compute_max_s", "comm_max_s", "mean_s"]].notna().all(
+        axis=None), ok
+    assert ((ok["compute_s"] >= 0) & (ok["comm_s"] > 0)).all()
+    assert (ok["compute_s"] + ok["comm_s"] <= ok["mean_s"] * (1 + 1e-9)).all(), ok
+    assert (ok["compute_s"] <= ok["compute_max_s"] * (1 + 1e-12)).all()
+    assert (ok["comm_s"] <= ok["comm_max_s"] * (1 + 1e-12)).all()
+
+
+def test_halo_with_and_without_overlap_agree_and_hide_time(tmp_path):
+    """The overlapped exchange computes the same numbers as the blocking one on the
+    same data (the overlap job also checks this itself: wrong_result otherwise), and
+    collecting both gives each overlapped row the communication it hid."""
+    cfg = {"sizes": [4096], "steps": 4}
+    frames = []
+    for job in ("halo", "halo_overlap"):
+        step.run_step(job, "numpy-cpu", 2, config(jobs={**TINY, job: cfg}),
+                      str(tmp_path / f"{job}.csv"), str(tmp_path / f"{job}.s.csv"))
+        frames.append(schema.read(tmp_path / f"{job}.csv"))
+    both = schema.add_hidden(pd.concat(frames, ignore_index=True))
+    assert (both["status"] == "ok").all(), both[["job", "status", "reason"]]
+    by = both.set_index(["job", "mode"])
+    for mode in ("strong", "weak"):
+        blocking, overlap = by.loc[("halo", mode)], by.loc[("halo_overlap", mode)]
+        assert overlap["rel_err"] == blocking["rel_err"]  # the same answer
+        assert overlap["rel_err"] <= overlap["tolerance"]
+        assert overlap["hidden_s"] == pytest.approx(blocking["comm_s"] - overlap["comm_s"])
+    assert both.loc[both["job"] == "halo", "hidden_s"].isna().all()
+    assert_split(both)
 
 
 def test_jax_cpu_ranks_and_sharding(tmp_path):
-    for job in ("reduction", "halo", "grad_avg"):
+    for job in ("reduction", "halo", "halo_overlap", "grad_avg"):
         frame, _ = run(job, "jax-cpu", tmp_path)
         assert (frame["status"] == "ok").all(), frame[["status", "reason"]]
         assert (frame["path"] == "staged").all()  # JAX arrays cannot receive in place
@@ -91,10 +129,10 @@ def test_numba_cuda_simulator_direct_and_staged(tmp_path, monkeypatch):
     memory there, so a host MPI may read them: direct is forced on)."""
     monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
     monkeypatch.setenv("GPUBENCH_MPI_CUDA_AWARE", "yes")
-    for job in ("reduction", "halo", "allreduce", "monte_carlo_pi"):
+    for job in ("reduction", "halo", "halo_overlap", "allreduce", "monte_carlo_pi"):
         frame, _ = run(job, "numba-gpu", tmp_path)
         assert (frame["status"] == "ok").all(), frame[["status", "reason"]]
-        if job in ("halo", "allreduce"):
+        if job in ("halo", "halo_overlap", "allreduce"):
             assert {"direct", "staged"} <= set(frame["path"])
         assert (frame["cuda_aware"] == "yes").all()
 

@@ -619,6 +619,9 @@ def test_the_timed_loop_stops_at_max_time_s_of_wall_time():
         def Allreduce(self, send, recv, op):
             recv[:] = send
 
+        def allgather(self, value):
+            return [value]
+
     class Mpi:
         MAX = "max"
 
@@ -635,3 +638,141 @@ def test_the_timed_loop_stops_at_max_time_s_of_wall_time():
     samples = ctx.timed(call)
     assert 3 <= len(samples) <= 6  # not max_samples: 1000 µs of calls is not 5 s
     assert all(abs(s - 1e-6) < 1e-9 for s in samples)
+
+
+class _Ring:
+    """A one-rank periodic ring for the halo steps: messages to oneself, matched by tag
+    (``Sendrecv``; ``Isend``/``Irecv`` delivered at ``Waitall``), and a clock that
+    advances a fixed amount per reading."""
+
+    def __init__(self) -> None:
+        self.sent: dict[int, np.ndarray] = {}
+        self.now = 0.0
+
+    def Get_rank(self) -> int:
+        return 0
+
+    def Get_size(self) -> int:
+        return 1
+
+    def Sendrecv(self, send, dest, sendtag, recvbuf, source, recvtag):
+        recvbuf[...] = np.array(send, copy=True)
+
+    def Isend(self, buf, dest, tag):
+        self.sent[tag] = np.array(buf, copy=True)  # the value at posting time
+        return ("send", tag, None)
+
+    def Irecv(self, buf, source, tag):
+        return ("recv", tag, buf)
+
+    def allgather(self, value):
+        return [value]
+
+    def allreduce(self, value, op=None):
+        return value
+
+
+def _ring_ctx():
+    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.mpi import jobs
+
+    ring = _Ring()
+
+    class Request:
+        @staticmethod
+        def Waitall(requests):
+            for kind, tag, buf in requests:
+                if kind == "recv":
+                    buf[...] = ring.sent.pop(tag)
+
+    class Mpi:
+        MAX = "max"
+        SUM = "sum"
+
+        @staticmethod
+        def Wtime():
+            ring.now += 1e-3
+            return ring.now
+
+    Mpi.Request = Request
+    return jobs.Context(ring, Mpi(), NumpyCPU(), {}, jobs.Settings(), seed=1), jobs
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 97])
+def test_overlapped_halo_step_gives_the_blocking_answer_bit_for_bit(n):
+    """Interior while the messages fly, then the edge cells: the same cells by the same
+    formula as the blocking exchange, so the same numbers, to the last bit."""
+    ctx, jobs = _ring_ctx()
+    u0 = np.zeros(n + 2)
+    u0[1:-1] = np.random.default_rng(n).random(n)
+    states = []
+    for take in (jobs.halo_blocking_step, jobs.halo_overlap_step):
+        u, out = u0.copy(), u0.copy()
+        for _ in range(7):
+            u, out = take(ctx, u, out, n, "host", {})
+        states.append(u[1:-1].copy())
+    ref = u0[1:-1].copy()
+    for _ in range(7):
+        ref = ref + jobs.HALO_ALPHA * (np.roll(ref, 1) - 2 * ref + np.roll(ref, -1))
+    assert np.array_equal(states[0], states[1])
+    np.testing.assert_allclose(states[1], ref, rtol=1e-13, atol=1e-15)
+    # the ghosts really travelled: without the exchange the answer is different
+    if n > 1:
+        assert not np.allclose(states[1], u0[1:-1])
+
+
+def test_overlapped_halo_step_is_split_into_compute_and_communication():
+    """Each step: posting and waiting counted as communication, the interior and the
+    edge cells as computation (two clock readings each on the ring's clock)."""
+    ctx, jobs = _ring_ctx()
+    n = 16
+    u, out = np.ones(n + 2), np.ones(n + 2)
+    jobs.halo_overlap_step(ctx, u, out, n, "host", {})
+    # four regions, each 1 ms apart on the ring's clock: 2 compute, 2 communication
+    assert ctx.split.compute_s == pytest.approx(2e-3)
+    assert ctx.split.comm_s == pytest.approx(2e-3)
+    ctx.split.reset()
+    jobs.halo_blocking_step(ctx, u, out, n, "host", {})
+    assert ctx.split.compute_s == pytest.approx(1e-3)
+    assert ctx.split.comm_s == pytest.approx(1e-3)
+
+
+def test_split_is_agreed_as_the_mean_and_the_max_over_ranks():
+    """Rank times per call: the mean is the split (it sums to at most the step), the
+    max is the worst rank; a job that recorded nothing gets no split fields."""
+    from gpubench.mpi import jobs
+
+    class Comm:
+        def allgather(self, value):  # this rank's per call, then two others'
+            return [value, (0.4, 0.0), (0.0, 0.8)]
+
+    ctx = jobs.Context(Comm(), None, None, {}, jobs.Settings(), seed=1)
+    ctx.split.compute_s, ctx.split.comm_s = 0.8, 0.4  # over 4 calls: 0.2, 0.1 a call
+    ctx.agree_split(4)
+    assert ctx.split_fields == pytest.approx({"compute_s": 0.2, "comm_s": 0.3,
+                                              "compute_max_s": 0.4, "comm_max_s": 0.8})
+
+    class Idle:
+        def allgather(self, value):
+            return [value, value]
+
+    idle = jobs.Context(Idle(), None, None, {}, jobs.Settings(), seed=1)
+    idle.agree_split(3)
+    assert idle.split_fields == {}
+
+
+def test_hidden_time_is_the_blocking_halos_communication_less_the_overlapped():
+    rows = []
+    for job, comm, status in (("halo", 3e-3, "ok"), ("halo_overlap", 1e-3, "ok"),
+                              ("reduction", 5e-3, "ok")):
+        r = schema.empty_row()
+        r.update(job=job, backend="numpy-cpu", ranks=2, size=64, dtype="float64",
+                 path="host", mode="" if job == "reduction" else "weak", status=status,
+                 median_s=1e-2, comm_s=comm)
+        rows.append(r)
+    other = dict(rows[1], ranks=4)  # no blocking row with 4 ranks: nothing to compare
+    frame = schema.add_hidden(schema.rows_frame([*rows, other]))
+    hidden = frame.set_index(["job", "ranks"])["hidden_s"]
+    assert hidden[("halo_overlap", 2)] == pytest.approx(2e-3)
+    assert np.isnan(hidden[("halo_overlap", 4)])
+    assert np.isnan(hidden[("halo", 2)]) and np.isnan(hidden[("reduction", 2)])

@@ -356,3 +356,46 @@ def test_halo_target_is_the_weak_efficiency_at_the_most_ranks() -> None:
     assert "| numba-gpu | staged | 64 | 4 | 0.75 | MISSED |" in md
     assert "| cupy-gpu | staged | 64 | 4 | 0.99 | met |" in md
     assert "| 2 |" not in md
+
+
+def _split_rows(tmp_path: Path, gpu_uuids: str) -> Path:
+    """A blocking and an overlapped halo row pair with their split, plus the fixture's
+    rows other than its halo (which ran on one GPU per rank)."""
+    from report_data import mpi_rows
+
+    frame = mpi_rows()
+    frame = frame[frame["job"] != "halo"]
+    extra = []
+    for job, med, comp, comm in (("halo", 4e-3, 1e-3, 2.5e-3), ("halo_overlap", 3e-3, 1.4e-3,
+                                                                 1e-3)):
+        row = frame.iloc[0].to_dict()
+        row.update(job=job, ranks=2, size=4096, mode="weak", path="staged", median_s=med,
+                   mean_s=med * 1.1, compute_s=comp, comm_s=comm, compute_max_s=comp * 1.2,
+                   comm_max_s=comm * 1.5, gpu_uuids=gpu_uuids,
+                   hidden_s=1.5e-3 if job == "halo_overlap" else "")
+        extra.append(row)
+    path = tmp_path / "mpi.csv"
+    pd.concat([frame, pd.DataFrame(extra)], ignore_index=True).to_csv(path, index=False)
+    return path
+
+
+def test_mpi_split_and_overlap_tables(tmp_path: Path) -> None:
+    """The split shows compute, communication and the rest of the mean step; the halo
+    pair shows both times, the overlap's speedup and the time hidden; ranks sharing one
+    GPU make the report say the multi-GPU figures are still to come."""
+    from gpubench.report import mpi as mpi_report
+
+    s = mpi_report.section(mpi_report.load_mpi(_split_rows(tmp_path, "GPU-0;GPU-0")))
+    split = s.split.report.markdown()
+    # halo: 4.4 ms mean step, 1 ms compute, 2.5 ms communication, 0.9 ms rest, 57 %
+    assert "| halo | cupy-gpu | staged | weak | 4,096 | 2 | 1 GPU, shared | 4.4 ms | " \
+           "1 ms | 2.5 ms | 900 µs | 57 % | 3.75 ms |" in split
+    overlap = s.overlap.report.markdown()
+    assert "| cupy-gpu | staged | weak | 4,096 | 2 | 1 GPU, shared | 4 ms | 3 ms | 1.33× " \
+           "| 2.5 ms | 1 ms | 1.5 ms |" in overlap
+    assert "multi-GPU figures (one GPU per rank) come when a multi-GPU machine" in s.multi_gpu
+    md = mpi_report.mpi_markdown(mpi_report.load_mpi(tmp_path / "mpi.csv"))
+    assert "Halo exchange: blocking vs overlapped" in md and s.multi_gpu in md
+    spread = mpi_report.section(mpi_report.load_mpi(_split_rows(tmp_path, "GPU-0;GPU-1")))
+    assert spread.multi_gpu == ""
+    assert "| 2 GPUs |" in spread.overlap.report.markdown()

@@ -11,6 +11,11 @@ the workshop book's §9.10.4 does), a correctness check against a float64 NumPy 
 of the same global data, then timed iterations (barrier before, device sync after, the
 slowest rank's time kept, warm-up skipped). Only rank 0's return value is recorded.
 
+Within the timed iterations each rank also adds up the seconds it spends computing and
+communicating (:class:`Split`, the workshop book's §9.10.5); the ranks' totals per call
+are then averaged (``compute_s``, ``comm_s``) and their maximum kept (``compute_max_s``,
+``comm_max_s``), see :meth:`Context.agree_split`.
+
 Communication paths: ``host`` (CPU ranks: NumPy buffers), ``direct`` (device buffers
 handed to a CUDA-aware MPI), ``staged`` (device -> host copy, MPI on host buffers,
 host -> device copy: what works with any MPI library).
@@ -47,6 +52,36 @@ class AgreedError(RuntimeError):
     """Every rank knows the item failed (the message holds each failing rank's reason)."""
 
 
+class Split:
+    """This rank's seconds computing and communicating, added up over the timed calls.
+
+    A job wraps its local work (ended with a device sync, so the device's time lands
+    here, not in the next MPI call) in :meth:`compute` and its MPI calls, with the
+    device-host copies that exist only to carry a message (the staged path), in
+    :meth:`comm`. What neither covers (waiting at the barrier, Python between the two)
+    is the rest of the step's time."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.reset()
+
+    def reset(self) -> None:
+        self.compute_s = 0.0
+        self.comm_s = 0.0
+
+    def compute(self, fn: Callable[[], Any]) -> Any:
+        t0 = self.clock()
+        out = fn()
+        self.compute_s += self.clock() - t0
+        return out
+
+    def comm(self, fn: Callable[[], Any]) -> Any:
+        t0 = self.clock()
+        out = fn()
+        self.comm_s += self.clock() - t0
+        return out
+
+
 @dataclass
 class Context:
     """What a job needs: the communicator, this rank's backend (``ad``, started on the
@@ -61,6 +96,12 @@ class Context:
     index: int = 0
     fault: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    #: compute / communication fields of the row, set by :meth:`agree_split` (every job
+    #: timed with :meth:`timed` that wrapped its work in :attr:`split`)
+    split_fields: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.split = Split(getattr(self.mpi, "Wtime", time.perf_counter))
 
     @property
     def rank(self) -> int:
@@ -113,15 +154,41 @@ class Context:
         together."""
         self.warm_up(fn)
         mpi = self.mpi
+        self.split.reset()
+        calls = [0]
 
         def sample() -> tuple[None, float]:
             self.comm.Barrier()
             t0 = mpi.Wtime()
             fn()
+            calls[0] += 1
             return None, mpi.Wtime() - t0
 
-        return sample_until(sample, self.settings.rule(), mpi.Wtime,
-                            agree=mpi_agree(self.comm, mpi.MAX)).samples
+        samples = sample_until(sample, self.settings.rule(), mpi.Wtime,
+                               agree=mpi_agree(self.comm, mpi.MAX)).samples
+        self.agree_split(calls[0])
+        return samples
+
+    def agree_split(self, calls: int) -> None:
+        """Every rank's compute and communication seconds per timed call, gathered:
+        ``compute_s``/``comm_s`` their mean over ranks, ``compute_max_s``/``comm_max_s``
+        the largest rank's (load imbalance; the rank that waited longest).
+
+        The mean, not the maximum, is the split: on each rank compute + comm is at most
+        its own time of the call, which is at most the slowest rank's (the sample), so
+        ``compute_s + comm_s <= mean_s``; two maxima from different ranks need not be.
+        Nothing recorded (a job that does not split): no fields. Collective."""
+        calls = max(1, calls)
+        per_rank = self.comm.allgather((self.split.compute_s / calls,
+                                        self.split.comm_s / calls))
+        if not any(c or m for c, m in per_rank):
+            self.split_fields = {}
+            return
+        comp = [c for c, _ in per_rank]
+        comm = [m for _, m in per_rank]
+        self.split_fields = {"compute_s": sum(comp) / len(comp),
+                             "comm_s": sum(comm) / len(comm),
+                             "compute_max_s": max(comp), "comm_max_s": max(comm)}
 
 
 def split(n: int, parts: int, index: int) -> tuple[int, int]:
@@ -151,8 +218,8 @@ def tolerance(dtype: str, n: int = 1) -> float:
 def result(samples: list[float], **fields: Any) -> dict[str, Any]:
     """Rank 0's row fields: summary of the samples plus the job's own numbers."""
     stats = summarize(samples)
-    out = {k: stats[k] for k in ("samples", "median_s", "min_s", "q1_s", "q3_s", "max_s",
-                                 "iqr_s")}
+    out = {k: stats[k] for k in ("samples", "median_s", "mean_s", "min_s", "q1_s", "q3_s",
+                                 "max_s", "iqr_s")}
     out.update(fields)
     out["_samples"] = list(samples)
     ok = fields.get("rel_err", 0.0) <= fields.get("tolerance", math.inf)
@@ -206,9 +273,12 @@ def job_reduction(ctx: Context) -> dict[str, Any] | None:
     send = np.zeros(1, np.float64)
     recv = np.zeros(1, np.float64)
 
+    sp = ctx.split
+
     def step() -> None:
-        send[0] = float(ctx.ad.to_host(sumsq()))  # on the host: the device has finished
-        ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
+        # on the host: the device has finished
+        send[0] = sp.compute(lambda: float(ctx.ad.to_host(sumsq())))
+        sp.comm(lambda: ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM))
 
     step()
     ref = ctx.comm.allreduce(ref_local, op=ctx.mpi.SUM)
@@ -268,24 +338,41 @@ def job_matmul(ctx: Context) -> dict[str, Any] | None:
         c = st["mm"]()
         return st["out"]["c"] if c is None else c
 
-    def step_staged() -> None:
+    sp = ctx.split
+
+    def computed() -> Any:
+        c = local_product()
+        ad.block(c)
+        return c
+
+    def scatter_staged() -> None:
         comm.Scatterv([st["A"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
                       [st["a_loc"], mpi_type], root=0)
         comm.Bcast([st["B"], mpi_type], root=0)
         ins["a"] = ad.upload(st["a_loc"], ins["a"])
         ins["b"] = ad.upload(st["B"], ins["b"])
-        ad.download(local_product(), st["c_loc"])
+
+    def gather_staged(c: Any) -> None:
+        ad.download(c, st["c_loc"])
         comm.Gatherv([st["c_loc"], mpi_type],
                      [st["C"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
 
-    def step_direct() -> None:
+    def step_staged() -> None:
+        sp.comm(scatter_staged)
+        c = sp.compute(computed)
+        sp.comm(lambda: gather_staged(c))
+
+    def scatter_direct() -> None:
         comm.Scatterv([st["dA"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
                       [ins["a"], mine * n, mpi_type], root=0)
         comm.Bcast([st["dB"], mpi_type], root=0)
-        c = local_product()
-        ad.block(c)
-        comm.Gatherv([c, mpi_type],
-                     [st["dC"], elems, offsets, mpi_type] if ctx.rank == 0 else None, root=0)
+
+    def step_direct() -> None:
+        sp.comm(scatter_direct)
+        c = sp.compute(computed)
+        sp.comm(lambda: comm.Gatherv(
+            [c, mpi_type], [st["dC"], elems, offsets, mpi_type] if ctx.rank == 0 else None,
+            root=0))
 
     step = step_direct if direct else step_staged
     step()
@@ -334,9 +421,11 @@ def job_monte_carlo_pi(ctx: Context) -> dict[str, Any] | None:
             return 0
         return round(float(ctx.ad.to_host(pi_local())) * count / 4.0)
 
+    sp = ctx.split
+
     def step() -> None:
-        send[0] = hits()
-        ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM)
+        send[0] = sp.compute(hits)
+        sp.comm(lambda: ctx.comm.Allreduce(send, recv, op=ctx.mpi.SUM))
 
     step()
     estimate = 4.0 * float(recv[0]) / n
@@ -394,10 +483,22 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     ctx.comm.Allreduce(local_ref, ref, op=ctx.mpi.SUM)
     err = rel_err(total, ref / n)
 
+    sp = ctx.split
+
+    def local_grad() -> Any:
+        g = ad.linear_grad(state["p"], st["x"], st["y"])
+        ad.block(g)
+        return g
+
+    def update(g: Any) -> Any:
+        p = ad.axpy(state["p"], g, lr / n)
+        ad.block(p)
+        return p
+
     def step() -> None:
-        g = averaged_grad(state["p"])
-        state["p"] = ad.axpy(state["p"], g, lr / n)
-        ad.block(state["p"])
+        g = sp.compute(local_grad)
+        g = sp.comm(lambda: chan.allreduce(g, st["recv"], st["hs"], st["hr"]))
+        state["p"] = sp.compute(lambda: update(g))
 
     samples = ctx.timed(step)
     if ctx.rank:
@@ -456,12 +557,73 @@ def halo_error(ctx: Context, u0: np.ndarray, out: np.ndarray, k: int) -> float:
     return math.sqrt(num) / (math.sqrt(den) or 1.0)
 
 
-@mpi_job(order=50, size_meaning="", scaling="by_mode", buffers=True,
-         defaults={"sizes": [1 << 16], "dtype": "float64", "steps": 100,
-                   "scaling": ["strong", "weak"]})
-def job_halo(ctx: Context) -> dict[str, Any] | None:
-    """1D domain decomposition with one ghost cell per side, an explicit heat-equation
-    stencil; strong (global size fixed) or weak (size per rank fixed) scaling."""
+def halo_post(ctx: Context, u: Any, n: int, path: str,
+              bufs: dict[str, np.ndarray]) -> list[Any]:
+    """The same exchange as :func:`halo_exchange`, posted and not waited for (the
+    workshop book's §9.10.2): ``Irecv`` into the ghosts, ``Isend`` of the edge cells.
+    Returns the requests; the ghosts are valid after :func:`halo_finish`."""
+    ad, comm = ctx.ad, ctx.comm
+    left, right = (ctx.rank - 1) % ctx.size, (ctx.rank + 1) % ctx.size
+    if path in ("direct", "host"):
+        ad.block(u)
+        return [comm.Irecv(ad.view(u, 0, 1), source=left, tag=1),
+                comm.Irecv(ad.view(u, n + 1, n + 2), source=right, tag=2),
+                comm.Isend(ad.view(u, n, n + 1), dest=right, tag=1),
+                comm.Isend(ad.view(u, 1, 2), dest=left, tag=2)]
+    ad.edges_to_host(u, n, bufs["sr"], bufs["sl"])
+    return [comm.Irecv(bufs["rl"], source=left, tag=1),
+            comm.Irecv(bufs["rr"], source=right, tag=2),
+            comm.Isend(bufs["sr"], dest=right, tag=1),
+            comm.Isend(bufs["sl"], dest=left, tag=2)]
+
+
+def halo_finish(ctx: Context, u: Any, path: str, bufs: dict[str, np.ndarray],
+                requests: list[Any]) -> Any:
+    """Wait for :func:`halo_post`'s messages; staged: write the ghosts to the device."""
+    ctx.mpi.Request.Waitall(requests)
+    if path in ("direct", "host"):
+        return u
+    return ctx.ad.set_ghosts(u, bufs["rl"], bufs["rr"])
+
+
+def _finished(ad: Any, value: Any) -> Any:
+    ad.block(value)
+    return value
+
+
+def halo_blocking_step(ctx: Context, u: Any, out: Any, n: int, path: str,
+                       bufs: dict[str, np.ndarray]) -> tuple[Any, Any]:
+    """One step of the halo job: exchange (two ``Sendrecv``), then the whole stencil.
+    Returns (new state, the buffer the next step writes into)."""
+    ad, sp = ctx.ad, ctx.split
+    u = sp.comm(lambda: halo_exchange(ctx, u, n, path, bufs))
+    out = sp.compute(lambda: _finished(ad, ad.stencil(u, out, HALO_ALPHA)))
+    return out, u
+
+
+def halo_overlap_step(ctx: Context, u: Any, out: Any, n: int, path: str,
+                      bufs: dict[str, np.ndarray]) -> tuple[Any, Any]:
+    """One step of the halo_overlap job: post the exchange, compute cells 2..n-1 (they
+    need no ghost) while the messages fly, wait, then compute cells 1 and n. The same
+    cells by the same formula as :func:`halo_blocking_step`, so the same answer."""
+    ad, sp = ctx.ad, ctx.split
+    requests = sp.comm(lambda: halo_post(ctx, u, n, path, bufs))
+    if n > 2:
+        out = sp.compute(lambda: _finished(ad, ad.stencil_cells(u, out, HALO_ALPHA, 2, n)))
+    u = sp.comm(lambda: halo_finish(ctx, u, path, bufs, requests))
+
+    def edges() -> Any:
+        new = ad.stencil_cells(u, out, HALO_ALPHA, 1, 2)
+        if n > 1:
+            new = ad.stencil_cells(u, new, HALO_ALPHA, n, n + 1)
+        return _finished(ad, new)
+
+    return sp.compute(edges), u
+
+
+def run_halo(ctx: Context, overlap: bool) -> dict[str, Any] | None:
+    """The halo and halo_overlap jobs: the same domain, data, check and timing; only the
+    step differs (:func:`halo_blocking_step` or :func:`halo_overlap_step`)."""
     size, dtype, path, mode = (int(ctx.item["size"]), ctx.item["dtype"], ctx.item["path"],
                                ctx.item["mode"])
     steps = int(ctx.item.get("params", {}).get("steps", 100))
@@ -478,29 +640,68 @@ def job_halo(ctx: Context) -> dict[str, Any] | None:
         u0[1:-1] = ctx.rng(4).random(n).astype(dtype)
         u, out = ad.to_device(u0), ad.to_device(u0)
         ad.block(ad.stencil(u, out, HALO_ALPHA))  # compile
+        if overlap:
+            ad.block(ad.stencil_cells(u, out, HALO_ALPHA, 1, 2))
         return {"u0": u0, "u": u, "out": out}
 
     st = ctx.guarded(setup)
-    state = {"u": ad.to_device(st["u0"]), "out": ad.to_device(st["u0"])}
 
-    def advance(k: int) -> None:
+    def advance(state: dict[str, Any], k: int, step: Callable[..., tuple[Any, Any]]) -> None:
         for _ in range(k):
-            u = halo_exchange(ctx, state["u"], n, path, bufs)
-            state["u"], state["out"] = ad.stencil(u, state["out"], HALO_ALPHA), u
+            state["u"], state["out"] = step(ctx, state["u"], state["out"], n, path, bufs)
         ad.block(state["u"])
 
+    def fresh() -> dict[str, Any]:
+        return {"u": ad.to_device(st["u0"]), "out": ad.to_device(st["u0"])}
+
+    take = halo_overlap_step if overlap else halo_blocking_step
+    state = fresh()
     check_steps = min(steps, 10)
-    advance(check_steps)
+    advance(state, check_steps, take)
     interior = np.ascontiguousarray(ad.to_host(state["u"])[1:-1])
     err = halo_error(ctx, st["u0"][1:-1], interior, check_steps)
-    samples = ctx.timed(lambda: advance(steps))
+    apart = 0.0
+    if overlap:  # the same answer as the blocking exchange, on the same data
+        blocking = fresh()
+        advance(blocking, check_steps, halo_blocking_step)
+        other = ad.to_host(blocking["u"])[1:-1].astype(np.float64)
+        num = ctx.comm.allreduce(float(np.sum((interior - other) ** 2)))
+        den = ctx.comm.allreduce(float(np.sum(other ** 2)))
+        apart = math.sqrt(num) / (math.sqrt(den) or 1.0)
+    samples = ctx.timed(lambda: advance(state, steps, take))
     if ctx.rank:
         return None
-    res = result(samples, rel_err=err, tolerance=tolerance(dtype, global_n))
+    tol = tolerance(dtype, global_n)
+    res = result(samples, rel_err=err, tolerance=tol)
+    if apart > tol:
+        res.update(status="wrong_result",
+                   reason=f"the overlapped exchange's answer is {apart:.3g} (relative) "
+                          f"from the blocking one's after {check_steps} steps")
     # each step reads and writes every cell once (a 3-point stencil from cache)
     res["gbps"] = 2 * sum(local_counts) * np.dtype(dtype).itemsize * steps / \
         res["median_s"] / 1e9
     return res
+
+
+@mpi_job(order=50, size_meaning="", scaling="by_mode", buffers=True,
+         defaults={"sizes": [1 << 16], "dtype": "float64", "steps": 100,
+                   "scaling": ["strong", "weak"]})
+def job_halo(ctx: Context) -> dict[str, Any] | None:
+    """1D domain decomposition with one ghost cell per side, an explicit heat-equation
+    stencil; strong (global size fixed) or weak (size per rank fixed) scaling. Blocking
+    exchange: two ``Sendrecv``, then the stencil."""
+    return run_halo(ctx, overlap=False)
+
+
+@mpi_job(order=55, size_meaning="", scaling="by_mode", buffers=True,
+         defaults={"sizes": [1 << 16], "dtype": "float64", "steps": 100,
+                   "scaling": ["strong", "weak"]})
+def job_halo_overlap(ctx: Context) -> dict[str, Any] | None:
+    """The halo job with its exchange overlapped (the workshop book's §9.10.2):
+    ``Isend``/``Irecv`` posted, the interior computed while the messages fly,
+    ``Waitall``, then the two boundary cells. Checked against the float64 reference and
+    against the blocking exchange's answer."""
+    return run_halo(ctx, overlap=True)
 
 
 @mpi_job(order=60, size_meaning="message bytes", buffers=True, message=True, dtype="uint8",
@@ -558,7 +759,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
     if ctx.rank == 0:
         back = host if path == "host" else ad.to_host(st["dev"])
         ok = bool(np.array_equal(back, pattern))
-    samples = ctx.timed(ping)
+    samples = ctx.timed(lambda: ctx.split.comm(ping))  # nothing to compute: all message
     if ctx.rank:
         return None
     res = result(samples, rel_err=0.0 if ok else 1.0, tolerance=0.0)
@@ -595,14 +796,17 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     chan = Channel(ctx, path)
     if mode == "nccl":
         def step() -> None:
-            st["nccl"]()
+            ctx.split.comm(st["nccl"])
     elif path == "host":
         def step() -> None:
-            chan.allreduce(st["hs"], st["hr"])
+            ctx.split.comm(lambda: chan.allreduce(st["hs"], st["hr"]))
     else:
-        def step() -> None:
+        def exchange() -> None:
             st["recv"] = chan.allreduce(st["send"], st["recv"], st["hs"], st["hr"])
             ad.block(st["recv"])
+
+        def step() -> None:
+            ctx.split.comm(exchange)
 
     step()
     out = st["hr"] if path == "host" else ad.to_host(st["recv"])

@@ -17,7 +17,8 @@ import pandas as pd
 from gpubench import results
 from gpubench.mpi import jobs_where
 
-SCHEMA_VERSION = 1
+#: 2: mean_s and the compute / communication split (compute_s ... hidden_s)
+SCHEMA_VERSION = 2
 
 #: (name, kind, meaning); kinds as in :mod:`gpubench.results`
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -42,6 +43,17 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("q3_s", "float", "75th percentile"),
     ("max_s", "float", "slowest sample"),
     ("iqr_s", "float", "q3_s - q1_s"),
+    ("mean_s", "float", "mean over samples of the slowest rank's time: what compute_s and "
+     "comm_s are shares of"),
+    ("compute_s", "float", "seconds per timed call in local computation (device synced), "
+     "each rank's mean over the samples, then the mean over ranks"),
+    ("comm_s", "float", "seconds per timed call in MPI calls (and the staged path's copies "
+     "through host memory), each rank's mean, then the mean over ranks; "
+     "compute_s + comm_s <= mean_s"),
+    ("compute_max_s", "float", "compute_s of the slowest-computing rank (load imbalance)"),
+    ("comm_max_s", "float", "comm_s of the rank that spent longest communicating"),
+    ("hidden_s", "float", "halo_overlap: communication taken off the step, the blocking "
+     "halo's comm_s less this row's (same backend, ranks, size, path, mode)"),
     ("gbps", "float", "algorithm bandwidth: bytes / median_s / 1e9"),
     ("bus_gbps", "float", "allreduce bus bandwidth, 2(n-1)/n x gbps (nccl-tests)"),
     ("latency_us", "float", "p2p one-way latency: half the median round trip, microseconds"),
@@ -175,6 +187,29 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             frame.at[idx, "speedup"] = t1 / tn
             frame.at[idx, "efficiency"] = t1 / (n * tn)
+    return frame
+
+
+#: the overlapped job of a blocking one: its rows get ``hidden_s`` from the blocking rows
+OVERLAPPED = {"halo_overlap": "halo"}
+
+
+def add_hidden(frame: pd.DataFrame) -> pd.DataFrame:
+    """``hidden_s`` of each ok overlapped row (:data:`OVERLAPPED`): the communication
+    seconds per call of the blocking job's ok row with the same backend, ranks, size,
+    dtype, path and mode, less this row's (the exchange's time that the interior's
+    computation covered). Negative where posting and waiting cost more than they hid."""
+    frame = frame.copy()
+    frame["hidden_s"] = math.nan
+    keys = ["backend", "ranks", "size", "dtype", "path", "mode"]
+    ok = frame[(frame["status"] == "ok") & frame["comm_s"].notna()]
+    for over, blocking in OVERLAPPED.items():
+        base = ok[ok["job"] == blocking].set_index(keys)["comm_s"]
+        base = base[~base.index.duplicated()]
+        for idx, row in ok[ok["job"] == over].iterrows():
+            key = tuple(row[k] for k in keys)
+            if key in base.index:
+                frame.at[idx, "hidden_s"] = float(base[key]) - float(row["comm_s"])
     return frame
 
 

@@ -51,6 +51,9 @@ JOB_DEFAULTS: dict[str, dict[str, Any]] = {
 
 #: jobs whose buffers travel through MPI (and so have direct and staged paths)
 BUFFER_JOBS = jobs_where(buffers=True)
+#: jobs whose mode says strong or weak scaling (the halos): size is global cells or
+#: cells per rank
+BY_MODE_JOBS = jobs_where(scaling="by_mode")
 
 
 def job_config(mpi_cfg: Mapping[str, Any], job: str) -> dict[str, Any]:
@@ -243,9 +246,9 @@ class Step:
             "timestamp": provenance.utc_now(),
             "schema_version": schema.SCHEMA_VERSION,
         })
-        if self.job == "halo" and item["mode"] == "weak":
+        if self.job in BY_MODE_JOBS and item["mode"] == "weak":
             row["size_meaning"] = "cells per rank"
-        elif self.job == "halo":
+        elif self.job in BY_MODE_JOBS:
             row["size_meaning"] = "global cells"
         link = self.cfg.get("link_gbps")
         if link and self.job in ("p2p", "allreduce") and item["path"] != "host":
@@ -594,7 +597,8 @@ def step_main(argv: list[str] | None = None) -> int:
 
 
 def collect_main(argv: list[str] | None = None) -> int:
-    """Concatenate the MPI steps' CSVs into mpi.csv (+ scaling efficiency, % of link)."""
+    """Concatenate the MPI steps' CSVs into mpi.csv (+ scaling efficiency, % of link,
+    communication the overlapped halo hid)."""
     import pandas as pd
 
     p = results.collect_parser(collect_main.__doc__, "inputs", "out")
@@ -605,7 +609,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     except results.SchemaError as exc:
         print(f"collect_mpi: {exc}", file=sys.stderr)
         return 1
-    merged = schema.add_link(schema.add_scaling(merged))
+    merged = schema.add_hidden(schema.add_link(schema.add_scaling(merged)))
     samples = pd.concat([pd.read_csv(f) for f in args.samples], ignore_index=True)
     results.atomic_write_csv(args.out_samples, samples.reindex(
         columns=list(schema.SAMPLE_COLUMNS)))

@@ -181,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             comm.Abort(1)
         if rank == 0 and fields is not None:
+            fields = {**ctx.split_fields, **fields}  # compute / communication split
             samples = [float(s) for s in fields.pop("_samples", [])]
             emit("result", index=index, fields=fields, samples=samples)
     if not args.no_mpi:

@@ -1,4 +1,5 @@
-"""The MPI section: scaling and efficiency, latency and bandwidth, staged vs direct.
+"""The MPI section: scaling and efficiency, latency and bandwidth, staged vs direct,
+compute against communication, and the halo exchange blocking against overlapped.
 
 It reads ``mpi.csv`` (one tidy row per measurement, columns in
 ``/work/notes/mpi_contract.md``, mirrored in :data:`MPI_COLUMNS`) and, optionally,
@@ -25,13 +26,15 @@ from gpubench.report.render import Figure, text_table
 MPI_COLUMNS: tuple[str, ...] = (
     "job", "framework", "device", "backend", "ranks", "size", "size_meaning", "dtype",
     "path", "mode", "status", "reason", "samples", "median_s", "min_s", "q1_s", "q3_s",
-    "max_s", "iqr_s", "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err",
+    "max_s", "iqr_s", "mean_s", "compute_s", "comm_s", "compute_max_s", "comm_max_s",
+    "hidden_s", "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err",
     "tolerance", "gpu_uuids", "device_selection", "mpi_library", "mpi_version",
     "cuda_aware", "launcher", "host", "device_name", "framework_version", "git_commit",
     "timestamp", "schema_version")
 MPI_SAMPLE_COLUMNS: tuple[str, ...] = ("job", "backend", "ranks", "size", "path", "mode",
                                        "sample_index", "time_s")
 NUMERIC = ("ranks", "size", "samples", "median_s", "min_s", "q1_s", "q3_s", "max_s", "iqr_s",
+           "mean_s", "compute_s", "comm_s", "compute_max_s", "comm_max_s", "hidden_s",
            "gbps", "bus_gbps", "latency_us", "efficiency", "speedup", "rel_err", "tolerance",
            "schema_version")
 #: jobs whose rows form a scaling curve (time against ranks)
@@ -285,6 +288,98 @@ def halo_target_table(ok: pd.DataFrame) -> pd.DataFrame | None:
                  frozenset({"ranks", "weak efficiency"}))
 
 
+def _gpus(row: pd.Series) -> str:
+    """Where a row's ranks ran: CPU ranks, ranks sharing one GPU, or N GPUs."""
+    if row["device"] != "gpu":
+        return "CPU ranks"
+    uu = {u for u in str(row["gpu_uuids"]).split(";") if u}
+    if not uu:
+        return "GPU (unrecorded)"
+    if len(uu) == 1 and row["ranks"] > 1:
+        return "1 GPU, shared"
+    return f"{len(uu)} GPU" + ("s" if len(uu) > 1 else "")
+
+
+def split_table(ok: pd.DataFrame) -> pd.DataFrame | None:
+    """Per job, backend, path and mode at its largest size, every rank count: the mean
+    step time and how much of it the ranks spent computing and communicating (means
+    over ranks; the rest is waiting at the barrier and Python between the two)."""
+    rows = ok[ok["compute_s"].notna() & ok["comm_s"].notna() & (ok["mean_s"] > 0)]
+    if rows.empty:
+        return None
+    largest = rows.groupby(["job", "backend", "path", "mode"])["size"].transform("max")
+    rows = rows[rows["size"] == largest].sort_values(
+        ["job", "backend", "path", "mode", "ranks"], kind="mergesort")
+    out = []
+    for _, r in rows.iterrows():
+        step, comp, comm = float(r["mean_s"]), float(r["compute_s"]), float(r["comm_s"])
+        out.append([r["job"], r["backend"], r["path"], r["mode"] or "—", fmt_int(r["size"]),
+                    fmt_int(r["ranks"]), _gpus(r), fmt_time(step), fmt_time(comp),
+                    fmt_time(comm), fmt_time(max(0.0, step - comp - comm)),
+                    f"{100 * comm / step:.0f} %", fmt_time(r["comm_max_s"])])
+    return text_table(["job", "backend", "path", "mode", "size", "ranks", "where",
+                       "step (mean)", "compute", "communication", "rest",
+                       "comm. share", "comm. (worst rank)"], out,
+                      frozenset({"size", "ranks", "step (mean)", "compute", "communication",
+                                 "rest", "comm. share", "comm. (worst rank)"}))
+
+
+def overlap_table(ok: pd.DataFrame) -> pd.DataFrame | None:
+    """The halo exchange blocking (``Sendrecv``) against overlapped (``Isend``/``Irecv``
+    behind the interior), row by row on the same backend, ranks, size, path and mode."""
+    keys = ["backend", "ranks", "size", "dtype", "path", "mode"]
+    blocking = ok[ok["job"] == "halo"].drop_duplicates(keys).set_index(keys)
+    overlap = ok[ok["job"] == "halo_overlap"].drop_duplicates(keys).set_index(keys)
+    both = blocking.merge(overlap, how="inner", left_index=True, right_index=True,
+                          suffixes=("_b", "_o"))
+    if both.empty:
+        return None
+    out = []
+    for key, r in both.sort_index().iterrows():
+        backend, ranks, size, _dtype, path, mode = key
+        tb, to = float(r["median_s_b"]), float(r["median_s_o"])
+        where = _gpus(pd.Series({"device": r["device_b"], "gpu_uuids": r["gpu_uuids_b"],
+                                 "ranks": ranks}))
+        hidden = r["hidden_s_o"]
+        if not _finite(hidden):
+            hidden = r["comm_s_b"] - r["comm_s_o"]
+        out.append([backend, path, mode or "—", fmt_int(size), fmt_int(ranks), where,
+                    fmt_time(tb), fmt_time(to),
+                    f"{tb / to:.2f}×" if tb > 0 and to > 0 else "—",
+                    fmt_time(r["comm_s_b"]), fmt_time(r["comm_s_o"]), fmt_time(hidden)])
+    return text_table(["backend", "path", "mode", "cells", "ranks", "where",
+                       "blocking", "overlapped", "overlap speedup", "blocking comm.",
+                       "overlapped comm.", "hidden"], out,
+                      frozenset({"cells", "ranks", "blocking", "overlapped",
+                                 "overlap speedup", "blocking comm.", "overlapped comm.",
+                                 "hidden"}))
+
+
+def _finite(x: Any) -> bool:
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def multi_gpu_note(frame: pd.DataFrame) -> str:
+    """What the GPU columns of the split and overlap tables cover so far: CPU ranks
+    only, ranks sharing one GPU, or one GPU per rank."""
+    ok = frame[(frame["status"] == "ok") & frame["job"].isin(["halo", "halo_overlap"])]
+    gpu = ok[ok["device"] == "gpu"]
+    spread = gpu[(gpu["ranks"] > 1) & gpu.apply(
+        lambda r: len({u for u in str(r["gpu_uuids"]).split(";") if u}) > 1, axis=1)] \
+        if not gpu.empty else gpu
+    if not spread.empty:
+        return ""
+    if gpu.empty:
+        return ("No GPU ranks are measured here (CPU ranks only): the rows of ranks sharing "
+                "one GPU come from a GPU machine, and the multi-GPU figures (one GPU per "
+                "rank) come when a multi-GPU machine is available")
+    return ("The GPU rows here are ranks sharing one GPU; the multi-GPU figures (one GPU "
+            "per rank) come when a multi-GPU machine is available")
+
+
 def environment_table(frame: pd.DataFrame) -> pd.DataFrame | None:
     cols = ["backend", "mpi_library", "mpi_version", "cuda_aware", "launcher",
             "device_selection", "device_name", "framework_version", "host"]
@@ -324,7 +419,9 @@ def failures_table(frame: pd.DataFrame) -> pd.DataFrame | None:
 @dataclass
 class MpiSection:
     """The MPI section's data: scaling (figure, table, halo target), latency and bandwidth
-    (figure), staged vs direct, device selection, the MPI environment and failures."""
+    (figure), staged vs direct, compute against communication, the halo blocking against
+    overlapped (and what the GPU rows cover), device selection, the MPI environment and
+    failures."""
 
     problem: str
     notes: list[str]
@@ -336,6 +433,9 @@ class MpiSection:
     target: pd.DataFrame | None = None
     messages: Figure | None = None
     staged: pd.DataFrame | None = None
+    split: pd.DataFrame | None = None
+    overlap: pd.DataFrame | None = None
+    multi_gpu: str = ""
     clashes: list[str] = field(default_factory=list)
     environment: pd.DataFrame | None = None
     failures: pd.DataFrame | None = None
@@ -373,6 +473,9 @@ def section(data: MpiData) -> MpiSection:
                f"{'; '.join(sorted(set(msg['label'])))}.")
         out.messages = Figure(alt, message_figure, (msg,), "mpi")
     out.staged = staged_vs_direct(ok)
+    out.split = split_table(ok)
+    out.overlap = overlap_table(ok)
+    out.multi_gpu = multi_gpu_note(frame)
     out.clashes = device_check(frame)
     out.environment = environment_table(frame)
     out.failures = failures_table(frame)
