@@ -321,6 +321,8 @@ class Matrix:
     #: per backend with a ("loops", ...) claim, its speedups over plain Python loops
     #: (:func:`loop_speedups`)
     loops: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: the paired rows of the claims judged case by case (:func:`claim_pairs`)
+    pairs: dict[str, Any] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -452,7 +454,14 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
     loops = {b: loop_speedups(df, b) for b, cls in backend_classes().items()
              if any(kind == "loops" for kind, _, _ in cls.claims)}
-    return Matrix(backends, cells, found, cross, firsts, loops)
+    return Matrix(backends, cells, found, cross, firsts, loops, claim_pairs(df))
+
+
+def claim_pairs(df: pd.DataFrame) -> dict[str, Any]:
+    """The rows behind the claims judged on paired cases: "numba_cuda_c", "fusion",
+    "jax_cpu" (see :func:`numba_cuda_c_pairs`, :func:`fusion_pairs`, :func:`jax_cpu_pairs`)."""
+    return {"numba_cuda_c": numba_cuda_c_pairs(df), "fusion": fusion_pairs(df),
+            "jax_cpu": jax_cpu_pairs(df)}
 
 
 def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
@@ -614,6 +623,209 @@ def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[s
     return [claim, text, verdict]
 
 
+# -- claims judged on paired rows: each side's fastest row of the cases both measured --------
+
+#: the keys of one case: what both sides of a paired claim must have measured
+CASE_KEYS = ["kernel", "variant", "dtype", "size_key"]
+#: "Numba matches CUDA C": the same algorithm hand-written in both, (kernel, Numba CUDA
+#: implementation, CUDA Python implementation of the shared ``.cu`` file). Monte Carlo
+#: is left out: Numba draws with xoroshiro128+ states, the CUDA C with Philox, so a
+#: difference would be the generator's, not the compiler's
+NUMBA_CUDA_C = (("vector_add", "cuda_jit", "nvrtc"), ("elementwise", "cuda_jit", "nvrtc"),
+                ("reduction", "cuda_jit", "nvrtc"), ("matmul", "cuda_jit_naive", "naive"),
+                ("matmul", "cuda_jit_tiled", "tiled"), ("moving_average", "cuda_jit", "nvrtc"),
+                ("moving_average", "cuda_jit_sliding", "nvrtc_sliding"))
+NUMBA_BACKEND, CUDA_C_BACKEND = "numba-gpu", "cuda_python-gpu"
+#: Numba matches CUDA C on a case when its device time is at most this multiple of CUDA C's
+NUMBA_MATCH = 1.25
+#: "fusion reduces overhead": (backend, fused implementations, the unfused ones) judged on
+#: the kernels where both compute the same expression (vector_add has one operation,
+#: nothing to fuse; CuPy's moving average kernels use another algorithm than cumsum)
+FUSION = (("cupy-gpu", ("fuse", "elementwise_kernel", "reduction_kernel"),
+           ("array_ops", "array_op")),
+          ("torch-gpu", ("compile",), ("eager",)), ("torch-cpu", ("compile",), ("eager",)),
+          ("jax-gpu", ("jit",), ("eager",)), ("jax-cpu", ("jit",), ("eager",)))
+FUSION_KERNELS = ("elementwise", "reduction")
+#: "JAX's CPU backend is often fast": against the NumPy baseline (Numba beside it)
+JAX_CPU, JAX_CPU_OTHERS = "jax-cpu", ("numpy-cpu", "numba-cpu")
+#: "often": faster in at least this share of the shared cases
+OFTEN = 0.5
+
+
+def paired_cases(df: pd.DataFrame, mine: tuple[str, Sequence[str]],
+                 theirs: tuple[str, Sequence[str]], clock: str = "caller_s",
+                 kernels: Sequence[str] | None = None) -> pd.DataFrame:
+    """Like with like for a claim: per case (kernel, variant, dtype, size) that both
+    sides measured (ok, hot), each side's fastest row among its implementations (none
+    named: any) on ``clock`` ("caller_s": the caller's clock, CPU wall; "median_s": the
+    device clock). ``ratio`` is their time over mine (> 1: mine is faster). Columns:
+    the case keys, implementation, time, other_implementation, other_time, ratio, row,
+    other_row (indices in ``df``); empty where the two share no case."""
+    cols = [*CASE_KEYS, "implementation", "time", "other_implementation", "other_time",
+            "ratio", "row", "other_row"]
+    rows = _ok_hot(df)
+    rows = rows[rows[clock] > 0]
+    if kernels is not None:
+        rows = rows[rows["kernel"].isin(list(kernels))]
+
+    def best(side: tuple[str, Sequence[str]]) -> pd.DataFrame:
+        backend, impls = side
+        mine = rows[rows["backend"] == backend]
+        if impls:
+            mine = mine[mine["implementation"].isin(list(impls))]
+        mine = mine.assign(row=mine.index, time=mine[clock]).sort_values(
+            [*CASE_KEYS, "time", "implementation"], kind="mergesort")
+        return mine.drop_duplicates(CASE_KEYS, keep="first")[
+            [*CASE_KEYS, "implementation", "time", "row"]]
+
+    other = best(theirs).rename(columns={"implementation": "other_implementation",
+                                         "time": "other_time", "row": "other_row"})
+    both = best(mine).merge(other, on=CASE_KEYS)
+    if both.empty:
+        return pd.DataFrame(columns=cols)
+    both["ratio"] = both["other_time"] / both["time"]
+    return both[cols].sort_values(CASE_KEYS, kind="mergesort").reset_index(drop=True)
+
+
+def _sizes(rows: pd.DataFrame) -> str:
+    lo, hi = int(rows["size_key"].min()), int(rows["size_key"].max())
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
+def _case(r: Any) -> str:
+    return f"{r.kernel}/{r.variant} {r.dtype} at {int(r.size_key):,}"
+
+
+def _named(rows: pd.DataFrame, what: str, limit: int = 3) -> str:
+    """The first cases of ``rows`` named with their ratio ("" without any)."""
+    if rows.empty:
+        return ""
+    named = ", ".join(f"{_case(r)} ({what} {_x(r.ratio)})"
+                      for r in rows.head(limit).itertuples(index=False))
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return named + more
+
+
+def numba_cuda_c_pairs(df: pd.DataFrame) -> pd.DataFrame:
+    """Numba's hand-written CUDA kernels against the same algorithm in CUDA C
+    (:data:`NUMBA_CUDA_C`), case by case on the device clock: the claim is about the
+    code the compilers make, not the launch path. ``ratio`` is Numba's time over CUDA
+    C's (> 1: Numba is slower); a ``pair`` column names the two implementations."""
+    out = []
+    for kernel, numba, cuda_c in NUMBA_CUDA_C:
+        p = paired_cases(df, (CUDA_C_BACKEND, (cuda_c,)), (NUMBA_BACKEND, (numba,)),
+                         "median_s", (kernel,))
+        if not p.empty:
+            out.append(p.assign(pair=f"{numba}/{cuda_c}"))
+    if not out:
+        return pd.DataFrame(columns=[*CASE_KEYS, "pair", "ratio", "row", "other_row"])
+    return pd.concat(out, ignore_index=True)
+
+
+def numba_cuda_c_claim(pairs: pd.DataFrame) -> list[str]:
+    """"Numba matches CUDA C": holds when Numba's device time is within
+    :data:`NUMBA_MATCH` × CUDA C's on every shared case, partly on some, does not hold
+    on none; the text gives each pair of implementations' count and the slowest cases."""
+    claim = "Numba matches CUDA C (hand-written kernels, same algorithm)"
+    if pairs.empty:
+        return [claim, f"{NOT_MEASURED}: no {NUMBA_BACKEND} and {CUDA_C_BACKEND} rows of "
+                f"the same kernel and case ({', '.join(sorted({k for k, _, _ in NUMBA_CUDA_C}))})",
+                NOT_MEASURED]
+    within = pairs["ratio"] <= NUMBA_MATCH
+    per = []
+    for (kernel, pair), g in pairs.groupby(["kernel", "pair"], sort=True):
+        ok = g["ratio"] <= NUMBA_MATCH
+        per.append(f"{kernel} {pair} {int(ok.sum())} of {len(g)} "
+                   f"(median {_x(float(g['ratio'].median()))}, {_sizes(g)})")
+    slow = pairs[~within].sort_values("ratio", ascending=False, kind="mergesort")
+    text = (f"{NUMBA_BACKEND} over {CUDA_C_BACKEND}'s CUDA C, device clock (CUDA events), "
+            f"hot, {len(pairs)} shared cases: Numba's time within {NUMBA_MATCH:g}× of CUDA "
+            f"C's in {int(within.sum())}; median {_x(float(pairs['ratio'].median()))} "
+            f"({_range(float(pairs['ratio'].min()), float(pairs['ratio'].max()))}); "
+            + "; ".join(per))
+    if not slow.empty:
+        text += f"; slowest: {_named(slow, 'Numba')}"
+    return [claim, text, _verdict([bool(f) for f in within])]
+
+
+def fusion_pairs(df: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Per (backend, fused implementation) of :data:`FUSION`: its rows against the
+    fastest unfused row of the same case on the caller's clock (what the Python loop
+    waits for: fusion saves launches and memory passes), :data:`FUSION_KERNELS` only.
+    ``ratio`` is the unfused time over the fused (> 1: fusion is faster)."""
+    return {(b, f): paired_cases(df, (b, (f,)), (b, unfused), "caller_s", FUSION_KERNELS)
+            for b, fused, unfused in FUSION for f in fused}
+
+
+def fusion_claim(pairs: Mapping[tuple[str, str], pd.DataFrame]) -> list[str]:
+    """"Fusion reduces overhead": on a case fusion counts as faster when the unfused
+    call takes at least 1 + MIN_EFFECT (5 %) as long; holds when it does in every
+    shared case, partly in some, does not hold in none; pairs without shared rows are
+    named as not measured."""
+    claim = ("fusion reduces overhead: cupy.fuse / ElementwiseKernel / ReductionKernel, "
+             "torch.compile, jax.jit against unfused calls")
+    edge = 1 + stats.MIN_EFFECT
+    per, flags, missing = [], [], []
+    for (b, fused), p in pairs.items():
+        if p.empty:
+            missing.append(f"{b} {fused}")
+            continue
+        faster = p["ratio"] >= edge
+        flags += [bool(f) for f in faster]
+        worse = p[~faster].sort_values("ratio", kind="mergesort")
+        note = f"; not faster: {_named(worse, 'unfused/fused', 2)}" if len(worse) else ""
+        per.append(f"{b} {fused} over {'/'.join(sorted(set(p['other_implementation'])))}: "
+                   f"faster in {int(faster.sum())} of {len(p)} cases "
+                   f"({', '.join(sorted(set(p['kernel'])))}; {_sizes(p)}; median "
+                   f"{_x(float(p['ratio'].median()))}){note}")
+    if not flags:
+        return [claim, f"{NOT_MEASURED}: no fused and unfused rows of the same "
+                f"{'/'.join(FUSION_KERNELS)} case", NOT_MEASURED]
+    text = (f"caller's clock, hot, faster = the unfused call takes ≥ {edge:g}× as long: "
+            + "; ".join(per))
+    if missing:
+        text += f"; {NOT_MEASURED} (no shared rows): {', '.join(missing)}"
+    return [claim, text, _verdict(flags)]
+
+
+def jax_cpu_pairs(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """jax-cpu against each of :data:`JAX_CPU_OTHERS`: every side's fastest row (any
+    implementation, any thread count: what a user gets) of each shared case of the
+    report classes' kernels, on the CPU's wall clock. ``ratio``: the other's time over
+    JAX's (> 1: JAX is faster)."""
+    kernels = [k for ks in classes().values() for k in ks]
+    return {o: paired_cases(df, (JAX_CPU, ()), (o, ()), "caller_s", kernels)
+            for o in JAX_CPU_OTHERS}
+
+
+def jax_cpu_claim(pairs: Mapping[str, pd.DataFrame]) -> list[str]:
+    """"JAX's CPU backend is often fast", against NumPy: JAX is faster on a case when
+    NumPy takes at least 1 + MIN_EFFECT as long; "often" holds when that is so in at
+    least :data:`OFTEN` of the shared cases, partly when in fewer but some, does not hold
+    in none. Numba's cases are shown beside it, not judged."""
+    claim = "JAX's CPU backend is often fast (faster than NumPy in ≥ half the cases)"
+    base = JAX_CPU_OTHERS[0]
+    edge = 1 + stats.MIN_EFFECT
+    p = pairs.get(base)
+    if p is None or p.empty:
+        return [claim, f"{NOT_MEASURED}: no {JAX_CPU} and {base} rows of the same case",
+                NOT_MEASURED]
+    texts = []
+    for other, q in pairs.items():
+        if q.empty:
+            texts.append(f"against {other}: {NOT_MEASURED}")
+            continue
+        faster, slower = q["ratio"] >= edge, q["ratio"] <= 1 / edge
+        texts.append(f"against {other}: faster in {int(faster.sum())} of {len(q)} shared "
+                     f"cases ({', '.join(sorted(set(q['kernel'])))}; {_sizes(q)}), slower "
+                     f"in {int(slower.sum())}, median {_x(float(q['ratio'].median()))} "
+                     f"({_range(float(q['ratio'].min()), float(q['ratio'].max()))})")
+    n, k = len(p), int((p["ratio"] >= edge).sum())
+    verdict = ("holds" if k >= OFTEN * n else "partly" if k else "does not hold")
+    return [claim, f"{JAX_CPU}, wall clock, hot, each side's fastest row, faster = the "
+            f"other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
+
+
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -667,6 +879,11 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     # compiled loops against the same loops interpreted (python-cpu)
     for name, expect, claim in ((b, e, c) for b, k, e, c in said if k == "loops"):
         rows.append(loop_claim(matrix, name, claim, expect))
+    # claims judged case by case on paired rows (a matrix built without them: empty)
+    pairs = matrix.pairs
+    rows.append(numba_cuda_c_claim(pairs.get("numba_cuda_c", pd.DataFrame(columns=["ratio"]))))
+    rows.append(fusion_claim(pairs.get("fusion", {})))
+    rows.append(jax_cpu_claim(pairs.get("jax_cpu", {})))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 
