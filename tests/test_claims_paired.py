@@ -27,6 +27,25 @@ def _frame(specs: list[tuple]) -> pd.DataFrame:
                      threads=1)
 
 
+def _numba(pairs: pd.DataFrame) -> list[str]:
+    return matrix.cuda_c_claim(pairs, "numba-gpu", "cuda_python-gpu", NUMBA_CLAIM)
+
+
+def _jax(pairs: dict[str, pd.DataFrame]) -> list[str]:
+    return matrix.often_fast_claim(pairs, "jax-cpu", JAX_CLAIM)
+
+
+def test_the_claims_are_the_backend_classes_facts() -> None:
+    """The claim texts the report judges come from the backend classes, so the tests
+    here check the rows the report shows."""
+    from gpubench.backends import backend_classes
+
+    said = {c for cls in backend_classes().values() for _k, _e, c in cls.claims}
+    assert {NUMBA_CLAIM, JAX_CLAIM} <= said
+    assert backend_classes()["numba-gpu"].cuda_c_reference == "cuda_python-gpu"
+    assert backend_classes()["jax-cpu"].fast_against[0] == "numpy-cpu"
+
+
 def _pairs(ratios: list[float], **extra: str) -> pd.DataFrame:
     """A paired frame with these ratios, one case per size."""
     return pd.DataFrame({"kernel": "vector_add", "variant": "default", "dtype": "float32",
@@ -70,7 +89,7 @@ def test_numba_pairs_compare_the_same_algorithm() -> None:
         ("numba-gpu", "xoroshiro", "monte_carlo_pi", "default", 1024, 1.0),  # not paired
         ("cuda_python-gpu", "nvrtc", "monte_carlo_pi", "default", 1024, 1.0),
     ])
-    p = matrix.numba_cuda_c_pairs(df)
+    p = matrix.cuda_c_pairs(df, "numba-gpu")
     assert dict(zip(p["pair"], p["ratio"], strict=True)) == {
         "cuda_jit_naive/naive": 1.0, "cuda_jit_tiled/tiled": 2.0}
 
@@ -84,24 +103,24 @@ def test_numba_pairs_compare_the_same_algorithm() -> None:
     ([1.2501, 3.0], "does not hold"),
 ])
 def test_the_numba_claim_at_its_threshold(ratios: list[float], verdict: str) -> None:
-    got = matrix.numba_cuda_c_claim(_pairs(ratios, pair="cuda_jit/nvrtc"))
+    got = _numba(_pairs(ratios, pair="cuda_jit/nvrtc"))
     assert got[0] == NUMBA_CLAIM and got[2] == verdict
-    within = sum(r <= matrix.NUMBA_MATCH for r in ratios)
+    within = sum(r <= matrix.CUDA_C_MATCH for r in ratios)
     assert f"{len(ratios)} shared cases" in got[1] and f"in {within};" in got[1]
     assert "device clock" in got[1] and "vector_add cuda_jit/nvrtc" in got[1]
 
 
 def test_the_numba_claim_without_shared_rows_is_not_measured() -> None:
-    got = matrix.numba_cuda_c_claim(matrix.numba_cuda_c_pairs(_frame([
-        ("numba-gpu", "cuda_jit", "vector_add", "default", 1024, 1.0)])))
+    got = _numba(matrix.cuda_c_pairs(_frame([
+        ("numba-gpu", "cuda_jit", "vector_add", "default", 1024, 1.0)]), "numba-gpu"))
     assert got[2] == "not measured" and got[1].startswith("not measured: no numba-gpu")
 
 
 def test_the_numba_sentence_follows_one_changed_case() -> None:
-    before = matrix.numba_cuda_c_claim(_pairs([1.0, 1.1, 1.2], pair="cuda_jit/nvrtc"))
-    after = matrix.numba_cuda_c_claim(_pairs([1.0, 1.1, 2.4], pair="cuda_jit/nvrtc"))
+    before = _numba(_pairs([1.0, 1.1, 1.2], pair="cuda_jit/nvrtc"))
+    after = _numba(_pairs([1.0, 1.1, 2.4], pair="cuda_jit/nvrtc"))
     assert before[2] == "holds" and after[2] == "partly"
-    assert "slowest: vector_add/default float32 at 4,096 (Numba 2.4×)" in after[1]
+    assert "slowest: vector_add/default float32 at 4,096 (time ratio 2.4×)" in after[1]
     assert "slowest" not in before[1]
 
 
@@ -156,17 +175,17 @@ def test_fusion_pairs_stay_within_one_backend_and_the_fusable_kernels() -> None:
     ([1.0, 0.5], "does not hold"),
 ])
 def test_the_jax_cpu_claim_at_its_threshold(ratios: list[float], verdict: str) -> None:
-    got = matrix.jax_cpu_claim({"numpy-cpu": _pairs(ratios)})
+    got = _jax({"numpy-cpu": _pairs(ratios)})
     assert got[0] == JAX_CLAIM and got[2] == verdict
     faster = sum(r >= 1.05 for r in ratios)
     assert f"against numpy-cpu: faster in {faster} of {len(ratios)} shared cases" in got[1]
 
 
 def test_the_jax_cpu_claim_is_judged_against_numpy_only() -> None:
-    got = matrix.jax_cpu_claim({"numpy-cpu": _pairs([]).iloc[0:0],
+    got = _jax({"numpy-cpu": _pairs([]).iloc[0:0],
                                 "numba-cpu": _pairs([2.0])})
     assert got[2] == "not measured" and "no jax-cpu and numpy-cpu rows" in got[1]
-    got = matrix.jax_cpu_claim({"numpy-cpu": _pairs([2.0]), "numba-cpu": _pairs([0.1])})
+    got = _jax({"numpy-cpu": _pairs([2.0]), "numba-cpu": _pairs([0.1])})
     assert got[2] == "holds" and "against numba-cpu: faster in 0 of 1" in got[1]
 
 

@@ -322,7 +322,7 @@ class Matrix:
     #: (:func:`loop_speedups`)
     loops: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: the paired rows of the claims judged case by case (:func:`claim_pairs`)
-    pairs: dict[str, Any] = field(default_factory=dict)
+    pairs: dict[Any, Any] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -457,11 +457,18 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     return Matrix(backends, cells, found, cross, firsts, loops, claim_pairs(df))
 
 
-def claim_pairs(df: pd.DataFrame) -> dict[str, Any]:
-    """The rows behind the claims judged on paired cases: "numba_cuda_c", "fusion",
-    "jax_cpu" (see :func:`numba_cuda_c_pairs`, :func:`fusion_pairs`, :func:`jax_cpu_pairs`)."""
-    return {"numba_cuda_c": numba_cuda_c_pairs(df), "fusion": fusion_pairs(df),
-            "jax_cpu": jax_cpu_pairs(df)}
+def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
+    """The rows behind the claims judged on paired cases: ("cuda_c", backend) and
+    ("often_fast", backend) per backend class claiming it (:func:`cuda_c_pairs`,
+    :func:`fast_pairs`), and "fusion" (:func:`fusion_pairs`)."""
+    out: dict[Any, Any] = {"fusion": fusion_pairs(df)}
+    for b, cls in backend_classes().items():
+        for kind, _expect, _claim in cls.claims:
+            if kind == "cuda_c":
+                out[(kind, b)] = cuda_c_pairs(df, b)
+            elif kind == "often_fast":
+                out[(kind, b)] = fast_pairs(df, b)
+    return out
 
 
 def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
@@ -627,29 +634,13 @@ def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[s
 
 #: the keys of one case: what both sides of a paired claim must have measured
 CASE_KEYS = ["kernel", "variant", "dtype", "size_key"]
-#: "Numba matches CUDA C": the same algorithm hand-written in both, (kernel, Numba CUDA
-#: implementation, CUDA Python implementation of the shared ``.cu`` file). Monte Carlo
-#: is left out: Numba draws with xoroshiro128+ states, the CUDA C with Philox, so a
-#: difference would be the generator's, not the compiler's
-NUMBA_CUDA_C = (("vector_add", "cuda_jit", "nvrtc"), ("elementwise", "cuda_jit", "nvrtc"),
-                ("reduction", "cuda_jit", "nvrtc"), ("matmul", "cuda_jit_naive", "naive"),
-                ("matmul", "cuda_jit_tiled", "tiled"), ("moving_average", "cuda_jit", "nvrtc"),
-                ("moving_average", "cuda_jit_sliding", "nvrtc_sliding"))
-NUMBA_BACKEND, CUDA_C_BACKEND = "numba-gpu", "cuda_python-gpu"
-#: Numba matches CUDA C on a case when its device time is at most this multiple of CUDA C's
-NUMBA_MATCH = 1.25
-#: "fusion reduces overhead": (backend, fused implementations, the unfused ones) judged on
-#: the kernels where both compute the same expression (vector_add has one operation,
-#: nothing to fuse; CuPy's moving average kernels use another algorithm than cumsum)
-FUSION = (("cupy-gpu", ("fuse", "elementwise_kernel", "reduction_kernel"),
-           ("array_ops", "array_op")),
-          ("torch-gpu", ("compile",), ("eager",)), ("torch-cpu", ("compile",), ("eager",)),
-          ("jax-gpu", ("jit",), ("eager",)), ("jax-cpu", ("jit",), ("eager",)))
-FUSION_KERNELS = ("elementwise", "reduction")
-#: "JAX's CPU backend is often fast": against the NumPy baseline (Numba beside it)
-JAX_CPU, JAX_CPU_OTHERS = "jax-cpu", ("numpy-cpu", "numba-cpu")
+#: a ("cuda_c", ...) claim holds on a case when the backend's device time is at most
+#: this multiple of the CUDA C's
+CUDA_C_MATCH = 1.25
 #: "often": faster in at least this share of the shared cases
 OFTEN = 0.5
+FUSION_CLAIM = ("fusion reduces overhead: cupy.fuse / ElementwiseKernel / ReductionKernel, "
+                "torch.compile, jax.jit against unfused calls")
 
 
 def paired_cases(df: pd.DataFrame, mine: tuple[str, Sequence[str]],
@@ -706,55 +697,61 @@ def _named(rows: pd.DataFrame, what: str, limit: int = 3) -> str:
     return named + more
 
 
-def numba_cuda_c_pairs(df: pd.DataFrame) -> pd.DataFrame:
-    """Numba's hand-written CUDA kernels against the same algorithm in CUDA C
-    (:data:`NUMBA_CUDA_C`), case by case on the device clock: the claim is about the
-    code the compilers make, not the launch path. ``ratio`` is Numba's time over CUDA
-    C's (> 1: Numba is slower); a ``pair`` column names the two implementations."""
+def cuda_c_pairs(df: pd.DataFrame, backend: str) -> pd.DataFrame:
+    """A backend's hand-written GPU kernels against the same algorithm in CUDA C (its
+    class's ``cuda_c_pairs`` and ``cuda_c_reference``), case by case on the device
+    clock: the claim is about the code the compilers make, not the launch path.
+    ``ratio`` is the backend's time over CUDA C's (> 1: slower); ``pair`` names the two
+    implementations."""
+    cls = backend_classes().get(backend)
     out = []
-    for kernel, numba, cuda_c in NUMBA_CUDA_C:
-        p = paired_cases(df, (CUDA_C_BACKEND, (cuda_c,)), (NUMBA_BACKEND, (numba,)),
+    for kernel, own, cuda_c in (cls.cuda_c_pairs if cls is not None else ()):
+        p = paired_cases(df, (cls.cuda_c_reference, (cuda_c,)), (backend, (own,)),
                          "median_s", (kernel,))
         if not p.empty:
-            out.append(p.assign(pair=f"{numba}/{cuda_c}"))
+            out.append(p.assign(pair=f"{own}/{cuda_c}"))
     if not out:
         return pd.DataFrame(columns=[*CASE_KEYS, "pair", "ratio", "row", "other_row"])
     return pd.concat(out, ignore_index=True)
 
 
-def numba_cuda_c_claim(pairs: pd.DataFrame) -> list[str]:
-    """"Numba matches CUDA C": holds when Numba's device time is within
-    :data:`NUMBA_MATCH` × CUDA C's on every shared case, partly on some, does not hold
+def cuda_c_claim(pairs: pd.DataFrame, backend: str, reference: str, claim: str) -> list[str]:
+    """"Matches CUDA C": holds when the backend's device time is within
+    :data:`CUDA_C_MATCH` × CUDA C's on every shared case, partly on some, does not hold
     on none; the text gives each pair of implementations' count and the slowest cases."""
-    claim = "Numba matches CUDA C (hand-written kernels, same algorithm)"
     if pairs.empty:
-        return [claim, f"{NOT_MEASURED}: no {NUMBA_BACKEND} and {CUDA_C_BACKEND} rows of "
-                f"the same kernel and case ({', '.join(sorted({k for k, _, _ in NUMBA_CUDA_C}))})",
-                NOT_MEASURED]
-    within = pairs["ratio"] <= NUMBA_MATCH
+        return [claim, f"{NOT_MEASURED}: no {backend} and {reference} rows of the same "
+                "kernel and case", NOT_MEASURED]
+    within = pairs["ratio"] <= CUDA_C_MATCH
     per = []
     for (kernel, pair), g in pairs.groupby(["kernel", "pair"], sort=True):
-        ok = g["ratio"] <= NUMBA_MATCH
+        ok = g["ratio"] <= CUDA_C_MATCH
         per.append(f"{kernel} {pair} {int(ok.sum())} of {len(g)} "
                    f"(median {_x(float(g['ratio'].median()))}, {_sizes(g)})")
     slow = pairs[~within].sort_values("ratio", ascending=False, kind="mergesort")
-    text = (f"{NUMBA_BACKEND} over {CUDA_C_BACKEND}'s CUDA C, device clock (CUDA events), "
-            f"hot, {len(pairs)} shared cases: Numba's time within {NUMBA_MATCH:g}× of CUDA "
-            f"C's in {int(within.sum())}; median {_x(float(pairs['ratio'].median()))} "
+    text = (f"{backend} over {reference}'s CUDA C, device clock (CUDA events), hot, "
+            f"{len(pairs)} shared cases: time within {CUDA_C_MATCH:g}× of CUDA C's in "
+            f"{int(within.sum())}; median {_x(float(pairs['ratio'].median()))} "
             f"({_range(float(pairs['ratio'].min()), float(pairs['ratio'].max()))}); "
             + "; ".join(per))
     if not slow.empty:
-        text += f"; slowest: {_named(slow, 'Numba')}"
+        text += f"; slowest: {_named(slow, 'time ratio', 3)}"
     return [claim, text, _verdict([bool(f) for f in within])]
 
 
 def fusion_pairs(df: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
-    """Per (backend, fused implementation) of :data:`FUSION`: its rows against the
-    fastest unfused row of the same case on the caller's clock (what the Python loop
-    waits for: fusion saves launches and memory passes), :data:`FUSION_KERNELS` only.
-    ``ratio`` is the unfused time over the fused (> 1: fusion is faster)."""
-    return {(b, f): paired_cases(df, (b, (f,)), (b, unfused), "caller_s", FUSION_KERNELS)
-            for b, fused, unfused in FUSION for f in fused}
+    """Per (backend, fused implementation) of every backend class with a ``fusion``
+    fact: its rows against the fastest unfused row of the same case on the caller's
+    clock (what the Python loop waits for: fusion saves launches and memory passes), on
+    the kernels the fact names. ``ratio`` is the unfused time over the fused (> 1:
+    fusion is faster)."""
+    out = {}
+    for b, cls in backend_classes().items():
+        if cls.fusion is not None:
+            fused, unfused, kernels = cls.fusion
+            for f in fused:
+                out[(b, f)] = paired_cases(df, (b, (f,)), (b, unfused), "caller_s", kernels)
+    return out
 
 
 def fusion_claim(pairs: Mapping[tuple[str, str], pd.DataFrame]) -> list[str]:
@@ -762,8 +759,6 @@ def fusion_claim(pairs: Mapping[tuple[str, str], pd.DataFrame]) -> list[str]:
     call takes at least 1 + MIN_EFFECT (5 %) as long; holds when it does in every
     shared case, partly in some, does not hold in none; pairs without shared rows are
     named as not measured."""
-    claim = ("fusion reduces overhead: cupy.fuse / ElementwiseKernel / ReductionKernel, "
-             "torch.compile, jax.jit against unfused calls")
     edge = 1 + stats.MIN_EFFECT
     per, flags, missing = [], [], []
     for (b, fused), p in pairs.items():
@@ -779,37 +774,37 @@ def fusion_claim(pairs: Mapping[tuple[str, str], pd.DataFrame]) -> list[str]:
                    f"({', '.join(sorted(set(p['kernel'])))}; {_sizes(p)}; median "
                    f"{_x(float(p['ratio'].median()))}){note}")
     if not flags:
-        return [claim, f"{NOT_MEASURED}: no fused and unfused rows of the same "
-                f"{'/'.join(FUSION_KERNELS)} case", NOT_MEASURED]
+        return [FUSION_CLAIM, f"{NOT_MEASURED}: no fused and unfused rows of the same case",
+                NOT_MEASURED]
     text = (f"caller's clock, hot, faster = the unfused call takes ≥ {edge:g}× as long: "
             + "; ".join(per))
     if missing:
         text += f"; {NOT_MEASURED} (no shared rows): {', '.join(missing)}"
-    return [claim, text, _verdict(flags)]
+    return [FUSION_CLAIM, text, _verdict(flags)]
 
 
-def jax_cpu_pairs(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """jax-cpu against each of :data:`JAX_CPU_OTHERS`: every side's fastest row (any
-    implementation, any thread count: what a user gets) of each shared case of the
-    report classes' kernels, on the CPU's wall clock. ``ratio``: the other's time over
-    JAX's (> 1: JAX is faster)."""
+def fast_pairs(df: pd.DataFrame, backend: str) -> dict[str, pd.DataFrame]:
+    """The backend against each of its class's ``fast_against``: every side's fastest
+    row (any implementation, any thread count: what a user gets) of each shared case of
+    the report classes' kernels, on the caller's clock (CPU: wall). ``ratio``: the
+    other's time over the backend's (> 1: the backend is faster)."""
+    cls = backend_classes().get(backend)
     kernels = [k for ks in classes().values() for k in ks]
-    return {o: paired_cases(df, (JAX_CPU, ()), (o, ()), "caller_s", kernels)
-            for o in JAX_CPU_OTHERS}
+    return {o: paired_cases(df, (backend, ()), (o, ()), "caller_s", kernels)
+            for o in (cls.fast_against if cls is not None else ())}
 
 
-def jax_cpu_claim(pairs: Mapping[str, pd.DataFrame]) -> list[str]:
-    """"JAX's CPU backend is often fast", against NumPy: JAX is faster on a case when
-    NumPy takes at least 1 + MIN_EFFECT as long; "often" holds when that is so in at
-    least :data:`OFTEN` of the shared cases, partly when in fewer but some, does not hold
-    in none. Numba's cases are shown beside it, not judged."""
-    claim = "JAX's CPU backend is often fast (faster than NumPy in ≥ half the cases)"
-    base = JAX_CPU_OTHERS[0]
+def often_fast_claim(pairs: Mapping[str, pd.DataFrame], backend: str, claim: str) -> list[str]:
+    """"Often fast", against the first backend compared: faster on a case when the other
+    takes at least 1 + MIN_EFFECT as long; holds when that is so in at least
+    :data:`OFTEN` of the shared cases, partly in fewer but some, does not hold in none.
+    The other backends are shown beside it, not judged."""
     edge = 1 + stats.MIN_EFFECT
+    base = next(iter(pairs), "")
     p = pairs.get(base)
     if p is None or p.empty:
-        return [claim, f"{NOT_MEASURED}: no {JAX_CPU} and {base} rows of the same case",
-                NOT_MEASURED]
+        return [claim, f"{NOT_MEASURED}: no {backend} and {base or 'baseline'} rows of the "
+                "same case", NOT_MEASURED]
     texts = []
     for other, q in pairs.items():
         if q.empty:
@@ -821,9 +816,9 @@ def jax_cpu_claim(pairs: Mapping[str, pd.DataFrame]) -> list[str]:
                      f"in {int(slower.sum())}, median {_x(float(q['ratio'].median()))} "
                      f"({_range(float(q['ratio'].min()), float(q['ratio'].max()))})")
     n, k = len(p), int((p["ratio"] >= edge).sum())
-    verdict = ("holds" if k >= OFTEN * n else "partly" if k else "does not hold")
-    return [claim, f"{JAX_CPU}, wall clock, hot, each side's fastest row, faster = the "
-            f"other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
+    verdict = "holds" if k >= OFTEN * n else "partly" if k else "does not hold"
+    return [claim, f"{backend}, caller's clock (CPU: wall), hot, each side's fastest row, "
+            f"faster = the other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
 
 
 def claims(matrix: Matrix) -> pd.DataFrame | None:
@@ -881,9 +876,12 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
         rows.append(loop_claim(matrix, name, claim, expect))
     # claims judged case by case on paired rows (a matrix built without them: empty)
     pairs = matrix.pairs
-    rows.append(numba_cuda_c_claim(pairs.get("numba_cuda_c", pd.DataFrame(columns=["ratio"]))))
+    for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "cuda_c"):
+        rows.append(cuda_c_claim(pairs.get(("cuda_c", name), pd.DataFrame(columns=["ratio"])),
+                                 name, classes_of[name].cuda_c_reference, claim))
     rows.append(fusion_claim(pairs.get("fusion", {})))
-    rows.append(jax_cpu_claim(pairs.get("jax_cpu", {})))
+    for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "often_fast"):
+        rows.append(often_fast_claim(pairs.get(("often_fast", name), {}), name, claim))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 
