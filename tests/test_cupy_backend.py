@@ -25,7 +25,7 @@ EXPECTED: dict[str, set[str]] = {
     "elementwise": {"array_ops", "elementwise_kernel", "fuse"},
     "reduction": {"array_op", "reduction_kernel", "fuse"},
     "matmul": {"cublas", "cublas+transfers"},
-    "fft": {"cufft"},
+    "fft": {"cufft", "cupyx_scipy_fft"},
     "monte_carlo_pi": {"array_ops"},
     "moving_average": {"cumsum", "elementwise_kernel"},
 }

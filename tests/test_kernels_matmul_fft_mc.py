@@ -82,3 +82,58 @@ def test_monte_carlo_check_is_statistical() -> None:
     assert not spec.check(case, float("nan"), math.pi).passed
     assert spec.check(case, np.float32(math.pi + 5 * sigma), math.pi).passed
     assert spec.check(case, np.asarray(math.pi - 5 * sigma), math.pi).passed
+
+
+# -- scipy.fft against cupyx.scipy.fft (issue 28): the drop-in API ---------------------------
+
+
+@pytest.mark.parametrize("variant", ["1d", "2d"])
+def test_scipy_fft_keeps_single_precision_and_passes_the_shared_check(variant: str) -> None:
+    """scipy.fft transforms complex64 in complex64 (numpy.fft computes in double), and
+    its result meets the same complex128 reference as every other row."""
+    from gpubench.spec import BuildContext
+
+    spec, case = get_kernel("fft"), Case("fft", variant, 4096, "complex64")
+    backend = cpu_backend("numpy")
+    impl = next(i for i in implementations("fft", "numpy", "cpu") if i.name == "scipy_fft")
+    inputs = spec.make_inputs(case, np.random.default_rng(1))
+    got = impl.builder(BuildContext(case, backend, inputs, {}, seed=1))()
+    assert got.dtype == np.complex64 and got.shape == inputs["x"].shape
+    ref = spec.reference(case, inputs)
+    assert spec.check(case, got, ref).passed
+    # the check bites: the inverse transform, or fft along one axis for fftn, fails it
+    assert not spec.check(case, np.fft.ifft(inputs["x"]) * case.size, ref).passed
+    if variant == "2d":
+        assert not spec.check(case, np.fft.fft(inputs["x"]), ref).passed
+
+
+@pytest.mark.parametrize("variant", ["1d", "2d"])
+def test_cupyx_scipy_fft_calls_the_scipy_api_of_cupyx(variant: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a GPU: a stand-in ``cupyx.scipy.fft`` (SciPy's functions on host arrays)
+    shows the builder calls fft for 1d and fftn for 2d on the case's input, and the
+    result passes the shared check."""
+    import sys
+    import types
+
+    import scipy.fft
+
+    from gpubench.spec import BuildContext
+
+    called: list[str] = []
+    fake = types.ModuleType("cupyx.scipy.fft")
+    for name in ("fft", "fftn"):
+        def fn(x, _name=name):
+            called.append(_name)
+            return getattr(scipy.fft, _name)(x)
+        setattr(fake, name, fn)
+    parent, sub = types.ModuleType("cupyx"), types.ModuleType("cupyx.scipy")
+    parent.scipy, sub.fft = sub, fake  # type: ignore[attr-defined]
+    for mod in (parent, sub, fake):
+        monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    spec, case = get_kernel("fft"), Case("fft", variant, 1024, "complex128")
+    impl = next(i for i in implementations("fft", "cupy", "gpu") if i.name == "cupyx_scipy_fft")
+    inputs = spec.make_inputs(case, np.random.default_rng(2))
+    got = impl.builder(BuildContext(case, None, inputs, {}, seed=2))()
+    assert called == ["fft" if variant == "1d" else "fftn"]
+    assert spec.check(case, got, spec.reference(case, inputs)).passed

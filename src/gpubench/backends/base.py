@@ -66,11 +66,23 @@ class Backend:
     nccl: bool = False
     #: what the comparison guide says of this framework, checked by the report's claims
     #: table: ("verbosity", True: verbose / False: gentle, claim) or ("jit", True: the
-    #: first call compiles / False: no compilation for standard operations, claim)
+    #: first call compiles / False: no compilation for standard operations, claim),
+    #: ("loops", ...), ("cuda_c", True, claim: matches CUDA C, :attr:`cuda_c_pairs`) or
+    #: ("often_fast", True, claim: faster than :attr:`fast_against`'s first in >= half)
     claims: tuple[tuple[str, bool, str], ...] = ()
     #: implementations compiled on first use (user-written kernels), left out of a
     #: ("jit", False, ...) claim about its standard operations
     compiled_implementations: frozenset[str] = frozenset()
+    #: a ("cuda_c", ...) claim's pairs: (kernel, own implementation, the same algorithm's
+    #: implementation in :attr:`cuda_c_reference`, the backend running the CUDA C)
+    cuda_c_pairs: tuple[tuple[str, str, str], ...] = ()
+    cuda_c_reference: str = ""
+    #: the report's fusion claim: (fused implementations, the unfused ones, the kernels
+    #: where both compute the same expression); None: no fusion to judge
+    fusion: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
+    #: an ("often_fast", ...) claim's comparison: the backends it is compared with, the
+    #: first judged, the rest shown beside it
+    fast_against: tuple[str, ...] = ()
 
     @classmethod
     def simulated(cls, env: Any) -> bool:

@@ -43,6 +43,11 @@ class CupyGPU(CudaBuffersBackend):
     compiled_implementations = frozenset({"raw_kernel", "raw_kernel_sliding", "raw_naive",
                                           "raw_tiled", "elementwise_kernel",
                                           "reduction_kernel", "fuse"})
+    #: fused kernels against the array operations, where both compute one expression
+    #: (vector_add is one operation: nothing to fuse; the moving average's kernels use
+    #: another algorithm than cumsum)
+    fusion = (("fuse", "elementwise_kernel", "reduction_kernel"), ("array_ops", "array_op"),
+              ("elementwise", "reduction"))
     caller_timer = "perf_counter+cudaDeviceSynchronize"
     probe_module = "cupy"
     #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them

@@ -22,6 +22,9 @@ class JaxBase(Backend):
     platform = "cpu"
     mpi = True
     probe_module = "jax"
+    #: jax.jit (XLA fuses) against eager jax.numpy: no eager implementation is
+    #: registered, so the fusion claim says JAX is not measured
+    fusion = (("jit",), ("eager",), ("elementwise", "reduction"))
     #: MPI cannot receive into immutable arrays: communication is staged through host
     #: buffers, on CPU ranks too
     host_memory = False
@@ -163,6 +166,9 @@ class JaxCPU(JaxBase):
     device = "cpu"
     platform = "cpu"
     environment = "jax-cpu"
+    claims = (("often_fast", True, "JAX's CPU backend is often fast (faster than NumPy in "
+               "≥ half the cases)"),)
+    fast_against = ("numpy-cpu", "numba-cpu")
     #: several CPU "devices" for the sharding path (the XLA flag; newer JAX's option)
     multi_device = "jax_sharding"
 

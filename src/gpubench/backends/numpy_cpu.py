@@ -12,7 +12,7 @@ class NumpyCPU(Backend):
     display_name = "NumPy"
     order = 0
     version_keys = ("numpy",)
-    key_packages = ("numpy",)
+    key_packages = ("numpy", "scipy")  # scipy: the fft kernel's scipy_fft
     probe_packages = ("numpy",)
     multi_device = "none"
     mpi = True

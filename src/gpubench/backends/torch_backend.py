@@ -39,6 +39,8 @@ class TorchBase(Backend):
     probe_packages = ("torch",)
     multi_device = "none"
     torch_device = "cpu"
+    #: torch.compile (Inductor fuses) against eager, the same expression
+    fusion = (("compile",), ("eager",), ("elementwise", "reduction"))
 
     def start(self, threads: int) -> dict[str, str]:
         try:

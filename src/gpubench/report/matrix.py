@@ -321,6 +321,8 @@ class Matrix:
     #: per backend with a ("loops", ...) claim, its speedups over plain Python loops
     #: (:func:`loop_speedups`)
     loops: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: the paired rows of the claims judged case by case (:func:`claim_pairs`)
+    pairs: dict[Any, Any] = field(default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -452,7 +454,21 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
     loops = {b: loop_speedups(df, b) for b, cls in backend_classes().items()
              if any(kind == "loops" for kind, _, _ in cls.claims)}
-    return Matrix(backends, cells, found, cross, firsts, loops)
+    return Matrix(backends, cells, found, cross, firsts, loops, claim_pairs(df))
+
+
+def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
+    """The rows behind the claims judged on paired cases: ("cuda_c", backend) and
+    ("often_fast", backend) per backend class claiming it (:func:`cuda_c_pairs`,
+    :func:`fast_pairs`), and "fusion" (:func:`fusion_pairs`)."""
+    out: dict[Any, Any] = {"fusion": fusion_pairs(df)}
+    for b, cls in backend_classes().items():
+        for kind, _expect, _claim in cls.claims:
+            if kind == "cuda_c":
+                out[(kind, b)] = cuda_c_pairs(df, b)
+            elif kind == "often_fast":
+                out[(kind, b)] = fast_pairs(df, b)
+    return out
 
 
 def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
@@ -614,6 +630,197 @@ def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[s
     return [claim, text, verdict]
 
 
+# -- claims judged on paired rows: each side's fastest row of the cases both measured --------
+
+#: the keys of one case: what both sides of a paired claim must have measured
+CASE_KEYS = ["kernel", "variant", "dtype", "size_key"]
+#: a ("cuda_c", ...) claim holds on a case when the backend's device time is at most
+#: this multiple of the CUDA C's
+CUDA_C_MATCH = 1.25
+#: "often": faster in at least this share of the shared cases
+OFTEN = 0.5
+FUSION_CLAIM = ("fusion reduces overhead: cupy.fuse / ElementwiseKernel / ReductionKernel, "
+                "torch.compile, jax.jit against unfused calls")
+
+
+def paired_cases(df: pd.DataFrame, mine: tuple[str, Sequence[str]],
+                 theirs: tuple[str, Sequence[str]], clock: str = "caller_s",
+                 kernels: Sequence[str] | None = None) -> pd.DataFrame:
+    """Like with like for a claim: per case (kernel, variant, dtype, size) that both
+    sides measured (ok, hot), each side's fastest row among its implementations (none
+    named: any) on ``clock`` ("caller_s": the caller's clock, CPU wall; "median_s": the
+    device clock). ``ratio`` is their time over mine (> 1: mine is faster). Columns:
+    the case keys, implementation, time, other_implementation, other_time, ratio, row,
+    other_row (indices in ``df``); empty where the two share no case."""
+    cols = [*CASE_KEYS, "implementation", "time", "other_implementation", "other_time",
+            "ratio", "row", "other_row"]
+    rows = _ok_hot(df)
+    rows = rows[rows[clock] > 0]
+    if kernels is not None:
+        rows = rows[rows["kernel"].isin(list(kernels))]
+
+    def best(side: tuple[str, Sequence[str]]) -> pd.DataFrame:
+        backend, impls = side
+        mine = rows[rows["backend"] == backend]
+        if impls:
+            mine = mine[mine["implementation"].isin(list(impls))]
+        mine = mine.assign(row=mine.index, time=mine[clock]).sort_values(
+            [*CASE_KEYS, "time", "implementation"], kind="mergesort")
+        return mine.drop_duplicates(CASE_KEYS, keep="first")[
+            [*CASE_KEYS, "implementation", "time", "row"]]
+
+    other = best(theirs).rename(columns={"implementation": "other_implementation",
+                                         "time": "other_time", "row": "other_row"})
+    both = best(mine).merge(other, on=CASE_KEYS)
+    if both.empty:
+        return pd.DataFrame(columns=cols)
+    both["ratio"] = both["other_time"] / both["time"]
+    return both[cols].sort_values(CASE_KEYS, kind="mergesort").reset_index(drop=True)
+
+
+def _sizes(rows: pd.DataFrame) -> str:
+    lo, hi = int(rows["size_key"].min()), int(rows["size_key"].max())
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+
+
+def _case(r: Any) -> str:
+    return f"{r.kernel}/{r.variant} {r.dtype} at {int(r.size_key):,}"
+
+
+def _named(rows: pd.DataFrame, what: str, limit: int = 3) -> str:
+    """The first cases of ``rows`` named with their ratio ("" without any)."""
+    if rows.empty:
+        return ""
+    named = ", ".join(f"{_case(r)} ({what} {_x(r.ratio)})"
+                      for r in rows.head(limit).itertuples(index=False))
+    more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
+    return named + more
+
+
+def cuda_c_pairs(df: pd.DataFrame, backend: str) -> pd.DataFrame:
+    """A backend's hand-written GPU kernels against the same algorithm in CUDA C (its
+    class's ``cuda_c_pairs`` and ``cuda_c_reference``), case by case on the device
+    clock: the claim is about the code the compilers make, not the launch path.
+    ``ratio`` is the backend's time over CUDA C's (> 1: slower); ``pair`` names the two
+    implementations."""
+    cls = backend_classes().get(backend)
+    out = []
+    for kernel, own, cuda_c in (cls.cuda_c_pairs if cls is not None else ()):
+        p = paired_cases(df, (cls.cuda_c_reference, (cuda_c,)), (backend, (own,)),
+                         "median_s", (kernel,))
+        if not p.empty:
+            out.append(p.assign(pair=f"{own}/{cuda_c}"))
+    if not out:
+        return pd.DataFrame(columns=[*CASE_KEYS, "pair", "ratio", "row", "other_row"])
+    return pd.concat(out, ignore_index=True)
+
+
+def cuda_c_claim(pairs: pd.DataFrame, backend: str, reference: str, claim: str) -> list[str]:
+    """"Matches CUDA C": holds when the backend's device time is within
+    :data:`CUDA_C_MATCH` × CUDA C's on every shared case, partly on some, does not hold
+    on none; the text gives each pair of implementations' count and the slowest cases."""
+    if pairs.empty:
+        return [claim, f"{NOT_MEASURED}: no {backend} and {reference} rows of the same "
+                "kernel and case", NOT_MEASURED]
+    within = pairs["ratio"] <= CUDA_C_MATCH
+    per = []
+    for (kernel, pair), g in pairs.groupby(["kernel", "pair"], sort=True):
+        ok = g["ratio"] <= CUDA_C_MATCH
+        per.append(f"{kernel} {pair} {int(ok.sum())} of {len(g)} "
+                   f"(median {_x(float(g['ratio'].median()))}, {_sizes(g)})")
+    slow = pairs[~within].sort_values("ratio", ascending=False, kind="mergesort")
+    text = (f"{backend} over {reference}'s CUDA C, device clock (CUDA events), hot, "
+            f"{len(pairs)} shared cases: time within {CUDA_C_MATCH:g}× of CUDA C's in "
+            f"{int(within.sum())}; median {_x(float(pairs['ratio'].median()))} "
+            f"({_range(float(pairs['ratio'].min()), float(pairs['ratio'].max()))}); "
+            + "; ".join(per))
+    if not slow.empty:
+        text += f"; slowest: {_named(slow, 'time ratio', 3)}"
+    return [claim, text, _verdict([bool(f) for f in within])]
+
+
+def fusion_pairs(df: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    """Per (backend, fused implementation) of every backend class with a ``fusion``
+    fact: its rows against the fastest unfused row of the same case on the caller's
+    clock (what the Python loop waits for: fusion saves launches and memory passes), on
+    the kernels the fact names. ``ratio`` is the unfused time over the fused (> 1:
+    fusion is faster)."""
+    out = {}
+    for b, cls in backend_classes().items():
+        if cls.fusion is not None:
+            fused, unfused, kernels = cls.fusion
+            for f in fused:
+                out[(b, f)] = paired_cases(df, (b, (f,)), (b, unfused), "caller_s", kernels)
+    return out
+
+
+def fusion_claim(pairs: Mapping[tuple[str, str], pd.DataFrame]) -> list[str]:
+    """"Fusion reduces overhead": on a case fusion counts as faster when the unfused
+    call takes at least 1 + MIN_EFFECT (5 %) as long; holds when it does in every
+    shared case, partly in some, does not hold in none; pairs without shared rows are
+    named as not measured."""
+    edge = 1 + stats.MIN_EFFECT
+    per, flags, missing = [], [], []
+    for (b, fused), p in pairs.items():
+        if p.empty:
+            missing.append(f"{b} {fused}")
+            continue
+        faster = p["ratio"] >= edge
+        flags += [bool(f) for f in faster]
+        worse = p[~faster].sort_values("ratio", kind="mergesort")
+        note = f"; not faster: {_named(worse, 'unfused/fused', 2)}" if len(worse) else ""
+        per.append(f"{b} {fused} over {'/'.join(sorted(set(p['other_implementation'])))}: "
+                   f"faster in {int(faster.sum())} of {len(p)} cases "
+                   f"({', '.join(sorted(set(p['kernel'])))}; {_sizes(p)}; median "
+                   f"{_x(float(p['ratio'].median()))}){note}")
+    if not flags:
+        return [FUSION_CLAIM, f"{NOT_MEASURED}: no fused and unfused rows of the same case",
+                NOT_MEASURED]
+    text = (f"caller's clock, hot, faster = the unfused call takes ≥ {edge:g}× as long: "
+            + "; ".join(per))
+    if missing:
+        text += f"; {NOT_MEASURED} (no shared rows): {', '.join(missing)}"
+    return [FUSION_CLAIM, text, _verdict(flags)]
+
+
+def fast_pairs(df: pd.DataFrame, backend: str) -> dict[str, pd.DataFrame]:
+    """The backend against each of its class's ``fast_against``: every side's fastest
+    row (any implementation, any thread count: what a user gets) of each shared case of
+    the report classes' kernels, on the caller's clock (CPU: wall). ``ratio``: the
+    other's time over the backend's (> 1: the backend is faster)."""
+    cls = backend_classes().get(backend)
+    kernels = [k for ks in classes().values() for k in ks]
+    return {o: paired_cases(df, (backend, ()), (o, ()), "caller_s", kernels)
+            for o in (cls.fast_against if cls is not None else ())}
+
+
+def often_fast_claim(pairs: Mapping[str, pd.DataFrame], backend: str, claim: str) -> list[str]:
+    """"Often fast", against the first backend compared: faster on a case when the other
+    takes at least 1 + MIN_EFFECT as long; holds when that is so in at least
+    :data:`OFTEN` of the shared cases, partly in fewer but some, does not hold in none.
+    The other backends are shown beside it, not judged."""
+    edge = 1 + stats.MIN_EFFECT
+    base = next(iter(pairs), "")
+    p = pairs.get(base)
+    if p is None or p.empty:
+        return [claim, f"{NOT_MEASURED}: no {backend} and {base or 'baseline'} rows of the "
+                "same case", NOT_MEASURED]
+    texts = []
+    for other, q in pairs.items():
+        if q.empty:
+            texts.append(f"against {other}: {NOT_MEASURED}")
+            continue
+        faster, slower = q["ratio"] >= edge, q["ratio"] <= 1 / edge
+        texts.append(f"against {other}: faster in {int(faster.sum())} of {len(q)} shared "
+                     f"cases ({', '.join(sorted(set(q['kernel'])))}; {_sizes(q)}), slower "
+                     f"in {int(slower.sum())}, median {_x(float(q['ratio'].median()))} "
+                     f"({_range(float(q['ratio'].min()), float(q['ratio'].max()))})")
+    n, k = len(p), int((p["ratio"] >= edge).sum())
+    verdict = "holds" if k >= OFTEN * n else "partly" if k else "does not hold"
+    return [claim, f"{backend}, caller's clock (CPU: wall), hot, each side's fastest row, "
+            f"faster = the other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
+
+
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -667,6 +874,14 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     # compiled loops against the same loops interpreted (python-cpu)
     for name, expect, claim in ((b, e, c) for b, k, e, c in said if k == "loops"):
         rows.append(loop_claim(matrix, name, claim, expect))
+    # claims judged case by case on paired rows (a matrix built without them: empty)
+    pairs = matrix.pairs
+    for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "cuda_c"):
+        rows.append(cuda_c_claim(pairs.get(("cuda_c", name), pd.DataFrame(columns=["ratio"])),
+                                 name, classes_of[name].cuda_c_reference, claim))
+    rows.append(fusion_claim(pairs.get("fusion", {})))
+    for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "often_fast"):
+        rows.append(often_fast_claim(pairs.get(("often_fast", name), {}), name, claim))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 

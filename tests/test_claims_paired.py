@@ -1,0 +1,243 @@
+"""The claims judged case by case on paired rows (issue 28, item 5): "Numba matches CUDA
+C", "fusion reduces overhead" and "JAX's CPU backend is often fast". Each compares only
+the cases both sides measured, is tested at its threshold, and its sentence follows one
+changed case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from report_data import _sample_frame, row, write_set
+
+from gpubench import results
+from gpubench.report import load_inputs, matrix
+
+NUMBA_CLAIM = "Numba matches CUDA C (hand-written kernels, same algorithm)"
+JAX_CLAIM = "JAX's CPU backend is often fast (faster than NumPy in ≥ half the cases)"
+
+
+def _frame(specs: list[tuple]) -> pd.DataFrame:
+    """(backend, implementation, kernel, variant, size_key, seconds) -> a prepared-like
+    frame, the same time on both clocks."""
+    keys = ["backend", "implementation", "kernel", "variant", "size_key", "caller_s"]
+    df = pd.DataFrame([dict(zip(keys, s, strict=True)) for s in specs])
+    return df.assign(median_s=df["caller_s"], dtype="float32", status="ok", mode="hot",
+                     threads=1)
+
+
+def _numba(pairs: pd.DataFrame) -> list[str]:
+    return matrix.cuda_c_claim(pairs, "numba-gpu", "cuda_python-gpu", NUMBA_CLAIM)
+
+
+def _jax(pairs: dict[str, pd.DataFrame]) -> list[str]:
+    return matrix.often_fast_claim(pairs, "jax-cpu", JAX_CLAIM)
+
+
+def test_the_claims_are_the_backend_classes_facts() -> None:
+    """The claim texts the report judges come from the backend classes, so the tests
+    here check the rows the report shows."""
+    from gpubench.backends import backend_classes
+
+    said = {c for cls in backend_classes().values() for _k, _e, c in cls.claims}
+    assert {NUMBA_CLAIM, JAX_CLAIM} <= said
+    assert backend_classes()["numba-gpu"].cuda_c_reference == "cuda_python-gpu"
+    assert backend_classes()["jax-cpu"].fast_against[0] == "numpy-cpu"
+
+
+def _pairs(ratios: list[float], **extra: str) -> pd.DataFrame:
+    """A paired frame with these ratios, one case per size."""
+    return pd.DataFrame({"kernel": "vector_add", "variant": "default", "dtype": "float32",
+                         "size_key": [1024 << i for i in range(len(ratios))],
+                         "implementation": "a", "other_implementation": "b",
+                         "ratio": ratios, **extra})
+
+
+# -- pairing ---------------------------------------------------------------------------------
+
+
+def test_paired_cases_take_each_sides_fastest_row_of_shared_cases_only() -> None:
+    df = _frame([
+        ("cuda_python-gpu", "nvrtc", "vector_add", "default", 1024, 4.0),
+        ("numba-gpu", "cuda_jit", "vector_add", "default", 1024, 5.0),
+        ("numba-gpu", "vectorize_cuda", "vector_add", "default", 1024, 1.0),  # not named
+        ("numba-gpu", "cuda_jit", "vector_add", "default", 4096, 6.0),  # no CUDA C row
+        ("cuda_python-gpu", "nvrtc", "vector_add", "default", 4096, 0.0),  # no time
+        ("cuda_python-gpu", "nvrtc", "vector_add", "default", 16384, 2.0),
+        ("numba-gpu", "cuda_jit", "vector_add", "default", 16384, 1.0),
+    ])
+    p = matrix.paired_cases(df, ("cuda_python-gpu", ("nvrtc",)), ("numba-gpu", ("cuda_jit",)),
+                            "median_s")
+    assert list(p["size_key"]) == [1024, 16384]
+    assert p["ratio"].tolist() == [1.25, 0.5]
+    assert list(p["row"]) == [0, 5] and list(p["other_row"]) == [1, 6]
+    # no implementation named: the fastest of any
+    anyone = matrix.paired_cases(df, ("cuda_python-gpu", ()), ("numba-gpu", ()), "median_s")
+    assert anyone.loc[0, "other_implementation"] == "vectorize_cuda"
+    assert matrix.paired_cases(df, ("jax-gpu", ()), ("numba-gpu", ()), "median_s").empty
+
+
+def test_numba_pairs_compare_the_same_algorithm() -> None:
+    """Tiled against tiled, naive against naive: never Numba's tiled against the CUDA C
+    naive kernel, though both are matmul rows of the same case."""
+    df = _frame([
+        ("cuda_python-gpu", "naive", "matmul", "default", 1024, 8.0),
+        ("cuda_python-gpu", "tiled", "matmul", "default", 1024, 2.0),
+        ("numba-gpu", "cuda_jit_naive", "matmul", "default", 1024, 8.0),
+        ("numba-gpu", "cuda_jit_tiled", "matmul", "default", 1024, 4.0),
+        ("numba-gpu", "xoroshiro", "monte_carlo_pi", "default", 1024, 1.0),  # not paired
+        ("cuda_python-gpu", "nvrtc", "monte_carlo_pi", "default", 1024, 1.0),
+    ])
+    p = matrix.cuda_c_pairs(df, "numba-gpu")
+    assert dict(zip(p["pair"], p["ratio"], strict=True)) == {
+        "cuda_jit_naive/naive": 1.0, "cuda_jit_tiled/tiled": 2.0}
+
+
+# -- Numba matches CUDA C --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ratios", "verdict"), [
+    ([1.25, 0.5, 1.0], "holds"),  # at the threshold counts as matching
+    ([1.2501, 1.0], "partly"),
+    ([1.2501, 3.0], "does not hold"),
+])
+def test_the_numba_claim_at_its_threshold(ratios: list[float], verdict: str) -> None:
+    got = _numba(_pairs(ratios, pair="cuda_jit/nvrtc"))
+    assert got[0] == NUMBA_CLAIM and got[2] == verdict
+    within = sum(r <= matrix.CUDA_C_MATCH for r in ratios)
+    assert f"{len(ratios)} shared cases" in got[1] and f"in {within};" in got[1]
+    assert "device clock" in got[1] and "vector_add cuda_jit/nvrtc" in got[1]
+
+
+def test_the_numba_claim_without_shared_rows_is_not_measured() -> None:
+    got = _numba(matrix.cuda_c_pairs(_frame([
+        ("numba-gpu", "cuda_jit", "vector_add", "default", 1024, 1.0)]), "numba-gpu"))
+    assert got[2] == "not measured" and got[1].startswith("not measured: no numba-gpu")
+
+
+def test_the_numba_sentence_follows_one_changed_case() -> None:
+    before = _numba(_pairs([1.0, 1.1, 1.2], pair="cuda_jit/nvrtc"))
+    after = _numba(_pairs([1.0, 1.1, 2.4], pair="cuda_jit/nvrtc"))
+    assert before[2] == "holds" and after[2] == "partly"
+    assert "slowest: vector_add/default float32 at 4,096 (time ratio 2.4×)" in after[1]
+    assert "slowest" not in before[1]
+
+
+# -- fusion reduces overhead ------------------------------------------------------------------
+
+
+def test_the_fusion_claim_at_its_threshold() -> None:
+    edge = 1 + matrix.stats.MIN_EFFECT
+    pairs = {("cupy-gpu", "fuse"): _pairs([edge, 3.0]),
+             ("torch-gpu", "compile"): _pairs([2.0])}
+    got = matrix.fusion_claim(pairs)
+    assert got[2] == "holds" and "faster in 2 of 2 cases" in got[1]
+    pairs[("cupy-gpu", "fuse")] = _pairs([edge - 1e-4, 3.0])
+    got = matrix.fusion_claim(pairs)
+    assert got[2] == "partly" and "faster in 1 of 2 cases" in got[1]
+    assert "not faster: vector_add/default float32 at 1,024" in got[1]
+    got = matrix.fusion_claim({("cupy-gpu", "fuse"): _pairs([1.0, 0.5])})
+    assert got[2] == "does not hold"
+
+
+def test_the_fusion_claim_names_what_it_could_not_pair() -> None:
+    empty = _pairs([]).iloc[0:0]
+    got = matrix.fusion_claim({("cupy-gpu", "fuse"): _pairs([2.0]),
+                               ("jax-gpu", "jit"): empty})
+    assert got[2] == "holds" and "not measured (no shared rows): jax-gpu jit" in got[1]
+    assert matrix.fusion_claim({("jax-gpu", "jit"): empty})[2] == "not measured"
+    assert matrix.fusion_claim({})[2] == "not measured"
+
+
+def test_fusion_pairs_stay_within_one_backend_and_the_fusable_kernels() -> None:
+    df = _frame([
+        ("cupy-gpu", "array_ops", "elementwise", "hypot", 1024, 6.0),
+        ("cupy-gpu", "fuse", "elementwise", "hypot", 1024, 2.0),
+        ("cupy-gpu", "elementwise_kernel", "elementwise", "hypot", 1024, 3.0),
+        ("torch-gpu", "eager", "elementwise", "hypot", 1024, 1.0),  # another backend
+        ("cupy-gpu", "array_ops", "vector_add", "default", 1024, 6.0),  # nothing to fuse
+        ("cupy-gpu", "elementwise_kernel", "vector_add", "default", 1024, 2.0),
+    ])
+    p = matrix.fusion_pairs(df)
+    assert p[("cupy-gpu", "fuse")]["ratio"].tolist() == [3.0]
+    assert p[("cupy-gpu", "elementwise_kernel")]["ratio"].tolist() == [2.0]
+    assert p[("torch-gpu", "compile")].empty
+
+
+# -- JAX's CPU backend is often fast ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ratios", "verdict"), [
+    ([1.05, 1.05, 0.5, 0.5], "holds"),  # exactly half, at the 5 % edge
+    ([1.05, 1.0499, 0.5, 0.5], "partly"),
+    ([2.0, 0.5, 0.5], "partly"),  # one of three: under half
+    ([1.0, 0.5], "does not hold"),
+])
+def test_the_jax_cpu_claim_at_its_threshold(ratios: list[float], verdict: str) -> None:
+    got = _jax({"numpy-cpu": _pairs(ratios)})
+    assert got[0] == JAX_CLAIM and got[2] == verdict
+    faster = sum(r >= 1.05 for r in ratios)
+    assert f"against numpy-cpu: faster in {faster} of {len(ratios)} shared cases" in got[1]
+
+
+def test_the_jax_cpu_claim_is_judged_against_numpy_only() -> None:
+    got = _jax({"numpy-cpu": _pairs([]).iloc[0:0],
+                                "numba-cpu": _pairs([2.0])})
+    assert got[2] == "not measured" and "no jax-cpu and numpy-cpu rows" in got[1]
+    got = _jax({"numpy-cpu": _pairs([2.0]), "numba-cpu": _pairs([0.1])})
+    assert got[2] == "holds" and "against numba-cpu: faster in 0 of 1" in got[1]
+
+
+# -- end to end: rows of a synthetic set reach the claims table --------------------------------
+
+
+def _add(paths: dict[str, Path], specs: list[tuple]) -> None:
+    """Append rows (framework, device, implementation, kernel, variant, size, seconds)."""
+    extra, samples = [], []
+    for seed, (fw, dev, impl, kernel, variant, size, t) in enumerate(specs, start=900):
+        r, s = row(fw, dev, impl, kernel, size, "float32", t, variant=variant, seed=seed,
+                   threads=1 if dev == "cpu" else 4)
+        extra.append(r)
+        samples.append(_sample_frame(r, s))
+    pd.concat([pd.read_csv(paths["timings"]), results.rows_frame(extra)],
+              ignore_index=True).to_csv(paths["timings"], index=False)
+    pd.concat([pd.read_csv(paths["samples"]), *samples], ignore_index=True).to_csv(
+        paths["samples"], index=False)
+
+
+def _claims(paths: dict[str, Path]) -> dict[str, tuple[str, str]]:
+    table = load_inputs(paths["timings"], paths["env"], paths["samples"]).choice[2]
+    return {r[0]: (r[1], r[2]) for r in table.itertuples(index=False)}
+
+
+def test_the_report_judges_the_three_claims_from_the_rows(tmp_path: Path) -> None:
+    paths = write_set(tmp_path)
+    fusion = next(c for c in _claims(paths) if c.startswith("fusion reduces overhead"))
+    assert _claims(paths)[NUMBA_CLAIM][1] == "not measured"  # the base set has none
+    assert _claims(paths)[fusion][1] == "not measured"
+    assert _claims(paths)[JAX_CLAIM][1] == "not measured"
+    specs = []
+    for size in (1 << 12, 1 << 16, 1 << 20):  # the base set has an error row at 1,024
+        t = size * 1e-12 + 4e-6
+        specs += [("cuda_python", "gpu", "nvrtc", "vector_add", "default", size, t),
+                  ("numba", "gpu", "cuda_jit", "vector_add", "default", size, t * 1.1),
+                  ("cupy", "gpu", "array_ops", "elementwise", "hypot", size, t * 4),
+                  ("cupy", "gpu", "fuse", "elementwise", "hypot", size, t),
+                  ("numpy", "cpu", "ufunc", "reduction", "sumsq", size, size * 1e-9),
+                  ("jax", "cpu", "jit", "reduction", "sumsq", size, size * 5e-10)]
+    _add(paths, specs)
+    got = _claims(paths)
+    assert got[NUMBA_CLAIM][1] == "holds" and "3 shared cases" in got[NUMBA_CLAIM][0]
+    assert got[fusion][1] == "holds" and "faster in 3 of 3 cases" in got[fusion][0]
+    assert got[JAX_CLAIM][1] == "holds"
+    assert "faster in 3 of 3 shared cases (reduction; 4,096–1,048,576)" in got[JAX_CLAIM][0]
+    # one case changed on each side: each sentence and verdict follows
+    _add(paths, [("numba", "gpu", "cuda_jit", "vector_add", "default", 1 << 24, 1e-3),
+                 ("cuda_python", "gpu", "nvrtc", "vector_add", "default", 1 << 24, 1e-4),
+                 ("cupy", "gpu", "array_ops", "elementwise", "hypot", 1 << 24, 1e-4),
+                 ("cupy", "gpu", "fuse", "elementwise", "hypot", 1 << 24, 1e-3)])
+    again = _claims(paths)
+    assert again[NUMBA_CLAIM][1] == "partly" and "4 shared cases" in again[NUMBA_CLAIM][0]
+    assert "slowest: vector_add/default float32 at 16,777,216" in again[NUMBA_CLAIM][0]
+    assert again[fusion][1] == "partly" and "faster in 3 of 4 cases" in again[fusion][0]
