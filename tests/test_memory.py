@@ -5,6 +5,7 @@ untimed pass, and the report's column and sentence."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +17,7 @@ import pytest
 from report_data import row, write_set
 
 from gpubench import memory, results
+from gpubench.backends import backend_classes, find_backend_class
 from gpubench.backends.numpy_cpu import NumpyCPU
 from gpubench.harness import Settings, measure
 from gpubench.report import load_inputs, matrix
@@ -25,10 +27,22 @@ DATA = memory.RowData(inputs=600, outputs=400, resident=1000)
 
 
 def gpu_backend(backend_id: str = "torch-gpu", **attrs: Any) -> SimpleNamespace:
-    framework = backend_id.rpartition("-")[0]
-    b = SimpleNamespace(device="gpu", backend_id=backend_id, framework=framework,
+    """A stand-in of a GPU backend, naming the probe its real class names."""
+    cls = find_backend_class(backend_id)
+    b = SimpleNamespace(device="gpu", backend_id=backend_id,
+                        memory_probe=cls.memory_probe if cls else "",
                         device_sync=lambda result: None, **attrs)
     return b
+
+
+def test_every_gpu_backend_names_a_probe_and_no_cpu_backend_does() -> None:
+    for backend_id, cls in backend_classes().items():
+        if cls.device == "gpu":
+            module, _, name = cls.memory_probe.partition(":")
+            probe = getattr(importlib.import_module(module), name)
+            assert issubclass(probe, memory.Probe) and probe.meter, backend_id
+        else:
+            assert cls.memory_probe == "", backend_id
 
 
 # -- PyTorch ----------------------------------------------------------------------------
@@ -341,14 +355,15 @@ def test_row_data_counts_outputs_or_the_returned_result() -> None:
 
 
 def test_cpu_rows_get_no_reading_and_no_claim() -> None:
-    cpu = SimpleNamespace(device="cpu", backend_id="numpy-cpu")
+    cpu = SimpleNamespace(device="cpu", backend_id="numpy-cpu", memory_probe="")
     assert memory.baseline(cpu) is None
     assert memory.peak_fields(lambda: 1 / 0, cpu, DATA, None) == {}
 
 
 def test_a_gpu_backend_without_a_probe_says_so() -> None:
     f = memory.peak_fields(lambda: None, gpu_backend("other-gpu"), DATA, None)
-    assert f["memory_reason"].startswith("not measured: no memory probe for other-gpu")
+    assert f["memory_reason"] == ("not measured: no memory probe for other-gpu (its "
+                                  "memory_probe)")
 
 
 def test_a_failing_memory_pass_is_a_reason_not_an_exception() -> None:
@@ -373,6 +388,7 @@ class CountingBackend(NumpyCPU):
 
     framework = "fakemem"
     device = "gpu"
+    memory_probe = "the test's own"
     used = 0
 
     def to_device(self, array: np.ndarray) -> Any:
@@ -417,12 +433,11 @@ def _measure(backend: Any) -> Any:
     return measure(SPEC, impl, CASE, backend, QUICK, inputs, SPEC.reference(CASE, inputs))
 
 
-def test_the_harness_reads_memory_once_after_the_timed_samples(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(memory.PROBES, "fakemem-gpu", CountingProbe)
+def test_the_harness_reads_memory_once_after_the_timed_samples() -> None:
     CountingProbe.seen = []
     backend = CountingBackend()
     backend.start(1)
+    backend._memory_probe = CountingProbe(backend)
     backend.used = 5_000_000  # what the framework held before the row
     m = _measure(backend)
     f = m.fields

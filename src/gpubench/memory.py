@@ -2,7 +2,7 @@
 
 "Will my problem fit?" needs what a call holds on the device at its high-water mark,
 not what the driver reports (pools keep freed blocks). So each GPU framework is asked
-in its own terms (:data:`PROBES`, by backend id):
+in its own terms (the probe its backend names in ``memory_probe``):
 
 - PyTorch: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``
   (tensors of the caching allocator; not its cached free blocks, not the context).
@@ -31,6 +31,7 @@ inputs plus outputs. CPU rows get no reading and no claim (empty columns).
 
 from __future__ import annotations
 
+import importlib
 import math
 import weakref
 from collections.abc import Callable
@@ -38,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PROBES", "NotMeasured", "Probe", "RowData", "baseline", "nbytes",
-           "peak_fields", "probe_for", "register_probe", "row_data"]
+__all__ = ["NotMeasured", "Probe", "RowData", "baseline", "nbytes", "peak_fields",
+           "probe_for", "row_data"]
 
 
 class NotMeasured(Exception):
@@ -302,34 +303,19 @@ class DriverProbe(Probe):
         return result, high
 
 
-#: backend id -> the probe of its framework's allocator; a backend not here (CPU ones)
-#: gets no reading; a GPU backend not here is ``not measured`` with the reason
-PROBES: dict[str, Callable[[Any], Probe]] = {
-    "torch-gpu": TorchProbe,
-    "cupy-gpu": CupyProbe,
-    "jax-gpu": JaxProbe,
-    "numba-gpu": NumbaProbe,
-    "cuda_python-gpu": DriverProbe,
-}
-
-
-def register_probe(backend_id: str, probe: Callable[[Any], Probe]) -> None:
-    """A plugin's GPU backend names its probe here."""
-    PROBES[backend_id] = probe
-
-
 def probe_for(backend: Any) -> Probe | None:
-    """The backend's probe (None on a CPU); raises :class:`NotMeasured` for a GPU
-    backend without one or whose probe cannot start."""
+    """The backend's probe (None on a CPU): its class names it in ``memory_probe``
+    ("module:Class"); made once per backend. Raises :class:`NotMeasured` for a GPU
+    backend that names none or whose probe cannot start."""
     if backend.device != "gpu":
         return None
-    make = PROBES.get(backend.backend_id)
-    if make is None:
-        raise NotMeasured(f"no memory probe for {backend.backend_id} "
-                          "(gpubench.memory.register_probe)")
+    where = getattr(backend, "memory_probe", "")
+    if not where:
+        raise NotMeasured(f"no memory probe for {backend.backend_id} (its memory_probe)")
     cached = getattr(backend, "_memory_probe", None)
-    if cached is None or type(cached) is not make:
-        cached = make(backend)
+    if cached is None:
+        module, _, name = where.partition(":")
+        cached = getattr(importlib.import_module(module), name)(backend)
         backend._memory_probe = cached
     return cached
 

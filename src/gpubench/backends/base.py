@@ -68,6 +68,9 @@ class Backend:
     #: table: ("verbosity", True: verbose / False: gentle, claim) or ("jit", True: the
     #: first call compiles / False: no compilation for standard operations, claim)
     claims: tuple[tuple[str, bool, str], ...] = ()
+    #: the probe of its allocator that reads a call's peak device memory, as
+    #: "module:Class" (a :class:`gpubench.memory.Probe`); '' on CPUs, which get none
+    memory_probe: str = ""
     #: implementations compiled on first use (user-written kernels), left out of a
     #: ("jit", False, ...) claim about its standard operations
     compiled_implementations: frozenset[str] = frozenset()

@@ -44,6 +44,7 @@ class CupyGPU(CudaBuffersBackend):
                                           "raw_tiled", "elementwise_kernel",
                                           "reduction_kernel", "fuse"})
     caller_timer = "perf_counter+cudaDeviceSynchronize"
+    memory_probe = "gpubench.memory:CupyProbe"
     probe_module = "cupy"
     #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
     local_implementations = {"reduction": "array_op", "matmul": "cublas",
