@@ -14,7 +14,8 @@ in its own terms (the probe its backend names in ``memory_probe``):
   process and has no reset, so an earlier, larger call would hide this one's. Before
   the call, the probe therefore allocates a pad that brings the bytes in use up to that
   mark; the mark then grows by exactly the call's own peak. Where the pad cannot be
-  allocated, the reading counts only if the mark grew, and the row says why otherwise.
+  allocated (or the call does not fit beside it: it runs again without), the reading
+  counts only if the mark grew, and the row says why otherwise.
 - Numba: every allocation of the context's memory manager (``memalloc``,
   ``memallocmanaged``) during the call, counted until its pointer object is garbage.
   Numba frees device memory later, in batches, so the driver may hold it longer; what
@@ -25,8 +26,12 @@ The reading is one extra, untimed call after the row's timed samples, energy win
 and final check: timing is never affected. The row gets the peak as the bytes its
 inputs, outputs and build keep on the device (what the framework had in use before the
 call over what it had before the inputs were placed, at least the inputs and outputs'
-own sizes) plus the call's high-water above its start; and that as a multiple of the
+own sizes; Numba and CUDA Python, which count no bytes in use of their own: those
+sizes) plus the call's high-water above its start; and that as a multiple of the
 inputs plus outputs. CPU rows get no reading and no claim (empty columns).
+
+What no allocator sees is not counted: the CUDA context, loaded modules, library
+workspaces allocated outside the framework's allocator (cuBLAS' in CuPy).
 """
 
 from __future__ import annotations
@@ -50,12 +55,15 @@ class NotMeasured(Exception):
 class Probe:
     """One framework's allocator, read around one call.
 
-    :meth:`in_use`: bytes the framework holds for arrays now (only differences are used,
-    so a device-wide figure of a fixed total will do); :meth:`peak`: run the call once,
-    wait, and return (result, its high-water in bytes above what was in use at its
-    start)."""
+    :meth:`in_use`: bytes the framework holds for arrays now, where it keeps that count
+    (``counts_build``: then what a row's build keeps on the device is measured from a
+    baseline taken before its inputs are placed); :meth:`peak`: run the call once, wait,
+    and return (result, its high-water in bytes above what was in use at its start)."""
 
     meter = ""
+    #: :meth:`in_use` counts this framework's own arrays (not the whole device's memory,
+    #: whose 2 MiB pages, loaded modules and other processes would swamp small rows)
+    counts_build = True
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
@@ -147,9 +155,17 @@ class JaxProbe(Probe):
             return None
 
     def peak(self, call: Callable[[], Any]) -> tuple[Any, int]:
+        try:
+            return self.read(call, padded=True)
+        except NotMeasured:
+            raise
+        except Exception:  # noqa: BLE001 - the pad and the call did not fit together
+            return self.read(call, padded=False)
+
+    def read(self, call: Callable[[], Any], padded: bool) -> tuple[Any, int]:
         s = self.stats()
         pad = None
-        if s["peak_bytes_in_use"] > s["bytes_in_use"]:
+        if padded and s["peak_bytes_in_use"] > s["bytes_in_use"]:
             pad = self.pad(s["peak_bytes_in_use"] - s["bytes_in_use"])
         try:
             s = self.stats()
@@ -167,7 +183,8 @@ class JaxProbe(Probe):
         raise NotMeasured(
             f"JAX keeps one peak_bytes_in_use per process and has no reset: an earlier "
             f"high-water mark ({mark} bytes) hides this call's, and no pad of "
-            f"{mark - floor} bytes could be allocated to lift the bytes in use to it")
+            f"{mark - floor} bytes could be allocated (or the call did not fit beside "
+            "it) to lift the bytes in use to that mark")
 
 
 def _numba_context() -> Any:
@@ -177,22 +194,17 @@ def _numba_context() -> Any:
 
 
 class NumbaProbe(Probe):
+    """Numba counts no bytes in use of its own: only the call's allocations are seen
+    (the row's resident part is its inputs' and outputs' sizes)."""
+
     meter = "numba_memalloc_hook"
+    counts_build = False
 
     def __init__(self, backend: Any) -> None:
         super().__init__(backend)
         if getattr(backend, "_sim", False):
             raise NotMeasured("Numba's CUDA simulator has no device memory")
         self.ctx = _numba_context()
-
-    def in_use(self) -> int:
-        """Device-wide (total - free), once Numba's deferred frees are done."""
-        mm = self.ctx.memory_manager
-        pending = getattr(mm, "deallocations", None)
-        if pending is not None:
-            pending.clear()
-        free, total = self.ctx.get_memory_info()[:2]
-        return int(total) - int(free)
 
     def peak(self, call: Callable[[], Any]) -> tuple[Any, int]:
         mm = self.ctx.memory_manager
@@ -248,22 +260,18 @@ DRIVER_FREES = ("cuMemFree", "cuMemFreeAsync")
 
 
 class DriverProbe(Probe):
-    """CUDA Python: ``cuda.bindings.driver``'s allocations and frees during the call,
-    and ``cuMemGetInfo`` for what is in use (plain ``cuMemAlloc``, freed at once)."""
+    """CUDA Python: ``cuda.bindings.driver``'s allocations and frees during the call
+    (the row's resident part is its inputs' and outputs' sizes: the driver's only count
+    is the whole device's)."""
 
     meter = "cuda_driver_hook"
+    counts_build = False
 
     def __init__(self, backend: Any) -> None:
         super().__init__(backend)
         from cuda.bindings import driver
 
         self.driver = driver
-
-    def in_use(self) -> int:
-        err, free, total = self.driver.cuMemGetInfo()
-        if int(err) != 0:
-            raise NotMeasured(f"cuMemGetInfo failed ({int(err)})")
-        return int(total) - int(free)
 
     def peak(self, call: Callable[[], Any]) -> tuple[Any, int]:
         drv = self.driver
@@ -325,7 +333,7 @@ def baseline(backend: Any) -> int | None:
     or unreadable): what the row's build keeps on the device is measured from here."""
     try:
         probe = probe_for(backend)
-        return probe.in_use() if probe is not None else None
+        return probe.in_use() if probe is not None and probe.counts_build else None
     except Exception:  # noqa: BLE001 - the peak pass says why; a baseline is optional
         return None
 
@@ -386,7 +394,7 @@ def peak_fields(call: Callable[[], Any], backend: Any, data: RowData,
         probe = probe_for(backend)
         assert probe is not None
         meter = probe.meter
-        before = probe.in_use()
+        before = probe.in_use() if base is not None else 0
         _, extra = probe.peak(call)
     except NotMeasured as exc:
         return _columns(data, meter=meter, reason=f"not measured: {exc}"[:300])
