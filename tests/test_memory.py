@@ -576,3 +576,33 @@ def test_no_sentence_without_readings(tmp_path: Path) -> None:
     paths = write_set(tmp_path / "x")
     _set_memory(paths, "cupy-gpu", 3.0)  # readings, but no autodiff rows
     assert _memory_lines(paths) == []
+
+
+_SIMULATED = r"""
+import json
+import numpy as np
+from gpubench.backends import load_backend
+from gpubench.harness import Settings, measure
+from gpubench.spec import Case, get_kernel, implementations
+
+backend = load_backend("numba-gpu")
+backend.start(1)
+spec = get_kernel("vector_add")
+case = Case("vector_add", "default", 256, "float64")
+inputs = spec.make_inputs(case, np.random.default_rng(0))
+impl = implementations("vector_add", "numba", "gpu")[0]
+m = measure(spec, impl, case, backend, Settings(max_time_s=0.01, min_samples=2, warmup=1,
+                                                caller_clocks=False),
+            inputs, spec.reference(case, inputs))
+f = m.fields
+print(json.dumps([f["status"], f.get("memory_reason"), f.get("memory_data_bytes")]))
+"""
+
+
+def test_a_numba_row_under_the_simulator_says_why_it_has_no_reading() -> None:
+    from kernel_helpers import run_simulated
+
+    status, reason, data = run_simulated(_SIMULATED)
+    assert status == "ok"
+    assert reason == "not measured: Numba's CUDA simulator has no device memory"
+    assert data == 3 * 256 * 8
