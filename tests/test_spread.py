@@ -1,10 +1,11 @@
 """The spread rounds (issue 23, item 7): a short row's samples span seconds of its step.
 
 On the H100 machine the host's speed changes in regimes of 0.5-4 s. A stand-in on a
-fake clock alternates fast and slow regimes (a third fast, two thirds slow): measured back to back, a row reads the
-regime it started in (two runs disagree by the slow factor); with spread rounds, rows
-started in either regime end within a few % of each other. The keep rule is tested at
-its edges, and the runner's rows and samples file through the report's loader.
+fake clock alternates fast and slow regimes (a third fast, two thirds slow): measured
+back to back, a row reads the regime it started in (two runs disagree by the slow
+factor); with spread rounds, rows started in either regime end within a few % of each
+other. The keep rule is tested at its edges, and the runner's rows and samples file
+through the report's loader.
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from gpubench import energy as energy_meter
+from gpubench import memory as memory_meter
 from gpubench.backends.base import Backend
 from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
@@ -542,6 +543,8 @@ def measure(
     caller: dict[str, list[float]] = {}
     notes: list[str] = []
     try:
+        # what the framework holds before the inputs are placed (gpubench.memory)
+        memory_base = memory_meter.baseline(backend)
         ctx = build_context(spec, case, backend, settings, host_inputs)
         outputs = ctx.outputs
         # whether the framework's persistent compilation cache served this row's build
@@ -616,6 +619,12 @@ def measure(
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"after timed calls: {check.reason}"}, samples,
                                caller, notes)
+        # peak device memory: one more call, untimed; the last result let go first, so
+        # a call that returns a new array does not count it twice
+        stage = "memory"
+        data = memory_meter.row_data(spec.place_inputs, host_inputs, outputs, result)
+        result = None
+        fields.update(memory_meter.peak_fields(call, backend, data, memory_base))
     except MemoryError as exc:
         return Measurement({**fields, "status": "skipped",
                             "reason": f"out of memory while {stage}: {exc}"}, [])

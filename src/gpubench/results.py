@@ -27,7 +27,8 @@ from gpubench.files import atomic_write_text
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
 #: (``energy_*``); 4: ``caller_rounds``, ``cache_state``; 5: ``caller_spread_rounds``,
-#: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`)
+#: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`) and peak device memory
+#: (``memory_*``)
 SCHEMA_VERSION = 5
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
@@ -148,6 +149,23 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("energy_meter", "str", "the counter read: nvml_total_energy or rapl_package"),
     Column("energy_reason", "str", "'not measured: <why>' where a reading was due and none "
            "was made (no counter, unreadable, never moved); empty otherwise"),
+    Column("memory_peak_bytes", "float", "peak device memory of one call, bytes, read "
+           "from the framework's own allocator in an extra, untimed call after the "
+           "samples: what the row's inputs, outputs and build keep on the device plus "
+           "the call's own high-water (temporaries, new outputs, autograd's graph); "
+           "GPU rows only (CPU rows: empty, no claim)"),
+    Column("memory_call_bytes", "float", "of that peak, the call's high-water above "
+           "what was in use when it started, bytes"),
+    Column("memory_data_bytes", "float", "the row's inputs plus outputs, bytes (outputs: "
+           "the preallocated buffers, else the returned result)"),
+    Column("memory_multiple", "float", "memory_peak_bytes / memory_data_bytes: 1 for a "
+           "call that needs nothing beyond its data; autodiff rows show autograd's "
+           "overhead here"),
+    Column("memory_meter", "str", "what read the peak: torch.cuda.max_memory_allocated, "
+           "cupy_pool_used_bytes, jax_peak_bytes_in_use, numba_memalloc_hook or "
+           "cuda_driver_hook (see gpubench.memory)"),
+    Column("memory_reason", "str", "'not measured: <why>' for a GPU row without a "
+           "reading (JAX's hidden high-water mark, no probe); empty otherwise"),
     Column("rel_err", "float", "||out - ref|| / ||ref|| against the float64 reference"),
     Column("tolerance", "float", "largest rel_err that passes"),
     Column("timer", "str", "what timed the samples (perf_counter, cuda_event, cupti_kernels)"),
@@ -274,6 +292,10 @@ MEASURED: tuple[tuple[str, str, str], ...] = (
     ("energy_sm_mhz",       "> 0",     "a clock that runs"),
     ("energy_calls",        "> 0",     "calls completed in the window (interpolated)"),
     ("energy_window_s",     "> 0",     "a window takes time"),
+    ("memory_peak_bytes",   ">= 0",    "bytes held; 0 for a call with no device data"),
+    ("memory_call_bytes",   ">= 0",    "0 when the call allocates nothing"),
+    ("memory_data_bytes",   "> 0",     "empty where the row has no arrays"),
+    ("memory_multiple",     ">= 0",    "0 only where nothing of the row sits on the device"),
     ("rel_err",             ">= 0",    "a norm; 0 for an exact result"),
     ("tolerance",           ">= 0",    "0 where the result must be exact"),
     ("pct_of_ceiling",      "> 0",     "of a positive throughput"),

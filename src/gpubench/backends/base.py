@@ -70,6 +70,9 @@ class Backend:
     #: ("loops", ...), ("cuda_c", True, claim: matches CUDA C, :attr:`cuda_c_pairs`) or
     #: ("often_fast", True, claim: faster than :attr:`fast_against`'s first in >= half)
     claims: tuple[tuple[str, bool, str], ...] = ()
+    #: the probe of its allocator that reads a call's peak device memory, as
+    #: "module:Class" (a :class:`gpubench.memory.Probe`); '' on CPUs, which get none
+    memory_probe: str = ""
     #: implementations compiled on first use (user-written kernels), left out of a
     #: ("jit", False, ...) claim about its standard operations
     compiled_implementations: frozenset[str] = frozenset()

@@ -217,6 +217,7 @@ class CudaPythonGPU(CudaBuffersBackend):
     multi_device = "none"
     claims = (("verbosity", True, "CUDA Python: verbose"),)
     caller_timer = "perf_counter+cuCtxSynchronize"
+    memory_probe = "gpubench.memory:DriverProbe"
     probe_module = "cuda.core"
     #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
     local_implementations = {"reduction": "nvrtc", "matmul": "tiled",

@@ -49,6 +49,7 @@ class CupyGPU(CudaBuffersBackend):
     fusion = (("fuse", "elementwise_kernel", "reduction_kernel"), ("array_ops", "array_op"),
               ("elementwise", "reduction"))
     caller_timer = "perf_counter+cudaDeviceSynchronize"
+    memory_probe = "gpubench.memory:CupyProbe"
     probe_module = "cupy"
     #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
     local_implementations = {"reduction": "array_op", "matmul": "cublas",

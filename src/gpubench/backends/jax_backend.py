@@ -207,6 +207,7 @@ class JaxGPU(JaxBase):
     timer = "perf_counter+sync"
     #: JAX has no device-wide wait: the result's, and every pending effect's
     caller_timer = "perf_counter+block_until_ready"
+    memory_probe = "gpubench.memory:JaxProbe"
     supports_cold = True
     _cupti: Any = None
     _cupti_attached = False

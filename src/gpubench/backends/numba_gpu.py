@@ -169,6 +169,7 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     cuda_c_reference = "cuda_python-gpu"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
+    memory_probe = "gpubench.memory:NumbaProbe"
     probe_module = "numba.cuda"
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",

@@ -89,6 +89,7 @@ class TorchGPU(TorchBase):
     timer = "cuda_event"
     #: torch.cuda.synchronize() waits for every stream of the device (cudaDeviceSynchronize)
     caller_timer = "perf_counter+torch.cuda.synchronize"
+    memory_probe = "gpubench.memory:TorchProbe"
     supports_cold = True
 
     def _alloc_pinned(self, nbytes: int) -> np.ndarray:

@@ -3,13 +3,13 @@ run's rows.
 
 One row per framework and device, one column per aspect the source documents assert
 (speedup per workload class, call overhead, first-call cost, % of ceiling, code size,
-multi-GPU scaling, crossover, autodiff, correctness, work per joule). Every cell keeps
-the rows it came from (:attr:`Cell.rows`, indices of the prepared timings frame), which
-the page lists, so each number can be traced to ``timings.csv``. A cell without data
-says ``not measured``, never a guess. The decisions (like-for-like class verdicts, one
-crossover per framework and class, first-call cost where compilation happens) are made
-in :mod:`gpubench.report.verdicts`; this module turns them into cells, sentences ("Choose
-X when ...") and the source documents' claims with a verdict.
+multi-GPU scaling, crossover, autodiff, correctness, work per joule, device memory).
+Every cell keeps the rows it came from (:attr:`Cell.rows`, indices of the prepared
+timings frame), which the page lists, so each number can be traced to ``timings.csv``.
+A cell without data says ``not measured``, never a guess. The decisions (like-for-like
+class verdicts, one crossover per framework and class, first-call cost where compilation
+happens) are made in :mod:`gpubench.report.verdicts`; this module turns them into cells,
+sentences ("Choose X when ...") and the source documents' claims with a verdict.
 
 Speedups are on the caller's clock (pipelined; CPU: wall), against the fastest NumPy
 row of the same case: what a Python loop waits for.
@@ -302,10 +302,78 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
     return Cell("; ".join(parts), value, [int(i) for i in used])
 
 
+def _memory_rows(df: pd.DataFrame, backend: str | None = None) -> pd.DataFrame:
+    """Ok hot rows with a peak-memory reading (GPU rows; :mod:`gpubench.memory`)."""
+    rows = _ok_hot(df)
+    if backend is not None:
+        rows = rows[rows["backend"] == backend]
+    multiple = pd.to_numeric(rows["memory_multiple"], errors="coerce")
+    return rows[multiple.gt(0) & np.isfinite(multiple)]
+
+
+def _frugal(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per case (kernel, variant, dtype) at its largest size read, the implementation
+    needing the least memory over its data: what a user who picks it must have."""
+    top = rows[rows["size_key"] == rows.groupby(["kernel", "variant", "dtype"])["size_key"]
+               .transform("max")]
+    return top.loc[top.groupby(["kernel", "variant", "dtype"])["memory_multiple"].idxmin()]
+
+
+def memory_cell(df: pd.DataFrame, backend: str) -> Cell:
+    """Peak device memory of a call as a multiple of its inputs plus outputs: the median
+    over the backend's cases at their largest size read (the least-needing
+    implementation of each), the range, and the case that needs the most."""
+    if backend.endswith("-cpu"):
+        return Cell("— (CPU)")
+    rows = _memory_rows(df, backend)
+    if rows.empty:
+        mine = _ok_hot(df)
+        why = mine.loc[mine["backend"] == backend, "memory_reason"].dropna().astype(str)
+        why = why[why != ""]
+        return Cell(why.iloc[0][:160] if len(why) else f"{NOT_MEASURED}: no memory readings")
+    top = _frugal(rows)
+    m = top["memory_multiple"].astype(float)
+    most = top.loc[m.idxmax()]
+    spread = f", {_x(m.min())}–{_x(m.max())}" if len(m) > 1 else ""
+    return Cell(f"{_x(float(m.median()))} its inputs+outputs (median of {len(m)} cases at "
+                f"their largest size{spread}; most: {most['kernel']}/{most['variant']} "
+                f"{most['dtype']} {_x(float(most['memory_multiple']))}, "
+                f"{float(most['memory_peak_bytes']) / 2**20:,.0f} MiB)",
+                float(m.median()), [int(i) for i in top.index], float(m.min()),
+                float(m.max()))
+
+
+def _display(backend: str) -> str:
+    cls = backend_classes().get(backend)
+    return (cls.display_name or backend) if cls is not None else backend
+
+
+def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "pinn",
+                    what: str = "the PINN gradient") -> str:
+    """"PyTorch needs 1.8× the inputs plus outputs for the PINN gradient, JAX 1.2×": each
+    framework's least-needing implementation at the size and dtype most frameworks were
+    read at (the largest such), most-needing first; '' without readings."""
+    rows = _memory_rows(df)
+    rows = rows[(rows["kernel"] == kernel) & (rows["variant"] == variant)]
+    if rows.empty:
+        return ""
+    groups = rows.groupby(["dtype", "size_key"])["backend"].nunique()
+    dtype, size = max(groups.index, key=lambda k: (groups[k], k[1], k[0] == "float32"))
+    at = rows[(rows["dtype"] == dtype) & (rows["size_key"] == size)]
+    per = at.groupby("backend")["memory_multiple"].min().sort_values(ascending=False,
+                                                                      kind="mergesort")
+    parts = [f"{_display(b)} {_x(float(v))}" for b, v in per.items()]
+    first, *rest = parts
+    name, _, x = first.rpartition(" ")
+    tail = "".join(f", {p}" for p in rest)
+    return (f"Device memory: {name} needs {x} the inputs plus outputs for {what} "
+            f"({kernel}/{variant} {dtype}, size {int(size):,}){tail}.")
+
+
 ASPECTS = (
     *(f"speedup: {c}" for c in speedup_classes()),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
-    "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule")
+    "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule", "memory")
 
 
 @dataclass
@@ -323,6 +391,8 @@ class Matrix:
     loops: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: the paired rows of the claims judged case by case (:func:`claim_pairs`)
     pairs: dict[Any, Any] = field(default_factory=dict)
+    #: the sentences on device memory (:func:`memory_sentence`), computed from the rows
+    memory_lines: list[str] = field(default_factory=list)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -340,7 +410,7 @@ class Matrix:
         groups = (
             ("Speedup over NumPy", [f"speedup: {c}" for c in speedup_classes()]),
             ("Costs", ["call overhead", "first call, JIT", "% of ceiling",
-                       "code per kernel", "work per joule"]),
+                       "code per kernel", "work per joule", "memory"]),
             ("Crossover, scaling, autodiff, correctness",
              ["CPU/GPU crossover", "multi-GPU / ranks", "autodiff",
               "correctness incidents"]),
@@ -451,10 +521,13 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
         cells[(b, "autodiff")] = autodiff_cell(df, b)
         cells[(b, "correctness incidents")] = incidents_cell(df, b)
         cells[(b, "work per joule")] = energy_cell(df, b, energy_uncertainty)
+        cells[(b, "memory")] = memory_cell(df, b)
     firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
     loops = {b: loop_speedups(df, b) for b, cls in backend_classes().items()
              if any(kind == "loops" for kind, _, _ in cls.claims)}
-    return Matrix(backends, cells, found, cross, firsts, loops, claim_pairs(df))
+    memory = [line for line in [memory_sentence(df)] if line]
+    return Matrix(backends, cells, found, cross, firsts, loops, pairs=claim_pairs(df),
+                  memory_lines=memory)
 
 
 def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
@@ -560,7 +633,8 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
 
 def sentences(matrix: Matrix) -> list[str]:
     """'Choose X when' per workload class, at its headline band, from the verdicts."""
-    return [sentence(v, matrix.crossovers) for v in headline.headline_verdicts(matrix)]
+    return [*(sentence(v, matrix.crossovers) for v in headline.headline_verdicts(matrix)),
+            *matrix.memory_lines]
 
 
 # -- the claims of the source documents ----------------------------------------------------------
