@@ -266,3 +266,25 @@ def test_spread_rows_match_their_samples_through_the_loader(rounds_plugin, tmp_p
         total = len(got)
         assert any(n + 4 <= total <= n + 4 * math.ceil(WEIGHT * n / 4)
                    for n in range(1, total))
+
+
+def test_a_gpu_row_spreads_its_sync_clock_too():
+    """Sync samples (one call, then the wait) come first in each slot, after its
+    untimed sync calls; the row's sync statistic is over the first ones and these."""
+    clock = _Clock()
+    backend = _Regimes(clock)
+    first = _pipelined(backend, 8, 6)
+    first_sync = _pipelined(backend, 1, 12)
+    s = Spread(backend, Settings(caller_spread_s=3.0, caller_spread_rounds=3), clock=clock)
+    assert s.keep(0, backend.call, FIELDS, first, "hot", 64, first_sync)
+    ended = []
+    s.run(ended.append)
+    (row,) = ended
+    assert row.rounds == 3 and len(row.new_sync) == 3 * math.ceil(WEIGHT * 12 / 3)
+    assert len(row.new) == 3 * math.ceil(WEIGHT * 6 / 3)
+    fields, clocks = spread_result(row, dict(FIELDS), 3.0)
+    assert clocks["sync"] == row.new_sync and clocks["pipelined"] == row.new
+    assert fields["sync_samples"] == 12 + len(row.new_sync)
+    assert fields["sync_median_s"] == pytest.approx(np.median(first_sync + row.new_sync))
+    # a sync sample pays the whole wait, a pipelined one an eighth of it
+    assert min(row.new_sync) > max(row.new) - WAIT_S

@@ -81,9 +81,14 @@ def harness_sync(backend: Any, size: int, settings: Any) -> tuple[float, float, 
     inputs = spec.make_inputs(case, np.random.default_rng(case.seed(settings.seed)))
     m = measure(spec, impl, case, backend, settings, inputs, spec.reference(case, inputs))
     f = m.fields
+    TRACE["harness"] = list(m.caller.get("sync", []))
     if f.get("status") != "ok":
         return float("nan"), float("nan"), f"{f.get('status')}: {f.get('reason')}"
     return float(f["sync_median_s"]), float(f["pipelined_median_s"]), "ok"
+
+
+#: the last harness measurement's sync samples and plain loop's times, in order (--trace)
+TRACE: dict[str, list[float]] = {}
 
 
 def plain_loop(backend: Any, size: int, reps: int) -> float:
@@ -104,6 +109,7 @@ def plain_loop(backend: Any, size: int, reps: int) -> float:
         y = f(a, b)
         y.block_until_ready()
         times.append(time.perf_counter() - t0)
+    TRACE["plain"] = times
     return float(np.median(times))
 
 
@@ -115,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="alternating rounds of harness and plain loop per size")
     parser.add_argument("--reps", type=int, default=200, help="plain-loop calls per round")
     parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
+    parser.add_argument("--trace", action="store_true",
+                        help="print each size's first round's samples in order (µs)")
     args = parser.parse_args(argv)
     if args.platform == "cpu":
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -144,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
                     pipes.append(p)
                 else:
                     plains.append(plain_loop(backend, size, args.reps))
+            if args.trace and r == 0:
+                for what, times in TRACE.items():
+                    print(f"  trace {size} {what}: "
+                          + " ".join(f"{t * 1e6:.0f}" for t in times[:60]))
         sync, plain = float(np.nanmedian(syncs)), float(np.median(plains))
         ratio = sync / plain if plain > 0 else float("nan")
         ok = LOW <= ratio <= HIGH

@@ -15,8 +15,9 @@ slot``, untimed calls of the row filling any time before (the device never idles
 clocks down), one untimed call settling what the row before left. Each round adds
 ``ceil(4 * first / rounds)`` samples (``first``: the row's samples before), as many as
 fit in its slot and at least one, so the spread samples weigh up to four fifths of the
-row's statistic. GPU rows add pipelined
-samples (k calls, one wait, the row's k); CPU rows add samples of their own clock.
+row's statistic. GPU rows add sync samples (one call, then the wait; in the first half
+of the slot, right after its untimed sync calls) and pipelined samples (k calls, one
+wait, the row's k); CPU rows add samples of their own clock.
 All of a step's kept rows share the window, so rows compared within a step met the same
 regimes. Every sample is kept; the row's statistics are those of all of them.
 """
@@ -56,6 +57,10 @@ class Kept:
     nbytes: int
     new: list[float] = field(default_factory=list)
     rounds: int = 0
+    #: a GPU row's sync samples before (k > 1; where k = 1 they are ``first``) and from
+    #: the rounds: one call, then the wait, right after the untimed sync calls of its slot
+    first_sync: list[float] = field(default_factory=list)
+    new_sync: list[float] = field(default_factory=list)
 
 
 def keep_reason(fields: dict[str, Any], mode: str, nbytes: int, settings: Settings) -> str:
@@ -88,9 +93,10 @@ class Spread:
         self.held = 0
 
     def keep(self, index: int, call: Callable[[], Any], fields: dict[str, Any],
-             first: list[float], mode: str, nbytes: int) -> bool:
+             first: list[float], mode: str, nbytes: int,
+             first_sync: list[float] | None = None) -> bool:
         """Keep a measured row for the rounds if :func:`keep_reason` allows and the
-        inputs held stay within bounds."""
+        inputs held stay within bounds. ``first_sync``: a GPU row's sync samples (k > 1)."""
         s = self.settings
         if keep_reason(fields, mode, nbytes, s) or not first:
             return False
@@ -98,21 +104,32 @@ class Spread:
             return False
         gpu = self.backend.device == "gpu"
         k = int(fields.get("pipelined_k") or 1) if gpu else 1
-        self.kept.append(Kept(index, call, max(1, k), gpu, list(first), nbytes))
+        self.kept.append(Kept(index, call, max(1, k), gpu, list(first), nbytes,
+                              first_sync=list(first_sync or []) if gpu and k > 1 else []))
         self.held += nbytes
         return True
 
-    def _sample(self, row: Kept) -> float:
-        """One sample of the row on its clock: k calls, then the device-wide wait, per
-        call (GPU); one call on the backend's own clock (CPU)."""
+    def _sample(self, row: Kept, k: int | None = None) -> float:
+        """One sample of the row on its clock: k calls (the row's, or ``k``), then the
+        device-wide wait, per call (GPU); one call on the backend's own clock (CPU)."""
         if row.gpu:
+            k = row.k if k is None else k
             t0 = self.clock()
             result = None
-            for _ in range(row.k):
+            for _ in range(k):
                 result = row.call()
             self.backend.device_sync(result)
-            return (self.clock() - t0) / row.k
+            return (self.clock() - t0) / k
         return self.backend.time_call(row.call)[1]
+
+    def _part(self, row: Kept, into: list[float], per: int, end: float,
+              k: int | None = None) -> None:
+        """At least one sample, then up to ``per`` while the clock is before ``end``."""
+        into.append(self._sample(row, k))
+        for _ in range(per - 1):
+            if self.clock() >= end:
+                break
+            into.append(self._sample(row, k))
 
     def _untimed(self, row: Kept) -> None:
         if row.gpu:
@@ -143,17 +160,19 @@ class Spread:
                     self._untimed(row)
                     while self.clock() < at:
                         self._untimed(row)
-                    # its samples, within its slot (at least one)
-                    end = max(at, self.clock()) + slot
-                    row.new.append(self._sample(row))
-                    for _ in range(per - 1):
-                        if self.clock() >= end:
-                            break
-                        row.new.append(self._sample(row))
+                    # its samples, within its slot (at least one of each clock): the
+                    # sync ones first, settled by the untimed sync calls just made
+                    begin = max(at, self.clock())
+                    if row.first_sync:
+                        self._part(row, row.new_sync,
+                                   math.ceil(WEIGHT * len(row.first_sync) / rounds),
+                                   begin + slot / 2, k=1)
+                    self._part(row, row.new, per, begin + slot)
                     row.rounds += 1
                 except Exception:  # noqa: BLE001 - a row that fails now keeps its first samples
                     failed.add(row.index)
                     row.new.clear()
+                    row.new_sync.clear()
                     row.rounds = 0
         for row in rows:
             done(row)

@@ -260,7 +260,8 @@ def main() -> int:
               "caller": m.caller})
         first = m.caller.get("pipelined") if m.caller else m.samples
         if m.call is not None and spread.keep(index, m.call, m.fields, first or [], mode,
-                                              int(m.fields.get("bytes") or 0)):
+                                              int(m.fields.get("bytes") or 0),
+                                              m.caller.get("sync")):
             spread_fields[index] = dict(m.fields)
         m.call = None
         if best_energy.due(next_item(index)):
@@ -283,8 +284,8 @@ def main() -> int:
 def spread_result(row: Any, fields: dict[str, Any], took: float
                   ) -> tuple[dict[str, Any], dict[str, list[float]]]:
     """A spread row's new statistics over all its samples (those before and the spread
-    ones) and its new samples by clock. GPU rows: the pipelined clock (and the sync one,
-    which is the same samples where k = 1). CPU rows: the samples on the row's own
+    ones) and its new samples by clock. GPU rows: the pipelined and the sync clocks (the
+    same samples where k = 1). CPU rows: the samples on the row's own
     clock, which are its caller clocks too, and the throughput they give."""
     from gpubench.harness import caller_stats, summarize
 
@@ -299,6 +300,9 @@ def spread_result(row: Any, fields: dict[str, Any], took: float
         if row.k == 1:
             clocks["sync"] = list(row.new)
             out.update(caller_stats("sync", every))
+        elif row.new_sync:
+            clocks["sync"] = list(row.new_sync)
+            out.update(caller_stats("sync", row.first_sync + row.new_sync))
         return out, clocks
     stats = summarize(every)
     med = stats["median_s"]
