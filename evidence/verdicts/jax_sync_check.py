@@ -121,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="alternating rounds of harness and plain loop per size")
     parser.add_argument("--reps", type=int, default=200, help="plain-loop calls per round")
     parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
+    parser.add_argument("--no-cupti", action="store_true",
+                        help="time the harness's device clock on the host (perf_counter "
+                             "and the wait) instead of CUPTI: does CUPTI, once attached, "
+                             "slow the caller's clock of the same executable?")
     parser.add_argument("--trace", action="store_true",
                         help="print each size's first round's samples in order (µs)")
     args = parser.parse_args(argv)
@@ -129,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = settings_from_config(args.config)
         backend, versions = start_backend(args.platform, os.cpu_count() or 1)
+        if args.no_cupti:
+            backend._cupti = None
     except Exception as exc:  # noqa: BLE001 - say why, exit 2
         print(f"setup failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
