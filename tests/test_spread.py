@@ -162,6 +162,7 @@ def test_a_row_that_fails_in_the_rounds_keeps_its_first_samples():
     ended = []
     s.run(ended.append)
     assert ended[0].new == [] and ended[0].rounds == 0
+    assert ended[0].error == "RuntimeError: device lost"
     fields, clocks = spread_result(ended[0], dict(FIELDS), 1.0)
     assert fields == {"caller_spread_rounds": 0, "caller_spread_s": 0.0} and clocks == {}
 
@@ -288,3 +289,26 @@ def test_a_gpu_row_spreads_its_sync_clock_too():
     assert fields["sync_median_s"] == pytest.approx(np.median(first_sync + row.new_sync))
     # a sync sample pays the whole wait, a pipelined one an eighth of it
     assert min(row.new_sync) > max(row.new) - WAIT_S
+
+
+def test_a_kept_row_keeps_its_context_alive_until_the_rounds_end():
+    """CUDA Python's calls reach their buffers through raw pointers, freed when the
+    build context goes: the kept row holds the context until the rounds are over."""
+    import gc
+    import weakref
+
+    class _Context:
+        pass
+
+    clock = _Clock()
+    backend = _Regimes(clock)
+    s = Spread(backend, Settings(caller_spread_s=1.0, caller_spread_rounds=2), clock=clock)
+    ctx = _Context()
+    gone = weakref.ref(ctx)
+    assert s.keep(0, backend.call, FIELDS, [CALL_S] * 3, "hot", 64, alive=ctx)
+    del ctx
+    gc.collect()
+    assert gone() is not None
+    s.run(lambda row: None)
+    gc.collect()
+    assert gone() is None

@@ -79,6 +79,9 @@ class Measurement:
     #: an ok row's call, its inputs alive (the worker's spread rounds may sample it
     #: again, :mod:`gpubench.spread`; dropped otherwise)
     call: Callable[[], Any] | None = None
+    #: ... and its build context: the inputs and outputs the call may reach only through
+    #: raw pointers (CUDA Python), which must live as long as the call is kept
+    context: Any = None
 
 
 def summarize(samples: list[float]) -> dict[str, float]:
@@ -652,7 +655,7 @@ def measure(
         "gbps": fields["bytes"] / med / 1e9 if med > 0 and fields["bytes"] else math.nan,
         "gflops": fields["flops"] / med / 1e9 if med > 0 and fields["flops"] else math.nan,
     })
-    return Measurement(fields, samples, caller, notes, call)
+    return Measurement(fields, samples, caller, notes, call, ctx)
 
 
 def _is_oom(exc: BaseException) -> bool:

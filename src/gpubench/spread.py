@@ -61,6 +61,11 @@ class Kept:
     #: the rounds: one call, then the wait, right after the untimed sync calls of its slot
     first_sync: list[float] = field(default_factory=list)
     new_sync: list[float] = field(default_factory=list)
+    #: what keeps the call's buffers alive (its build context: CUDA Python's calls hold
+    #: raw device pointers, freed with the context's allocations)
+    alive: Any = None
+    #: why the row's rounds stopped ('' if they did not): its spread samples are dropped
+    error: str = ""
 
 
 def keep_reason(fields: dict[str, Any], mode: str, nbytes: int, settings: Settings) -> str:
@@ -94,9 +99,10 @@ class Spread:
 
     def keep(self, index: int, call: Callable[[], Any], fields: dict[str, Any],
              first: list[float], mode: str, nbytes: int,
-             first_sync: list[float] | None = None) -> bool:
+             first_sync: list[float] | None = None, alive: Any = None) -> bool:
         """Keep a measured row for the rounds if :func:`keep_reason` allows and the
-        inputs held stay within bounds. ``first_sync``: a GPU row's sync samples (k > 1)."""
+        inputs held stay within bounds. ``first_sync``: a GPU row's sync samples (k > 1);
+        ``alive``: what must live as long as the call (its build context)."""
         s = self.settings
         if keep_reason(fields, mode, nbytes, s) or not first:
             return False
@@ -105,7 +111,8 @@ class Spread:
         gpu = self.backend.device == "gpu"
         k = int(fields.get("pipelined_k") or 1) if gpu else 1
         self.kept.append(Kept(index, call, max(1, k), gpu, list(first), nbytes,
-                              first_sync=list(first_sync or []) if gpu and k > 1 else []))
+                              first_sync=list(first_sync or []) if gpu and k > 1 else [],
+                              alive=alive))
         self.held += nbytes
         return True
 
@@ -169,8 +176,9 @@ class Spread:
                                    begin + slot / 2, k=1)
                     self._part(row, row.new, per, begin + slot)
                     row.rounds += 1
-                except Exception:  # noqa: BLE001 - a row that fails now keeps its first samples
+                except Exception as exc:  # noqa: BLE001 - a failing row keeps its first samples
                     failed.add(row.index)
+                    row.error = f"{type(exc).__name__}: {exc}"[:300]
                     row.new.clear()
                     row.new_sync.clear()
                     row.rounds = 0

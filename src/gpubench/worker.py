@@ -261,9 +261,9 @@ def main() -> int:
         first = m.caller.get("pipelined") if m.caller else m.samples
         if m.call is not None and spread.keep(index, m.call, m.fields, first or [], mode,
                                               int(m.fields.get("bytes") or 0),
-                                              m.caller.get("sync")):
+                                              m.caller.get("sync"), m.context):
             spread_fields[index] = dict(m.fields)
-        m.call = None
+        m.call = m.context = None
         if best_energy.due(next_item(index)):
             host_inputs, ref, cached_key = read_best_energy(
                 spec, case, key, (host_inputs, ref, cached_key))
@@ -274,6 +274,9 @@ def main() -> int:
         ended: list[Any] = []
         took = spread.run(ended.append)
         for row in ended:
+            if row.error:
+                print(f"{tag} spread rounds stopped for item {row.index}: {row.error}; "
+                      "the row keeps its samples from before", file=sys.stderr, flush=True)
             fields, clocks = spread_result(row, spread_fields.pop(row.index), took)
             emit({"event": "spread", "index": row.index, "fields": fields,
                   "samples": clocks})
