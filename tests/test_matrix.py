@@ -222,3 +222,15 @@ def test_multi_gpu_scaling_comes_from_the_mpi_rows() -> None:
     assert cell.text.startswith("4 GPUs: efficiency 0.90 (median of 1 MPI rows: halo)")
     assert matrix.mpi_cell(mpi, "jax", "gpu").text.startswith("not measured")
     assert matrix.mpi_cell(mpi.iloc[0:0], "cupy", "gpu").text.startswith("not measured")
+
+
+def test_ranks_that_shared_one_gpu_are_not_called_gpus() -> None:
+    """Two ranks on one card (mpi.oversubscribe, the one-GPU machines) are "ranks
+    sharing 1 GPU", not "2 GPUs"; two cards are GPUs."""
+    mpi = pd.DataFrame({"job": ["halo"] * 2, "framework": ["cupy"] * 2, "device": ["gpu"] * 2,
+                        "ranks": [1, 2], "efficiency": [1.0, 0.4], "status": ["ok", "ok"],
+                        "gpu_uuids": ["GPU-a", "GPU-a;GPU-a"]})
+    assert matrix.mpi_cell(mpi, "cupy", "gpu").text.startswith(
+        "2 ranks sharing 1 GPU: efficiency 0.40")
+    mpi.loc[1, "gpu_uuids"] = "GPU-a;GPU-b"
+    assert matrix.mpi_cell(mpi, "cupy", "gpu").text.startswith("2 GPUs: efficiency 0.40")

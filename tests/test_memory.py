@@ -610,3 +610,18 @@ def test_a_numba_row_under_the_simulator_says_why_it_has_no_reading() -> None:
     assert status == "ok"
     assert reason == "not measured: Numba's CUDA simulator has no device memory"
     assert data == 3 * 256 * 8
+
+
+@pytest.mark.parametrize("kernel", ["allocation", "monte_carlo_pi", "transfer", "interop",
+                                    "launch_overhead"])
+def test_kernels_without_data_to_scale_by_stay_out_of_the_memory_column(kernel: str) -> None:
+    """An allocation of 1 GiB over a 8-byte input reads 1.3e8x on the H100: a multiple a
+    user cannot scale by. Such kernels keep their peaks in the rows and stay out of the
+    column; vector_add (its data is its working set) stays in."""
+    df = pd.DataFrame({"status": "ok", "mode": "hot", "implementation": "x",
+                       "backend": "cupy-gpu", "kernel": [kernel, "vector_add"],
+                       "memory_multiple": [1.3e8, 1.5]})
+    got = matrix._memory_rows(df, "cupy-gpu")
+    assert list(got["kernel"]) == ["vector_add"]
+    assert get_kernel(kernel).memory_relative is False
+    assert get_kernel("vector_add").memory_relative is True

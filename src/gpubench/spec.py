@@ -89,6 +89,11 @@ class KernelSpec:
     #: "sync" (one call, then a wait for its result), where pipelined calls overlap
     #: in a way a caller who needs each result cannot use (asynchronous copies)
     rank_clock: str = "pipelined"
+    #: whether a call's peak device memory reads as a multiple of its inputs plus
+    #: outputs (the report's "memory" column): False where the call makes its own data
+    #: (allocation, Monte Carlo's samples), its inputs are host memory (transfers,
+    #: hand-offs) or there is next to none (launch latency); their peaks stay in the rows
+    memory_relative: bool = True
     # -- facts the run, the checks and the report read (tests/test_registry_complete.py
     # fails where one is left undeclared) ------------------------------------------------
     #: position in the run and in the report (ascending; ties by name)

@@ -30,7 +30,7 @@ from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
 from gpubench.report.verdicts import NOT_MEASURED, SMALL, classes, speedup_classes
-from gpubench.spec import kernel_specs
+from gpubench.spec import get_kernel, kernel_specs
 
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
@@ -203,6 +203,10 @@ def mpi_cell(mpi: pd.DataFrame, framework: str, device: str) -> Cell:
     top = rows[ranks == ranks.max()]
     eff = pd.to_numeric(top["efficiency"], errors="coerce")
     unit = "GPUs" if device == "gpu" else "ranks"
+    if device == "gpu" and "gpu_uuids" in top.columns:
+        cards = {u for v in top["gpu_uuids"].dropna().astype(str) for u in v.split(";") if u}
+        if len(cards) == 1:  # ranks that shared one card (mpi.oversubscribe)
+            unit = "ranks sharing 1 GPU"
     return Cell(f"{int(ranks.max())} {unit}: efficiency {eff.median():.2f} (median of "
                 f"{len(eff)} MPI rows: {', '.join(sorted(set(top['job'].astype(str))))})",
                 float(eff.median()))
@@ -302,13 +306,25 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
     return Cell("; ".join(parts), value, [int(i) for i in used])
 
 
+def _memory_relative(kernel: str) -> bool:
+    """Whether the kernel's peak reads as a multiple of its inputs plus outputs
+    (:attr:`gpubench.spec.KernelSpec.memory_relative`; an unknown kernel: yes)."""
+    try:
+        return bool(get_kernel(kernel).memory_relative)
+    except KeyError:
+        return True
+
+
 def _memory_rows(df: pd.DataFrame, backend: str | None = None) -> pd.DataFrame:
-    """Ok hot rows with a peak-memory reading (GPU rows; :mod:`gpubench.memory`)."""
+    """Ok hot rows with a peak-memory reading (GPU rows; :mod:`gpubench.memory`) of the
+    kernels whose peak is read relative to their data: an allocation's or Monte Carlo's
+    multiple of its (near-empty) inputs says nothing a user can scale by."""
     rows = _ok_hot(df)
     if backend is not None:
         rows = rows[rows["backend"] == backend]
     multiple = pd.to_numeric(rows["memory_multiple"], errors="coerce")
-    return rows[multiple.gt(0) & np.isfinite(multiple)]
+    relative = rows["kernel"].map(lambda k: _memory_relative(str(k))).astype(bool)
+    return rows[multiple.gt(0) & np.isfinite(multiple) & relative]
 
 
 def _frugal(rows: pd.DataFrame) -> pd.DataFrame:

@@ -96,6 +96,7 @@ def allocator_kind(framework: str, implementation: str, device: str = "gpu") -> 
 
 class Allocation(KernelSpec):
     name = "allocation"
+    memory_relative = False
     order = 130
     bound = "latency"
     ceiling = "none"

@@ -38,6 +38,7 @@ from gpubench.spec import Case, Check, KernelSpec, WrongResult, random_array
 
 class Interop(KernelSpec):
     name = "interop"
+    memory_relative = False
     order = 120
     bound = "latency"
     ceiling = "none"

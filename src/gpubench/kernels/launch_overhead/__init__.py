@@ -29,6 +29,7 @@ from gpubench.spec import Case, KernelSpec, itemsize, random_array
 
 class LaunchOverhead(KernelSpec):
     name = "launch_overhead"
+    memory_relative = False
     order = 110
     bound = "latency"
     ceiling = "none"

@@ -33,6 +33,7 @@ def sigma(n: int) -> float:
 
 class MonteCarloPi(KernelSpec):
     name = "monte_carlo_pi"
+    memory_relative = False
     order = 60
     bound = "compute"
     ceiling = "none"

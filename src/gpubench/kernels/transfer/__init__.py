@@ -39,6 +39,7 @@ from gpubench.spec import Case, Check, KernelSpec, itemsize, random_array
 
 class Transfer(KernelSpec):
     name = "transfer"
+    memory_relative = False
     order = 100
     bound = "transfer"
     ceiling = "link"
