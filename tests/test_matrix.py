@@ -186,8 +186,8 @@ def test_each_recommendation_in_one_line(tmp_path: Path) -> None:
     elementwise = next(s for s in short if s.startswith("Elementwise"))
     # the fixture's CuPy wins the class; its crossover, with transfers never reached
     assert "cupy-gpu, 83.9× NumPy's speed" in elementwise
-    assert "NumPy below ≈ 6,100 elements" in elementwise
-    assert "with host transfers NumPy stays ahead at every size in 2 of 2 cases" in elementwise
+    assert "the CPU below ≈ 6,100 elements" in elementwise
+    assert "with host transfers the CPU stays ahead at every size in 2 of 2 cases" in elementwise
 
 
 def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> None:

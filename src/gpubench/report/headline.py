@@ -199,11 +199,11 @@ def short_line(v: verdicts.ClassVerdict,
             text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
     c = cross.get((w.backend, v.cls))
     if v.cls == "elementwise" and c is not None and c.n and math.isfinite(c.median):
-        text += f"; NumPy below ≈ {verdicts.sig2(c.median)} elements"
+        text += f"; the CPU below ≈ {verdicts.sig2(c.median)} elements"
         if c.t_n:
             text += (f", below ≈ {verdicts.sig2(c.t_median)} with host transfers"
                      if math.isfinite(c.t_median) else
-                     f"; with host transfers NumPy stays ahead at every size in {c.t_never} "
+                     f"; with host transfers the CPU stays ahead at every size in {c.t_never} "
                      f"of {c.t_n} cases")
     return text + "."
 

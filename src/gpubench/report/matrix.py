@@ -640,8 +640,8 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
     c = cross.get((w.backend, v.cls))
     if v.cls == "elementwise" and w.median >= 1 and c is not None and c.n:
         if math.isfinite(c.median):
-            text += (f"; below about {verdicts.sig2(c.median)} elements stay on NumPy "
-                     f"(crossover {c.sentence()})")
+            text += (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "
+                     f"(its fastest framework per size; crossover {c.sentence()})")
         else:
             text += f"; crossover {c.sentence()}"
     return text + "."

@@ -31,16 +31,23 @@ from gpubench.report.sections.common import (
 # -- speedup over NumPy -------------------------------------------------------------------
 
 
-def speedup_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
+def speedup_table(df: pd.DataFrame, mode: str, device: str = "gpu") -> pd.DataFrame | None:
     """Speedup of each backend's best implementation per case and size band, on the
     caller's clock (NumPy's wall time over the backend's pipelined caller time), at the
     band's comparison size: the largest size of the band measured by NumPy and by the
     most other backends (:mod:`gpubench.report.verdicts`), so a band's numbers compare
-    like with like."""
+    like with like. ``device``: "gpu", NumPy and the GPU backends (with their
+    +transfers columns); "cpu", the other CPU frameworks (None without any): one table
+    of every backend is wider than a page."""
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     if ok.empty:
         return None
-    groups = _ordered(_group(ok), (f"{BASELINE_FRAMEWORK}-cpu",))
+    base = f"{BASELINE_FRAMEWORK}-cpu"
+    groups = [g for g in _ordered(_group(ok), (base,))
+              if (g == base or ok.loc[_group(ok) == g, "device"].eq("gpu").all())
+              == (device == "gpu")]
+    if not groups:
+        return None
     rows = []
     for kernel, variant, dtype, g in _cases(ok):
         bands = [verdicts.band_of(kernel, s) for s in g["size_key"]]
@@ -97,6 +104,8 @@ class Speedup:
     mode: str
     table: pd.DataFrame | None
     figures: list[Figure]
+    #: the CPU frameworks other than NumPy, over NumPy (None: none measured)
+    cpu_table: pd.DataFrame | None = None
 
 
 def build(df: pd.DataFrame) -> Speedup:
@@ -129,4 +138,4 @@ def build(df: pd.DataFrame) -> Speedup:
                f"{fmt_speedup(top['speedup'])}.")
         drawn[kernel] = Figure(alt, speedup_figure, (frame, title, meaning,
                                                      meaning.startswith("elements")), "speedup")
-    return Speedup(mode, table, list(drawn.values()))
+    return Speedup(mode, table, list(drawn.values()), speedup_table(df, mode, "cpu"))
