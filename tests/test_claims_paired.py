@@ -241,3 +241,48 @@ def test_the_report_judges_the_three_claims_from_the_rows(tmp_path: Path) -> Non
     assert again[NUMBA_CLAIM][1] == "partly" and "4 shared cases" in again[NUMBA_CLAIM][0]
     assert "slowest: vector_add/default float32 at 16,777,216" in again[NUMBA_CLAIM][0]
     assert again[fusion][1] == "partly" and "faster in 3 of 4 cases" in again[fusion][0]
+
+
+# -- cupyx.scipy.fft, a drop-in for scipy.fft ---------------------------------------------------
+
+DROP = ("cupyx_scipy_fft", "numpy-cpu", "scipy_fft", "fft")
+
+
+def _drop(ratios: list[float]) -> list[str]:
+    return matrix.drop_in_claim(_pairs(ratios).assign(kernel="fft", variant="1d"),
+                                "cupy-gpu", DROP, "drop-in")
+
+
+@pytest.mark.parametrize(("ratios", "verdict"), [
+    ([800.0, 1.05], "holds"),            # faster in every shared case, at the edge
+    ([800.0, 1.0499], "partly"),          # one case short of the edge
+    ([1.0499, 0.5], "does not hold"),
+    ([1.05], "holds"),
+])
+def test_drop_in_claim_at_its_edge(ratios: list[float], verdict: str) -> None:
+    row = _drop(ratios)
+    assert row[2] == verdict, row
+    assert f"{len(ratios)} shared fft cases" in row[1]
+    assert ("not faster" in row[1]) == (verdict != "holds")
+
+
+def test_drop_in_claim_without_shared_cases_is_not_measured() -> None:
+    row = matrix.drop_in_claim(pd.DataFrame(columns=["ratio"]), "cupy-gpu", DROP, "drop-in")
+    assert row[2].startswith("not measured") and "cupyx_scipy_fft" in row[1]
+
+
+def test_drop_in_pairs_only_the_named_implementations_of_shared_cases() -> None:
+    """cupyx.scipy.fft is paired with scipy.fft, not with cupy.fft or numpy.fft, and only
+    on the sizes both measured; the claim is CuPy's fact."""
+    from gpubench.backends import backend_classes
+
+    assert backend_classes()["cupy-gpu"].drop_in == DROP
+    df = _frame([("cupy-gpu", "cupyx_scipy_fft", "fft", "1d", 1 << 24, 1e-4),
+                 ("cupy-gpu", "cufft", "fft", "1d", 1 << 24, 1e-5),
+                 ("numpy-cpu", "scipy_fft", "fft", "1d", 1 << 24, 0.2),
+                 ("numpy-cpu", "pocketfft", "fft", "1d", 1 << 24, 0.1),
+                 ("numpy-cpu", "scipy_fft", "fft", "1d", 1 << 20, 0.01)])
+    pairs = matrix.claim_pairs(df)[("drop_in", "cupy-gpu")]
+    assert len(pairs) == 1 and pairs.iloc[0]["implementation"] == "cupyx_scipy_fft"
+    assert pairs.iloc[0]["other_implementation"] == "scipy_fft"
+    assert pairs.iloc[0]["ratio"] == pytest.approx(2000.0)

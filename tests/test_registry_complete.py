@@ -22,7 +22,7 @@ from gpubench.spec import BOUNDS, CEILINGS, UNITS, KernelSpec, kernel_names, ker
 BACKEND_FACTS = ("environment", "display_name", "order", "version_keys", "key_packages",
                  "probe_packages", "multi_device")
 MULTI_DEVICE_MODES = ("cupy_devices", "jax_sharding", "none")
-CLAIM_KINDS = ("verbosity", "jit", "loops", "cuda_c", "often_fast")
+CLAIM_KINDS = ("verbosity", "jit", "loops", "cuda_c", "often_fast", "drop_in")
 
 
 def kernel_problems(spec: KernelSpec) -> list[str]:

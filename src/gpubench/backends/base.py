@@ -69,6 +69,7 @@ class Backend:
     #: first call compiles / False: no compilation for standard operations, claim),
     #: ("loops", ...), ("cuda_c", True, claim: matches CUDA C, :attr:`cuda_c_pairs`) or
     #: ("often_fast", True, claim: faster than :attr:`fast_against`'s first in >= half)
+    #: or ("drop_in", True, claim: :attr:`drop_in`'s implementation replaces the other's)
     claims: tuple[tuple[str, bool, str], ...] = ()
     #: the probe of its allocator that reads a call's peak device memory, as
     #: "module:Class" (a :class:`gpubench.memory.Probe`); '' on CPUs, which get none
@@ -86,6 +87,9 @@ class Backend:
     #: an ("often_fast", ...) claim's comparison: the backends it is compared with, the
     #: first judged, the rest shown beside it
     fast_against: tuple[str, ...] = ()
+    #: a ("drop_in", ...) claim's pair: (own implementation, the backend it replaces, that
+    #: backend's implementation, the kernel): the same calls, correct, and faster
+    drop_in: tuple[str, str, str, str] | None = None
 
     @classmethod
     def simulated(cls, env: Any) -> bool:

@@ -36,7 +36,10 @@ class CupyGPU(CudaBuffersBackend):
     multi_device = "cupy_devices"
     nccl = True
     claims = (("verbosity", False, "CuPy: gentle, low verbosity"),
-              ("jit", False, "CuPy: no compilation overhead for standard operations"))
+              ("jit", False, "CuPy: no compilation overhead for standard operations"),
+              ("drop_in", True, "cupyx.scipy.fft: a drop-in for scipy.fft, at the GPU's "
+               "speed (Numba/CuPy guide)"))
+    drop_in = ("cupyx_scipy_fft", "numpy-cpu", "scipy_fft", "fft")
     #: its user-written kernels (compiled on first use); the rest of its implementations
     #: are its library's standard operations, which the comparison guide says need no
     #: compilation

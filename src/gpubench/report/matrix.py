@@ -557,6 +557,10 @@ def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
                 out[(kind, b)] = cuda_c_pairs(df, b)
             elif kind == "often_fast":
                 out[(kind, b)] = fast_pairs(df, b)
+            elif kind == "drop_in" and cls.drop_in is not None:
+                mine, other, theirs, kernel = cls.drop_in
+                out[(kind, b)] = paired_cases(df, (b, (mine,)), (other, (theirs,)),
+                                              "caller_s", (kernel,))
     return out
 
 
@@ -911,6 +915,31 @@ def often_fast_claim(pairs: Mapping[str, pd.DataFrame], backend: str, claim: str
             f"faster = the other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
 
 
+def drop_in_claim(pairs: pd.DataFrame, backend: str,
+                  drop_in: tuple[str, str, str, str] | None, claim: str) -> list[str]:
+    """A drop-in replacement: the same calls ran and passed the check (ok rows are
+    checked) in every case both measured, and faster (the other takes at least
+    1 + MIN_EFFECT as long): holds in every shared case, partly in some, does not hold
+    in none; not measured without a shared case."""
+    if drop_in is None or pairs.empty:
+        what = f"{drop_in[0]} and {drop_in[1]} {drop_in[2]}" if drop_in else backend
+        return [claim, f"{NOT_MEASURED}: no rows of {what} on the same case",
+                NOT_MEASURED]
+    mine, other, theirs, kernel = drop_in
+    edge = 1 + stats.MIN_EFFECT
+    faster = pairs["ratio"] >= edge
+    n, k = len(pairs), int(faster.sum())
+    verdict = "holds" if k == n else "partly" if k else "does not hold"
+    slow = pairs[~faster]
+    worst = "".join(f"; not faster: {r.kernel}/{r.variant} {r.dtype} at {int(r.size_key):,} "
+                    f"({_x(float(r.ratio))})" for r in slow.head(3).itertuples())
+    return [claim, f"{backend} {mine} over {other} {theirs}, caller's clock (CPU: wall), "
+            f"hot, {n} shared {kernel} cases ({_sizes(pairs)}), every one correct: faster "
+            f"(≥ {edge:g}×) in {k}, median {_x(float(pairs['ratio'].median()))} "
+            f"({_range(float(pairs['ratio'].min()), float(pairs['ratio'].max()))}){worst}",
+            verdict]
+
+
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -972,6 +1001,9 @@ def claims(matrix: Matrix) -> pd.DataFrame | None:
     rows.append(fusion_claim(pairs.get("fusion", {})))
     for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "often_fast"):
         rows.append(often_fast_claim(pairs.get(("often_fast", name), {}), name, claim))
+    for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "drop_in"):
+        rows.append(drop_in_claim(pairs.get(("drop_in", name), pd.DataFrame(
+            columns=["ratio"])), name, classes_of[name].drop_in, claim))
     return text_table(["claim", "measured here", "verdict"], rows)
 
 
