@@ -5,15 +5,7 @@
 # 10), the other four frameworks' best implementations at 2^26 (issue 27), the CPU suite
 # at its default sizes (issue 26 item 3, python-cpu for issue 28) and the allocation
 # kernel on every GPU backend (issue 28). Each step's line goes to /tmp/chain.txt.
-ROOT=$PWD
-SM="python3 -m snakemake --cores 16 --profile profiles/local"
-step() {
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "/tmp/$name.log" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S)" >> /tmp/chain.txt
-  touch "/tmp/$name.done"
-}
+source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 step regimes python3 evidence/verdicts/host_regimes.py --children 16 --seconds 30
 step jaxsync python3 evidence/verdicts/jax_sync_check.py

@@ -5,15 +5,7 @@
 # every kernel at its largest size (issue 28: peak memory, cupyx.scipy.fft), scipy.fft on
 # the CPU, the halo job with and without overlap (ranks sharing the GPU); then the default
 # GPU suite plus the NumPy baseline (issue 23's new default run, issue 27's wall time).
-ROOT=$PWD
-SM="python3 -m snakemake --cores 16 --profile profiles/local"
-step() {
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "/tmp/$name.log" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S)" >> /tmp/chain.txt
-  touch "/tmp/$name.done"
-}
+source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 step jaxsync2 python3 evidence/verdicts/jax_sync_check.py --trace
 for i in 1 2 3; do

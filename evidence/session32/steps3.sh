@@ -3,14 +3,7 @@
 # the device clock (does CUPTI, once attached, slow the same executable's sync calls?),
 # then the halo job with and without overlap for the GPU backends, 1 and 2 ranks sharing
 # the GPU (the NumPy ranks' rows came in the second chain's halo part and on the CPU).
-ROOT=$PWD
-step() {
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "/tmp/$name.log" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S)" >> /tmp/chain.txt
-  touch "/tmp/$name.done"
-}
+source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 step jaxsync3 python3 evidence/verdicts/jax_sync_check.py --trace --rounds 3
 step jaxsync3_nocupti python3 evidence/verdicts/jax_sync_check.py --trace --rounds 3 --no-cupti

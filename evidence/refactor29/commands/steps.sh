@@ -4,15 +4,7 @@
 # CPU suite at the default sizes; issue 27's best implementations at 2^26; issue 23's JAX
 # sync check. Started by chain.sh in a session of its own. Each step's line goes to
 # /tmp/chain.txt with its exit code and wall time.
-ROOT=$PWD
-SM="python3 -m snakemake --cores 16 --profile profiles/local"
-step() {
-  local name=$1; shift
-  local t0; t0=$(date +%s)
-  "$@" > "/tmp/$name.log" 2>&1
-  echo "$name rc=$? wall_s=$(( $(date +%s) - t0 )) end=$(date -u +%H:%M:%S)" >> /tmp/chain.txt
-  touch "/tmp/$name.done"
-}
+source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
 smoke() {  # smoke <name> <tree> <commit>
   (cd "$2" && PYTHONPATH=/tmp/site:$PWD/src GPUBENCH_GIT_COMMIT=$3 $SM \
     --configfile .test/config/config.yaml "$ROOT/evidence/refactor29/device.yaml" \
