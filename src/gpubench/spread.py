@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpubench.backends.base import Backend
+from gpubench.harness import caller_sample
 from gpubench.timing import Settings, host_time
 
 #: the spread samples' share of a row's samples: 4 -> four fifths (the first ones,
@@ -117,16 +118,12 @@ class Spread:
         return True
 
     def _sample(self, row: Kept, k: int | None = None) -> float:
-        """One sample of the row on its clock: k calls (the row's, or ``k``), then the
-        device-wide wait, per call (GPU); one call on the backend's own clock (CPU)."""
+        """One sample of the row on its clock: the caller's, k calls (the row's, or
+        ``k``) then the device-wide wait, per call (GPU, :func:`caller_sample`); one call
+        on the backend's own clock (CPU)."""
         if row.gpu:
-            k = row.k if k is None else k
-            t0 = self.clock()
-            result = None
-            for _ in range(k):
-                result = row.call()
-            self.backend.device_sync(result)
-            return (self.clock() - t0) / k
+            return caller_sample(row.call, self.backend, row.k if k is None else k,
+                                 clock=self.clock)[1]
         return self.backend.time_call(row.call)[1]
 
     def _part(self, row: Kept, into: list[float], per: int, end: float,
@@ -140,7 +137,7 @@ class Spread:
 
     def _untimed(self, row: Kept) -> None:
         if row.gpu:
-            self.backend.device_sync(row.call())
+            caller_sample(row.call, self.backend, clock=self.clock)
         else:
             host_time(row.call, self.backend.block)
 
