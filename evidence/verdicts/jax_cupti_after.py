@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import jax_sync_check as check  # noqa: E402
+import jax_sync_check as check
 
 
 def main() -> int:
