@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from gpubench.report import matrix, stats, verdicts
+from gpubench.report import headline, matrix, stats, verdicts
 from gpubench.report.sections.crossover import Crossing, crossover
 from gpubench.spec import Case, get_kernel
 
@@ -725,8 +725,10 @@ def test_the_sentence_names_its_cases_and_what_each_other_framework_did() -> Non
     assert "choose a-gpu, 1× faster" in at_one and "6 cases)" in at_one
     # a runner-up within 5 % everywhere: either will do (no samples: quartiles ±1 %)
     tied = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 10.01}))
-    assert "is within ±5% of it in 6 of 6 cases (99 % confidence), so either will do" in \
-        matrix.sentence(tied, {})
+    text = matrix.sentence(tied, {})
+    assert "choose any of a-gpu (10× NumPy's speed" in text and " or b-gpu (10×" in text
+    assert "a-gpu is within ±5% of b-gpu in 6 of 6 cases (99 % confidence), so either will " \
+        "do" in text
     partial = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20}, only={"b-gpu": REDUCTIONS[:2]}))
     text = matrix.sentence(partial, {})
     assert "no other framework" not in text
@@ -746,3 +748,77 @@ def test_the_sentence_names_up_to_three_left_out_cases_and_counts_the_rest() -> 
     few = verdict(suite({"a-gpu": 0.1, "b-gpu": 0.1},
                         only={"a-gpu": REDUCTIONS[:4], "b-gpu": REDUCTIONS[1:5]}))
     assert " more" not in matrix.sentence(few, {})
+
+
+# -- a winner that survives a re-run ---------------------------------------------------------------
+
+
+def test_decisive_needs_more_than_half_the_shared_cases_faster_and_none_slower() -> None:
+    assert verdicts.Tally("x", faster=2, unresolved=1).decisive
+    assert not verdicts.Tally("x", faster=1, unresolved=1).decisive  # half is not more
+    assert not verdicts.Tally("x", faster=3, slower=1).decisive
+    assert not verdicts.Tally("x", same=4).decisive
+    assert not verdicts.Tally("x").decisive
+    assert verdicts.Tally("x", faster=1).decisive
+
+
+def _three_way(a: float, b: float, c: float, noisy: tuple[str, ...] = ()) -> pd.DataFrame:
+    """NumPy at 1 s; a-, b- and c-gpu at 1/a, 1/b, 1/c s on the six reduction cases;
+    the backends in ``noisy`` with wide quartiles (±30 %: no case separates them)."""
+    df = suite({"a-gpu": 1 / a, "b-gpu": 1 / b, "c-gpu": 1 / c})
+    wide = df["backend"].isin(noisy)
+    df.loc[wide, "caller_q1"] = df.loc[wide, "caller_s"] * 0.7
+    df.loc[wide, "caller_q3"] = df.loc[wide, "caller_s"] * 1.3
+    return df
+
+
+def test_leaders_are_the_winner_and_whom_it_does_not_decisively_beat() -> None:
+    # clear gaps, tight quartiles: the winner alone
+    v = verdict(_three_way(100, 50, 10))
+    assert [s.backend for s in v.leaders] == ["a-gpu"]
+    text = matrix.sentence(v, {})
+    assert "choose a-gpu, 100× faster" in text and "choose any of" not in text
+    # a and b 10 % apart but noisy: not separated; c far behind and tight: out
+    v = verdict(_three_way(100, 110, 10, noisy=("a-gpu", "b-gpu")))
+    assert v.winner.backend == "b-gpu"
+    assert [s.backend for s in v.leaders] == ["a-gpu", "b-gpu"]
+    text = matrix.sentence(v, {})
+    assert "choose any of a-gpu (100× NumPy's speed" in text and " or b-gpu (110×" in text
+    assert "c-gpu (" not in text.split(";")[0]
+    assert ("none is surely faster than the others in most of the 6 cases, so their order can"
+            " change from run to run (b-gpu, the highest median here, against a-gpu: surely "
+            "faster in 0 of 6 cases") in text
+    line = headline.short_line(v, {})
+    assert "a-gpu or b-gpu, 100×–110× NumPy's speed; not separable" in line
+
+
+def test_the_leaders_do_not_depend_on_which_of_them_measured_faster_this_run() -> None:
+    """The re-run property: two runs where two noisy frameworks swap places name the
+    same leaders, in the same order, and the same first clause."""
+    one = verdict(_three_way(100, 104, 10, noisy=("a-gpu", "b-gpu")))
+    two = verdict(_three_way(104, 100, 10, noisy=("a-gpu", "b-gpu")))
+    assert one.winner.backend != two.winner.backend
+    assert [s.backend for s in one.leaders] == [s.backend for s in two.leaders]
+    first = [matrix.sentence(v, {}).split(" (", 2)[:1] for v in (one, two)]
+    assert first[0] == first[1]
+
+
+@FAST
+@given(st.lists(st.floats(1.5, 1e4), min_size=1, max_size=5),
+       st.lists(st.booleans(), min_size=5, max_size=5))
+def test_property_leaders_hold_the_winner_and_only_ranked_frameworks(
+        speeds: list[float], noisy: list[bool]) -> None:
+    names = [f"{chr(97 + i)}-gpu" for i in range(len(speeds))]
+    df = suite(dict(zip(names, (1 / s for s in speeds), strict=True)))
+    wide = df["backend"].isin([n for n, z in zip(names, noisy, strict=False) if z])
+    df.loc[wide, "caller_q1"] = df.loc[wide, "caller_s"] * 0.7
+    df.loc[wide, "caller_q3"] = df.loc[wide, "caller_s"] * 1.3
+    v = verdict(df)
+    leaders = [s.backend for s in v.leaders]
+    assert v.winner.backend in leaders and leaders == sorted(leaders)
+    assert set(leaders) <= {s.backend for s in v.ranked}
+    for s in v.ranked[1:]:
+        # out of the leaders exactly when the winner decisively beats it
+        assert (s.backend in leaders) == (not v.tallies[s.backend].decisive)
+    text = matrix.sentence(v, {})
+    assert ("choose any of" in text) == (len(leaders) > 1)

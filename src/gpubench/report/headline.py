@@ -178,33 +178,48 @@ def _x(v: float) -> str:
 
 def short_line(v: verdicts.ClassVerdict,
                cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
-    """One class verdict in a line: the class and its band's bounds, the choice, how far
-    ahead it is, and (elementwise) the crossover with and without host transfers."""
+    """One class verdict in a line: the class and its band's bounds, the choice (its
+    leaders where none is decisively fastest), how far ahead it is, and (elementwise)
+    the crossover with and without host transfers."""
     head = f"{v.cls[0].upper()}{v.cls[1:]} ({v.bounds_text()})"
     w = v.winner
     assert w is not None
     if w.median < 1:
         return (f"{head}: stay on NumPy; the fastest GPU framework, {w.backend}, reaches "
                 f"{_x(w.median)} of its speed.")
-    text = f"{head}: {w.backend}, {_x(w.median)} NumPy's speed"
-    r = v.runner_up
-    if r is not None:
-        t = v.tallies[r.backend]
-        if t.either:
-            text += f"; {r.backend} within ±{stats.MIN_EFFECT:.0%} ({_x(r.median)})"
-        else:
+    leaders = v.leaders
+    if len(leaders) > 1:
+        meds = [s.median for s in leaders]
+        names = [s.backend for s in leaders]
+        text = (f"{head}: {', '.join(names[:-1])} or {names[-1]}, "
+                f"{_x(min(meds))}–{_x(max(meds))} NumPy's speed; not separable: none is "
+                f"surely faster than the others in most of the {len(v.cases)} cases")
+    else:
+        text = f"{head}: {w.backend}, {_x(w.median)} NumPy's speed"
+        r = v.runner_up
+        if r is not None:
+            t = v.tallies[r.backend]
             counts = [(t.faster, "surely faster"), (t.same, f"within ±{stats.MIN_EFFECT:.0%}"),
                       (t.unresolved, "unresolved"), (t.slower, "slower")]
             said = ", ".join(f"{what} in {n}" for n, what in counts if n)
             text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
-    c = cross.get((w.backend, v.cls))
-    if v.cls == "elementwise" and c is not None and c.n and math.isfinite(c.median):
-        text += f"; the CPU below ≈ {verdicts.sig2(c.median)} elements"
-        if c.t_n:
-            text += (f", below ≈ {verdicts.sig2(c.t_median)} with host transfers"
-                     if math.isfinite(c.t_median) else
-                     f"; with host transfers the CPU stays ahead at every size in {c.t_never} "
-                     f"of {c.t_n} cases")
+    if v.cls == "elementwise":
+        cs = [c for s in leaders if (c := cross.get((s.backend, v.cls))) is not None
+              and c.n and math.isfinite(c.median)]
+        if cs:
+            lo, hi = min(c.median for c in cs), max(c.median for c in cs)
+            where = (f"≈ {verdicts.sig2(lo)}" if verdicts.sig2(lo) == verdicts.sig2(hi) else
+                     f"≈ {verdicts.sig2(lo)}–{verdicts.sig2(hi)}")
+            text += f"; the CPU below {where} elements"
+            fin = [c.t_median for c in cs if c.t_n and math.isfinite(c.t_median)]
+            never = [c for c in cs if c.t_n and not math.isfinite(c.t_median)]
+            if fin:
+                tl, th = verdicts.sig2(min(fin)), verdicts.sig2(max(fin))
+                text += f", below ≈ {tl if tl == th else f'{tl}–{th}'} with host transfers"
+            elif never:
+                c = never[0]
+                text += (f"; with host transfers the CPU stays ahead at every size in "
+                         f"{c.t_never} of {c.t_n} cases")
     return text + "."
 
 

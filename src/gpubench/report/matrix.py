@@ -605,30 +605,54 @@ def _tally_text(t: verdicts.Tally) -> str:
             f"{t.same}, unresolved in {t.unresolved}, slower in {t.slower}")
 
 
+def _listed(names: list[str]) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def tie_text(v: verdicts.ClassVerdict) -> str:
+    """Why a verdict names several leaders: equivalence shown with every one of them
+    (either will do), or, against the first of them by rank, how the cases fell."""
+    w = v.winner
+    assert w is not None
+    others = [s for s in v.ranked[1:] if s in v.leaders]
+    if all(v.tallies[s.backend].either for s in others):
+        return (", ".join(f"{s.backend} is within ±{stats.MIN_EFFECT:.0%} of {w.backend} in "
+                          f"{v.tallies[s.backend].same} of {v.tallies[s.backend].n} cases"
+                          for s in others)
+                + " (99 % confidence), so either will do")
+    r = others[0]
+    return (f"none is surely faster than the others in most of the {len(v.cases)} cases, so "
+            f"their order can change from run to run ({w.backend}, the highest median here, "
+            f"against {r.backend}: {_tally_text(v.tallies[r.backend])})")
+
+
 def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.CrossSummary]
              ) -> str:
     """One class verdict as a sentence that names its sizes, its cases and what it left
-    out."""
+    out: one framework where it is decisively fastest, else its leaders (a re-run keeps
+    those, not their order)."""
     n = len(v.cases)
     head = (f"{_name(v.cls)}, {v.band} sizes ({v.bounds_text()}; compared at "
             f"{v.sizes_text()}, {n} case{'s' if n != 1 else ''})")
     w = v.winner
     assert w is not None
+    leaders = v.leaders
     if w.median < 1:
         text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, reaches "
                 f"{_x(w.median)} of NumPy's speed (median, {_range(w.lo, w.hi)})")
+    elif len(leaders) > 1:
+        text = (f"{head}: choose any of "
+                + _listed([f"{s.backend} ({_x(s.median)} NumPy's speed, median; "
+                           f"{_range(s.lo, s.hi)})" for s in leaders])
+                + f"; {tie_text(v)}")
     else:
         text = (f"{head}: choose {w.backend}, {_x(w.median)} faster than NumPy (median, "
                 f"{_range(w.lo, w.hi)})")
         r = v.runner_up
         if r is not None:
             t = v.tallies[r.backend]
-            if t.either:
-                text += (f"; {r.backend} ({_x(r.median)}) is within ±{stats.MIN_EFFECT:.0%} "
-                         f"of it in {t.same} of {t.n} cases (99 % confidence), so either "
-                         "will do")
-            else:
-                text += f"; against {r.backend} ({_x(r.median)}), {w.backend} is {_tally_text(t)}"
+            text += f"; against {r.backend} ({_x(r.median)}), {w.backend} is {_tally_text(t)}"
         elif not v.partial:
             text += "; no other framework measured these cases"
     for p in v.partial:
@@ -641,14 +665,27 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
                           for (k, var, d, s), b in v.left_out[:3])
         more = f" and {len(v.left_out) - 3} more" if len(v.left_out) > 3 else ""
         text += f"; left out, measured by too few frameworks: {named}{more}"
-    c = cross.get((w.backend, v.cls))
-    if v.cls == "elementwise" and w.median >= 1 and c is not None and c.n:
-        if math.isfinite(c.median):
-            text += (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "
-                     f"(its fastest framework per size; crossover {c.sentence()})")
-        else:
-            text += f"; crossover {c.sentence()}"
+    if v.cls == "elementwise" and w.median >= 1:
+        text += crossover_text(v, cross)
     return text + "."
+
+
+def crossover_text(v: verdicts.ClassVerdict,
+                   cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
+    """Where the CPU stays ahead, for the verdict's framework, or for each of its
+    leaders ('' where none has a crossover)."""
+    leaders = v.leaders
+    cs = [(s.backend, c) for s in leaders if (c := cross.get((s.backend, v.cls))) and c.n]
+    if not cs:
+        return ""
+    if len(leaders) == 1:
+        c = cs[0][1]
+        if math.isfinite(c.median):
+            return (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "
+                    f"(its fastest framework per size; crossover {c.sentence()})")
+        return f"; crossover {c.sentence()}"
+    return ("; the CPU (its fastest framework per size) stays ahead below: "
+            + "; ".join(f"{b} {c.sentence()}" for b, c in cs))
 
 
 def sentences(matrix: Matrix) -> list[str]:

@@ -20,6 +20,14 @@ the decision logic can be tested on its own, edge cases and properties included
   :func:`gpubench.report.stats.compare`: *surely faster*, *within ±5 %* (equivalence
   shown by the samples) or *unresolved*. "Either will do" needs equivalence shown in at
   least half of the cases and no case where the runner-up is surely faster.
+* **A winner that survives a re-run.** The top framework is named alone only where it
+  is surely faster than each other ranked framework in more than half of their shared
+  cases and slower in none (:attr:`Tally.decisive`). Otherwise the verdict names the
+  leaders: the top framework and every one it does not decisively beat, alphabetically.
+  Three runs of the default H100 suite (``evidence/session33``) changed the top
+  framework in 8 of 19 class verdicts, each time between frameworks that most cases did
+  not separate; with leaders, no run's answer contradicted another's (leaders disjoint,
+  or one framework named alone that another run left out) in any of the 19.
 * **One crossover per framework and class**: the median over the class's cases of the
   per-case crossover (:mod:`gpubench.report.sections.crossover`), "never" counted as
   larger than any size, with its range; the figure with host transfers beside it. The
@@ -183,6 +191,12 @@ class Tally:
         the other surely faster in none."""
         return self.n > 0 and 2 * self.same >= self.n and self.slower == 0
 
+    @property
+    def decisive(self) -> bool:
+        """The winner is surely faster in more than half of the shared cases and slower
+        in none: a ranking a re-run keeps (ties and unresolved cases flip between runs)."""
+        return 2 * self.faster > self.n and self.slower == 0
+
 
 @dataclass
 class ClassVerdict:
@@ -204,6 +218,18 @@ class ClassVerdict:
     @property
     def runner_up(self) -> Standing | None:
         return self.ranked[1] if len(self.ranked) > 1 else None
+
+    @property
+    def leaders(self) -> list[Standing]:
+        """The winner and every ranked framework it does not decisively beat
+        (:attr:`Tally.decisive`), alphabetically: the answer a re-run keeps. One
+        framework where the winner is decisively ahead of all the others."""
+        w = self.winner
+        if w is None:
+            return []
+        tied = [s for s in self.ranked[1:]
+                if not (s.backend in self.tallies and self.tallies[s.backend].decisive)]
+        return sorted([w, *tied], key=lambda s: s.backend)
 
     @property
     def rows(self) -> list[int]:
