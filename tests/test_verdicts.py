@@ -753,10 +753,12 @@ def test_the_sentence_names_up_to_three_left_out_cases_and_counts_the_rest() -> 
 # -- a winner that survives a re-run ---------------------------------------------------------------
 
 
-def test_decisive_needs_more_than_half_the_shared_cases_faster_and_none_slower() -> None:
+def test_decisive_needs_more_than_half_the_shared_cases_surely_faster() -> None:
     assert verdicts.Tally("x", faster=2, unresolved=1).decisive
     assert not verdicts.Tally("x", faster=1, unresolved=1).decisive  # half is not more
-    assert not verdicts.Tally("x", faster=3, slower=1).decisive
+    # one loss in 16 does not undo 15 wins (numba-cpu against torch-cpu, small arrays)
+    assert verdicts.Tally("x", faster=15, slower=1).decisive
+    assert not verdicts.Tally("x", faster=2, slower=2).decisive
     assert not verdicts.Tally("x", same=4).decisive
     assert not verdicts.Tally("x").decisive
     assert verdicts.Tally("x", faster=1).decisive
