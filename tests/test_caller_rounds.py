@@ -252,6 +252,106 @@ def test_measure_with_one_round_keeps_the_device_clock_first():
     assert events == ["device"] * len(m.samples) + ["settle"]
 
 
+class _TracingGPU(_RecordingGPU):
+    """A stand-in whose device timer, like JAX's CUPTI, leaves what it timed slower for
+    good: the device clock must sample a build of its own. ``in_device``: a device
+    sample is running."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_device = False
+
+    def device_timer(self, spec):
+        return "tracing", self.time_call
+
+    def time_call(self, fn):
+        self.in_device = True
+        try:
+            return super().time_call(fn)
+        finally:
+            self.in_device = False
+
+    def device_clock_own_build(self, timer: str) -> bool:
+        return timer == "tracing"
+
+
+def _counting_impl(backend, calls: list[tuple[int, bool]]) -> Implementation:
+    """vector_add whose every call notes (its build's index, inside a device sample)."""
+    builds = []
+
+    def builder(ctx):
+        a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
+        index = len(builds)
+        builds.append(index)
+
+        def call():
+            calls.append((index, backend.in_device))
+            return np.add(a, b, out=c)
+        return call
+
+    return Implementation("vector_add", "numpy", "add", builder)
+
+
+ROUNDS = Settings(warmup=1, min_samples=3, max_time_s=0.005, caller_rounds=3,
+                  caller_round_gap_s=0.001, caller_max_time_s=0.003)
+
+
+def test_a_device_timer_that_taints_what_it_times_samples_a_build_of_its_own():
+    spec = get_kernel("vector_add")
+    case = Case("vector_add", "default", 4096, "float64", {})
+    host = spec.make_inputs(case, np.random.default_rng(0))
+    backend = _TracingGPU()
+    calls: list[tuple[int, bool]] = []
+    m = measure(spec, _counting_impl(backend, calls), case, backend, ROUNDS, host,
+                spec.reference(case, host))
+    assert m.fields["status"] == "ok", m.fields
+    assert m.fields["timer"] == "tracing"
+    assert {b for b, _ in calls} == {0, 1}  # two builds
+    # every device sample ran the second build; the first never met the device timer
+    assert {b for b, dev in calls if dev} == {1}
+    assert sum(dev for _, dev in calls) >= len(m.samples) >= 3
+    # the caller's clock (and the spread rounds, energy: m.call) keep the first build
+    first_build_calls = sum(1 for b, _ in calls if b == 0)
+    assert first_build_calls >= len(m.caller["sync"]) + len(m.caller["pipelined"])
+    calls.clear()
+    m.call()
+    assert calls == [(0, False)]
+
+
+def test_a_timer_that_taints_nothing_builds_once():
+    spec = get_kernel("vector_add")
+    case = Case("vector_add", "default", 4096, "float64", {})
+    host = spec.make_inputs(case, np.random.default_rng(0))
+    backend = _TracingGPU()
+    backend.device_clock_own_build = lambda timer: False
+    calls: list[tuple[int, bool]] = []
+    m = measure(spec, _counting_impl(backend, calls), case, backend, ROUNDS, host,
+                spec.reference(case, host))
+    assert m.fields["status"] == "ok" and {b for b, _ in calls} == {0}
+    assert any(dev for _, dev in calls)
+
+
+def test_the_device_clocks_own_build_is_checked_too():
+    spec = get_kernel("vector_add")
+    case = Case("vector_add", "default", 4096, "float64", {})
+    host = spec.make_inputs(case, np.random.default_rng(0))
+    n = []
+
+    def builder(ctx):
+        a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
+        n.append(1)
+        wrong = len(n) == 2  # the device clock's copy computes a - b
+
+        def call():
+            return np.subtract(a, b, out=c) if wrong else np.add(a, b, out=c)
+        return call
+
+    impl = Implementation("vector_add", "numpy", "add", builder)
+    m = measure(spec, impl, case, _TracingGPU(), ROUNDS, host, spec.reference(case, host))
+    assert m.fields["status"] == "wrong_result"
+    assert m.fields["reason"].startswith("the device clock's copy:")
+
+
 # -- through the runner: rows, samples file, the report's loader ---------------------------
 
 
