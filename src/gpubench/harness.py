@@ -578,33 +578,17 @@ def measure(
         for buf in outputs.values():
             backend.poison(buf)
         device: dict[str, Any] = {}
-        caller_clocked = backend.device == "gpu" and mode == "hot" and settings.caller_clocks
-        device_call = call
-        if caller_clocked and backend.device_clock_own_build(fields["timer"]):
-            # the device clock's own build, warmed untimed; the caller's clock, the
-            # spread rounds and the energy reading keep the first one
-            stage = "building the device clock's copy"
-            device_call = impl.builder(ctx)
-            warm_up(lambda: backend.block(device_call()), max(1, settings.warmup),
-                    settings.warmup_s)
-            for buf in outputs.values():
-                backend.poison(buf)
 
         def device_clock(then: str = "timed calls") -> None:
             nonlocal stage
             stage = "timed calls"
             device["samples"], device["stop"], device["result"] = time_samples(
-                device_call, backend, settings, cold=mode == "cold",
-                hide_launch=spec.hide_launch, host_timed=spec.host_timed, timer=timed)
+                call, backend, settings, cold=mode == "cold", hide_launch=spec.hide_launch,
+                host_timed=spec.host_timed, timer=timed)
             progress(f"{len(device['samples'])} samples ({device['stop']})")
-            if device_call is not call:
-                # its own result, before the caller's calls reuse any output buffer
-                got = spec.check(case, _result_on_host(backend, device["result"], outputs),
-                                 ref)
-                device["wrong"] = "" if got.passed else got.reason
             stage = then
 
-        if caller_clocked:
+        if backend.device == "gpu" and mode == "hot" and settings.caller_clocks:
             # the device clock's samples between the caller's first two rounds (with one
             # round, before it, as they always were)
             cc = CallerClock(call, backend, settings)
@@ -623,10 +607,6 @@ def measure(
             device_clock()
             result = device["result"]
         samples, stop = device["samples"], device["stop"]
-        if device.get("wrong"):
-            return Measurement({**fields, "status": "wrong_result",
-                                "reason": f"the device clock's copy: {device['wrong']}"},
-                               samples, caller, notes)
         if energy:
             stage = "energy"
             k = int(fields.get("pipelined_k") or

@@ -357,12 +357,6 @@ class Backend:
         """Undo whatever the device clock set up that a caller would not pay (JAX's
         CUPTI tracing), before the caller's clock is read."""
 
-    def device_clock_own_build(self, timer: str) -> bool:
-        """Whether the device clock ``timer`` must sample a build of its own, never the
-        one the caller's clock, the spread rounds and the energy reading call: a timer
-        that leaves what it timed slower for good (JAX's CUPTI tracing)."""
-        return False
-
     def compile_cache_dirs(self) -> list[Path]:
         """Folders of the framework's persistent compilation cache in use here (kernels
         compiled in an earlier process are loaded from them instead of compiled again);

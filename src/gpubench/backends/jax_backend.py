@@ -252,14 +252,6 @@ class JaxGPU(JaxBase):
     def before_caller_clock(self) -> None:
         self.detach_cupti()
 
-    def device_clock_own_build(self, timer: str) -> bool:
-        """CUPTI's samples go to a second build of the row: an executable CUPTI has
-        traced stays slower after the detach (on an H100, JAX's ``x + y`` at 2^24
-        elements 123.3 -> 132.5 µs a call; a new executable ran as before,
-        ``evidence/verdicts/jax_cupti_after.txt``), which the caller's clock, taken on
-        the same executable, would otherwise pay."""
-        return timer == "cupti_kernels"
-
     def detach_cupti(self) -> None:
         """Let CUPTI go (its tracing slows launches; another profiler may want it)."""
         if self._cupti_attached:
