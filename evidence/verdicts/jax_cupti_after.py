@@ -71,18 +71,9 @@ def main() -> int:
 
 
 def timed(g: Any, x: Any, reps: int = 200) -> float:
-    """Median seconds of ``g(x, x).block_until_ready()`` (warmed up first)."""
-    import time
-
-    for _ in range(5):
-        g(x, x).block_until_ready()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        y = g(x, x)
-        y.block_until_ready()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    """Median seconds of ``g(x, x).block_until_ready()``
+    (:func:`jax_sync_check.time_loop`)."""
+    return float(np.median(check.time_loop(g, (x, x), reps)))
 
 
 if __name__ == "__main__":

@@ -204,8 +204,7 @@ def short_line(v: verdicts.ClassVerdict,
             said = ", ".join(f"{what} in {n}" for n, what in counts if n)
             text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
     if v.cls == "elementwise":
-        cs = [c for s in leaders if (c := cross.get((s.backend, v.cls))) is not None
-              and c.n and math.isfinite(c.median)]
+        cs = [c for _, c in verdicts.leader_crossovers(v, cross) if math.isfinite(c.median)]
         if cs:
             lo, hi = min(c.median for c in cs), max(c.median for c in cs)
             where = (f"≈ {verdicts.sig2(lo)}" if verdicts.sig2(lo) == verdicts.sig2(hi) else

@@ -674,11 +674,10 @@ def crossover_text(v: verdicts.ClassVerdict,
                    cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
     """Where the CPU stays ahead, for the verdict's framework, or for each of its
     leaders ('' where none has a crossover)."""
-    leaders = v.leaders
-    cs = [(s.backend, c) for s in leaders if (c := cross.get((s.backend, v.cls))) and c.n]
+    cs = verdicts.leader_crossovers(v, cross)
     if not cs:
         return ""
-    if len(leaders) == 1:
+    if len(v.leaders) == 1:
         c = cs[0][1]
         if math.isfinite(c.median):
             return (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "

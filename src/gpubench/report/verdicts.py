@@ -412,6 +412,14 @@ class CrossSummary:
         return (f"{self.text()}; with host transfers {self.transfers_text()}")
 
 
+def leader_crossovers(v: ClassVerdict, cross: Mapping[tuple[str, str], CrossSummary]
+                      ) -> list[tuple[str, CrossSummary]]:
+    """(backend, crossover) of each of the verdict's leaders that has one, in the
+    leaders' order: where the CPU stays ahead, for the framework(s) the verdict names."""
+    return [(s.backend, c) for s in v.leaders
+            if (c := cross.get((s.backend, v.cls))) is not None and c.n]
+
+
 def sig2(x: float) -> str:
     """Two significant digits with thousands separators: 1,612 -> 1,600."""
     return f"{float(f'{x:.2g}'):,.0f}"
