@@ -43,9 +43,10 @@ def speedup_table(df: pd.DataFrame, mode: str, device: str = "gpu") -> pd.DataFr
     if ok.empty:
         return None
     base = f"{BASELINE_FRAMEWORK}-cpu"
-    groups = [g for g in _ordered(_group(ok), (base,))
-              if (g == base or ok.loc[_group(ok) == g, "device"].eq("gpu").all())
-              == (device == "gpu")]
+    named = _group(ok)
+    on_gpu = ok["device"].eq("gpu").groupby(named).all()
+    groups = [g for g in _ordered(named, (base,))
+              if (g == base or bool(on_gpu[g])) == (device == "gpu")]
     if not groups:
         return None
     rows = []
