@@ -176,6 +176,11 @@ def _x(v: float) -> str:
     return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
+def listed(names: list[str]) -> str:
+    """"a", "a or b", "a, b or c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def short_line(v: verdicts.ClassVerdict,
                cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
     """One class verdict in a line: the class and its band's bounds, the choice (its
@@ -190,8 +195,7 @@ def short_line(v: verdicts.ClassVerdict,
     leaders = v.leaders
     if len(leaders) > 1:
         meds = [s.median for s in leaders]
-        names = [s.backend for s in leaders]
-        text = (f"{head}: {', '.join(names[:-1])} or {names[-1]}, "
+        text = (f"{head}: {listed([s.backend for s in leaders])}, "
                 f"{_x(min(meds))}–{_x(max(meds))} NumPy's speed; not separable: none is "
                 f"surely faster than the others in most of the {len(v.cases)} cases")
     else:

@@ -605,11 +605,6 @@ def _tally_text(t: verdicts.Tally) -> str:
             f"{t.same}, unresolved in {t.unresolved}, slower in {t.slower}")
 
 
-def _listed(names: list[str]) -> str:
-    """"a", "a or b", "a, b or c"."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
-
-
 def tie_text(v: verdicts.ClassVerdict) -> str:
     """Why a verdict names several leaders: equivalence shown with every one of them
     (either will do), or, against the first of them by rank, how the cases fell."""
@@ -643,7 +638,7 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
                 f"{_x(w.median)} of NumPy's speed (median, {_range(w.lo, w.hi)})")
     elif len(leaders) > 1:
         text = (f"{head}: choose any of "
-                + _listed([f"{s.backend} ({_x(s.median)} NumPy's speed, median; "
+                + headline.listed([f"{s.backend} ({_x(s.median)} NumPy's speed, median; "
                            f"{_range(s.lo, s.hi)})" for s in leaders])
                 + f"; {tie_text(v)}")
     else:
