@@ -352,3 +352,62 @@ def test_each_rounds_sync_samples_follow_untimed_settling_calls():
     extra = (clock.t - before - before) / (CALL_S + WAIT_S)
     assert len(settled.sync) == len(quiet.sync)  # no sample more, none dropped
     assert round(extra) >= 3 * 50 - 3  # about 50 settling calls before each of 3 rounds
+
+
+class _ApartGPU(_RecordingGPU):
+    """A backend whose device clock must not come between the caller's rounds (JAX's
+    CUPTI, issue 23 item 10)."""
+
+    device_clock_apart = True
+
+
+def test_a_backend_that_keeps_its_device_clock_apart_gets_it_before_every_round():
+    spec = get_kernel("vector_add")
+    case = Case("vector_add", "default", 4096, "float64", {})
+    backend = _ApartGPU()
+    host = spec.make_inputs(case, np.random.default_rng(0))
+    impl = Implementation("vector_add", "numpy", "add",
+                          lambda ctx: lambda: np.add(ctx.inputs["a"], ctx.inputs["b"],
+                                                     out=ctx.out("c")))
+    m = measure(spec, impl, case, backend,
+                Settings(warmup=1, min_samples=3, max_time_s=0.005, caller_rounds=3,
+                         caller_round_gap_s=0.001, caller_max_time_s=0.003),
+                host, spec.reference(case, host))
+    assert m.fields["status"] == "ok" and m.fields["caller_rounds"] >= 3
+    # the device clock's samples, one settle, then the caller's three rounds
+    assert backend.events == ["device"] * len(m.samples) + ["settle"]
+
+
+class _AfterDetach(Backend):
+    """A stand-in GPU whose calls run 3x longer for ``transient_s`` after the caller's
+    clock lets the device clock's profiler go, and which asks for ``settle_s`` of untimed
+    calls after that."""
+
+    device = "gpu"
+    caller_timer = "fake clock+wait"
+
+    def __init__(self, clock: _Clock, transient_s: float, settle_s: float) -> None:
+        self.clock, self.transient_s, self.settle_s = clock, transient_s, settle_s
+        self.detached_at: float | None = None
+
+    def call(self) -> None:
+        slow = self.detached_at is not None and self.clock.t < self.detached_at + self.transient_s
+        self.clock.t += CALL_S * (3.0 if slow else 1.0)
+
+    def device_sync(self, result) -> None:
+        self.clock.t += WAIT_S
+
+    def before_caller_clock(self) -> float:
+        self.detached_at = self.clock.t
+        return self.settle_s
+
+
+@pytest.mark.parametrize("settle_s, slowed", [(0.0, True), (0.004, False)])
+def test_the_caller_clock_makes_the_untimed_calls_its_backend_asks_for(settle_s, slowed):
+    clock = _Clock()
+    backend = _AfterDetach(clock, transient_s=0.002, settle_s=settle_s)
+    fields, samples, _ = caller_clocks(backend.call, backend, BACK_TO_BACK, clock=clock)
+    first = samples["sync"][0] / (CALL_S + WAIT_S)
+    assert (first > 2.0) is slowed, first
+    if not slowed:
+        assert abs(fields["sync_median_s"] / (CALL_S + WAIT_S) - 1) < 1e-9

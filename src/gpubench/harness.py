@@ -242,9 +242,14 @@ class CallerClock:
 
     def settle(self) -> None:
         """Undo what the device clock set up (JAX's CUPTI), then one untimed call and
-        wait: what that left behind is not the next sample's to pay."""
-        self.backend.before_caller_clock()
-        self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+        wait, and more for as long as the backend asks: what that left behind is not
+        the next sample's to pay."""
+        settle_s = self.backend.before_caller_clock() or 0.0
+
+        def untimed() -> None:
+            self.result, _ = caller_sample(self.call, self.backend, clock=self.clock)
+
+        warm_up(untimed, 1, float(settle_s), self.clock)
 
     def fill(self, gap_s: float) -> None:
         """Untimed calls and waits until ``gap_s`` has passed since the last round; none
@@ -592,7 +597,7 @@ def measure(
             # the device clock's samples between the caller's first two rounds (with one
             # round, before it, as they always were)
             cc = CallerClock(call, backend, settings)
-            spread = cc.planned > 1
+            spread = cc.planned > 1 and not backend.device_clock_apart
             if not spread:
                 device_clock()
             stage = "caller clocks"

@@ -353,9 +353,17 @@ class Backend:
         on a value. On a CPU the same as :meth:`block`."""
         self.block(result)
 
-    def before_caller_clock(self) -> None:
+    #: the device clock leaves the caller's clock slower for a while after it (JAX's
+    #: CUPTI, issue 23 item 10): its samples come before the caller's rounds, not
+    #: between them (:func:`gpubench.harness.measure`)
+    device_clock_apart: bool = False
+
+    def before_caller_clock(self) -> float:
         """Undo whatever the device clock set up that a caller would not pay (JAX's
-        CUPTI tracing), before the caller's clock is read."""
+        CUPTI tracing), before the caller's clock is read. Returns the seconds of
+        untimed calls the caller's clock should make before its samples, for what the
+        undoing leaves behind (0: none)."""
+        return 0.0
 
     def compile_cache_dirs(self) -> list[Path]:
         """Folders of the framework's persistent compilation cache in use here (kernels

@@ -249,15 +249,24 @@ class JaxGPU(JaxBase):
         ``evidence/verdicts/jax_sync_check.py``."""
         self.block(result)
 
-    def before_caller_clock(self) -> None:
-        self.detach_cupti()
+    #: CUPTI, once let go, leaves JAX's calls slower for a while (issue 23, item 10;
+    #: ``evidence/verdicts/jax_detach_transient.py``): the device clock's samples come
+    #: first, then the caller's rounds, after ``detach_settle_s`` of untimed calls
+    device_clock_apart = True
+    detach_settle_s = 0.0
 
-    def detach_cupti(self) -> None:
-        """Let CUPTI go (its tracing slows launches; another profiler may want it)."""
-        if self._cupti_attached:
-            self._cupti._cupti_init()
-            self._cupti._cupti_get_timings(True)  # finalize: detach CUPTI
-            self._cupti_attached = False
+    def before_caller_clock(self) -> float:
+        return self.detach_settle_s if self.detach_cupti() else 0.0
+
+    def detach_cupti(self) -> bool:
+        """Let CUPTI go (its tracing slows launches; another profiler may want it);
+        True if it was attached."""
+        if not self._cupti_attached:
+            return False
+        self._cupti._cupti_init()
+        self._cupti._cupti_get_timings(True)  # finalize: detach CUPTI
+        self._cupti_attached = False
+        return True
 
     def cupti_time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """One sample on CUPTI: the sum of the device durations of the kernels the call
