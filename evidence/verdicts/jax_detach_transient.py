@@ -20,6 +20,7 @@ float32:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -30,8 +31,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from jax_sync_check import (  # noqa: E402
-    LOW,
     HIGH,
+    LOW,
     ROOT,
     harness_sync,
     plain_loop,
@@ -67,7 +68,7 @@ def binned(points: list[tuple[float, float]]) -> str:
     at = np.array([p[0] for p in points])
     dt = np.array([p[1] for p in points])
     parts = []
-    for lo, hi in zip(BINS_S, BINS_S[1:], strict=False):
+    for lo, hi in itertools.pairwise(BINS_S):
         sel = (at >= lo) & (at < hi)
         if sel.any():
             parts.append(f"{lo * 1e3:g}-{hi * 1e3:g} ms: {np.median(dt[sel]) * 1e6:.0f}"
@@ -101,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{np.median(time_loop(f, (a, b), 1000)) * 1e6:.1f}")
     if backend._cupti is not None:
         for rep in range(3):
-            print(f"  after detach {rep + 1}: {binned(after_detach(backend, f, (a, b), args.seconds))}")
+            points = after_detach(backend, f, (a, b), args.seconds)
+            print(f"  after detach {rep + 1}: {binned(points)}")
     print(f"  plain loop, at the end: {np.median(time_loop(f, (a, b), 1000)) * 1e6:.1f}")
 
     print("\n2. harness sync / plain loop, median over alternating rounds")
