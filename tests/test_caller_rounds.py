@@ -411,3 +411,11 @@ def test_the_caller_clock_makes_the_untimed_calls_its_backend_asks_for(settle_s,
     assert (first > 2.0) is slowed, first
     if not slowed:
         assert abs(fields["sync_median_s"] / (CALL_S + WAIT_S) - 1) < 1e-9
+
+
+def test_the_energy_reading_lets_the_device_clocks_profiler_go_first():
+    from gpubench.harness import measure_energy
+
+    backend = _RecordingGPU()
+    measure_energy(lambda: None, backend, Settings(), 1)
+    assert backend.events[:1] == ["settle"]

@@ -312,3 +312,33 @@ def test_a_kept_row_keeps_its_context_alive_until_the_rounds_end():
     s.run(lambda row: None)
     gc.collect()
     assert gone() is None
+
+
+class _Profiled(_Regimes):
+    """A stand-in whose device clock's profiler is still attached when the spread rounds
+    begin: every call made while it is runs 3x longer."""
+
+    def __init__(self, clock: _Clock) -> None:
+        super().__init__(clock, period_s=1e9)  # one fast regime: only the profiler slows
+        self.attached = True
+
+    def call(self) -> None:
+        super().call()
+        if self.attached:
+            self.clock.t += 2 * CALL_S
+
+    def before_caller_clock(self) -> float:
+        self.attached = False
+        return 0.0
+
+
+def test_the_spread_rounds_let_the_device_clocks_profiler_go_first():
+    clock = _Clock()
+    backend = _Profiled(clock)
+    spread = Spread(backend, Settings(caller_spread_s=0.01, caller_spread_rounds=4), clock)
+    assert spread.keep(0, backend.call, {"status": "ok", "pipelined_median_s": 20e-6,
+                                         "pipelined_k": 1}, [CALL_S + WAIT_S] * 5, "hot", 8)
+    ended = []
+    spread.run(ended.append)
+    assert not backend.attached
+    assert max(ended[0].new) == pytest.approx(CALL_S + WAIT_S)

@@ -146,9 +146,16 @@ class Spread:
         spread samples). Returns the phase's seconds. A row whose call raises is left
         with what it had (its ``new`` samples so far are dropped)."""
         s = self.settings
-        rows, t0 = self.kept, self.clock()
-        if not rows:
+        if not self.kept:
             return 0.0
+        # whatever the last item's device clock left set up (JAX's CUPTI after a cold
+        # row) goes before the first spread sample, with the untimed calls it asks for
+        settle_s = float(self.backend.before_caller_clock() or 0.0)
+        if settle_s > 0:
+            end = self.clock() + settle_s
+            while self.clock() < end:
+                self._untimed(self.kept[0])
+        rows, t0 = self.kept, self.clock()
         n, rounds = len(rows), int(s.caller_spread_rounds)
         slot = s.caller_spread_s / (rounds * n)
         failed: set[int] = set()
