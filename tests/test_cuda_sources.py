@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -28,6 +29,7 @@ import pytest
 
 from gpubench import cuda_sources
 from gpubench.backends import Unavailable, load_backend
+from gpubench.kernels.moving_average.with_cuda_python_sliding import CTYPES, warp_kernel
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
@@ -47,13 +49,19 @@ def _nvrtc() -> Any:
     return nvrtc
 
 
-def nvrtc_compile(source: str, name: str, options: list[str], cubin: bool = False
-                  ) -> tuple[bool, str, bytes]:
-    """(ok, log, PTX or CUBIN) from NVRTC, as cuda.core and CuPy would compile it."""
+def nvrtc_compile(source: str, name: str, options: list[str], cubin: bool = False,
+                  name_expressions: tuple[str, ...] = (),
+                  lowered: dict[str, str] | None = None) -> tuple[bool, str, bytes]:
+    """(ok, log, PTX or CUBIN) from NVRTC, as cuda.core and CuPy would compile it.
+
+    ``name_expressions`` instantiate template kernels, as both frameworks do; their
+    mangled entry names go into ``lowered`` (expression -> name)."""
     nvrtc = _nvrtc()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
     assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
     try:
+        for expr in name_expressions:
+            nvrtc.nvrtcAddNameExpression(prog, expr.encode())
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(options), [o.encode() for o in options])
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
         log = b" " * size
@@ -61,6 +69,11 @@ def nvrtc_compile(source: str, name: str, options: list[str], cubin: bool = Fals
         ok = err == nvrtc.nvrtcResult.NVRTC_SUCCESS
         code = b""
         if ok:
+            for expr in name_expressions:
+                _, mangled = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
+                if lowered is not None:
+                    lowered[expr] = (mangled.decode() if isinstance(mangled, bytes)
+                                     else str(mangled))
             get_size, get = ((nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if cubin
                              else (nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX))
             _, size = get_size(prog)
@@ -71,16 +84,20 @@ def nvrtc_compile(source: str, name: str, options: list[str], cubin: bool = Fals
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-_PTX: dict[str, str] = {}
+_PTX: dict[tuple[str, tuple[str, ...]], str] = {}
+#: name expression -> its mangled entry name, of every ptx_of compile
+LOWERED: dict[str, str] = {}
 
 
-def ptx_of(kernel: str) -> str:
-    if kernel not in _PTX:
+def ptx_of(kernel: str, name_expressions: tuple[str, ...] = ()) -> str:
+    key = (kernel, tuple(name_expressions))
+    if key not in _PTX:
         ok, log, ptx = nvrtc_compile(cuda_sources.source(kernel), f"{kernel}.cu",
-                                     [f"--gpu-architecture=compute_{ARCH}", "-std=c++17"])
+                                     [f"--gpu-architecture=compute_{ARCH}", "-std=c++17"],
+                                     name_expressions=key[1], lowered=LOWERED)
         assert ok, f"{kernel}.cu does not compile:\n{log}"
-        _PTX[kernel] = ptx.decode()
-    return _PTX[kernel]
+        _PTX[key] = ptx.decode()
+    return _PTX[key]
 
 
 def ptx_entries(ptx: str) -> dict[str, dict[str, Any]]:
@@ -128,6 +145,143 @@ def test_sources_need_no_headers() -> None:
         assert not re.search(r"^\s*#\s*include", text, re.M), path
 
 
+# -- moving_average's warp kernel -------------------------------------------------------
+
+#: windows instantiated below, each with every lane width V it fits (W <= 32 V + 1)
+WARP_WINDOWS = (1, 2, 3, 16, 33, 65, 100, 129)
+
+
+def _warp_expressions() -> list[tuple[str, str, int, int]]:
+    """(name expression, dtype, window, V) of every instantiation the launchers can make
+    for :data:`WARP_WINDOWS`."""
+    return [(f"moving_average_warp<{CTYPES[dt]}, {w}, {v}>", dt, w, v)
+            for dt in ("float32", "float64") for v in (1, 2, 4)
+            if v * np.dtype(dt).itemsize <= 16 for w in WARP_WINDOWS if w <= 32 * v + 1]
+
+
+def _entry_body(ptx: str, entry: str) -> str:
+    return ptx.split(f".entry {entry}(")[1].split(".entry ")[0]
+
+
+def test_warp_kernel_streams_whole_lanes_and_shuffles_sums() -> None:
+    """Every instantiation loads and stores V elements per lane as one access (16 bytes
+    at the default: ld.global.nc.v4.f32 / .v2.f64; the compiler may narrow the halo's
+    load to the elements used), uses no shared or local memory, shuffles
+    lane sums (at most Q + V shuffles of T per lane, not W) and keeps the launch bounds."""
+    exprs = _warp_expressions()
+    ptx = ptx_of("moving_average", tuple(e for e, *_ in exprs))
+    entries = ptx_entries(ptx)
+    for expr, dtype, window, v in exprs:
+        body = _entry_body(ptx, LOWERED[expr])
+        t = "f32" if dtype == "float32" else "f64"
+        vec = f"v{v}." if v > 1 else ""
+        loads = set(re.findall(r"ld\.global\S*", body))  # the halo load may be narrowed
+        assert f"ld.global.nc.{vec}{t}" in loads and all(".nc." in ld for ld in loads), expr
+        assert set(re.findall(r"st\.global\S*", body)) == {f"st.global.{vec}{t}"}, expr
+        assert ".local" not in body and "ld.shared" not in body and "bar.sync" not in body
+        shuffles = len(re.findall(r"shfl\.sync\.idx\.b32", body))
+        words = np.dtype(dtype).itemsize // 4
+        assert (shuffles > 0) == (window > 1), expr
+        assert shuffles <= words * ((window - 1) // v + v), (expr, shuffles)
+        assert entries[LOWERED[expr]]["maxntid"] == 256, expr
+    assert re.search(r"\.minnctapersm\s+8", ptx)
+
+
+def test_warp_kernel_instantiations_have_no_register_spills_on_sm90() -> None:
+    exprs = tuple(e for e, *_ in _warp_expressions())
+    ok, log, _ = nvrtc_compile(cuda_sources.source("moving_average"), "moving_average.cu",
+                               [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                "--ptxas-options=-v"], cubin=True, name_expressions=exprs)
+    assert ok, log
+    spills = re.findall(r"(\d+) bytes spill stores", log)
+    assert len(spills) >= len(exprs), log
+    assert all(int(s) == 0 for s in spills), log
+
+
+def test_warp_kernel_refuses_a_window_past_the_previous_chunk() -> None:
+    """W = 32 V + 2 would need a lane two chunks back: a compile error, never a wrong
+    result (the launchers take the tiled kernel there, :func:`warp_kernel`)."""
+    ok, log, _ = nvrtc_compile(cuda_sources.source("moving_average"), "moving_average.cu",
+                               [f"--gpu-architecture=compute_{ARCH}", "-std=c++17"],
+                               name_expressions=("moving_average_warp<float, 130, 4>",))
+    assert not ok and "the previous" in log, log
+
+
+def test_warp_kernel_choice() -> None:
+    """16 bytes per lane where L and the pointers allow, else 8 or 4; None (the tiled
+    kernel) past the largest window or past 32-bit indices."""
+    assert warp_kernel(4, 1024, 16, "float32") == ("moving_average_warp<float, 16, 4>", 4)
+    assert warp_kernel(4, 1024, 16, "float64") == ("moving_average_warp<double, 16, 2>", 2)
+    assert warp_kernel(1, 1002, 16, "float32")[1] == 2
+    assert warp_kernel(1, 1001, 16, "float64")[1] == 1
+    assert warp_kernel(4, 1024, 16, "float32", (4096, 8))[1] == 2  # 8-byte aligned only
+    assert warp_kernel(4, 1024, 129, "float32") and not warp_kernel(4, 1024, 130, "float32")
+    assert warp_kernel(4, 1024, 65, "float64") and not warp_kernel(4, 1024, 66, "float64")
+    assert not warp_kernel(1, 1001, 34, "float32") and not warp_kernel(4, 1024, 0, "float32")
+    assert warp_kernel(2**21 - 1, 1024, 16, "float32")
+    assert not warp_kernel(2**21, 1024, 16, "float32")
+
+
+def _warp_kernel_in_numpy(x: np.ndarray, window: int, v: int) -> np.ndarray:
+    """``moving_average_warp``'s indexing in NumPy, chunk by chunk with the warp's 32
+    lanes as an axis: each lane's own and (last H lanes) previous-chunk elements,
+    ``gpb_back``'s one-shuffle rotation, the masks by col, the slide, the counts. Sums in
+    float64: it checks which element goes where, not the rounding."""
+    rows, length = x.shape
+    packs = x.reshape(-1, v).astype(np.float64)
+    out = np.full_like(packs, np.nan)
+    q, r = divmod(window - 1, v)
+    lane = np.arange(32)
+
+    def back(own: np.ndarray, prev: np.ndarray, d: int) -> np.ndarray:
+        offered = np.where(lane >= 32 - d, prev, own)
+        return own if d == 0 else offered if d == 32 else offered[(lane - d) % 32]
+
+    for c in range(-(-len(packs) // 32)):
+        p = c * 32 + lane
+        e, h = np.zeros((32, v)), np.zeros((32, v))
+        e[p < len(packs)] = packs[p[p < len(packs)]]
+        if c > 0:
+            h[lane >= 32 - (q + (r > 0))] = packs[p[lane >= 32 - (q + (r > 0))] - 32]
+        col = p * v % length
+        s = e[:, 0].copy()
+        for d in range(1, q + 1):
+            s += np.where(d * v <= col, back(e.sum(1), h.sum(1), d), 0)
+        if r:
+            s += np.where((q + 1) * v <= col, back(e[:, v - r:].sum(1), h[:, v - r:].sum(1),
+                                                   q + 1), 0)
+        res = [s.copy()]
+        for j in range(1, v):
+            d = (window - j + v - 1) // v
+            k = j - window + d * v
+            s += e[:, j] - np.where(d * v <= col, back(e[:, k], h[:, k], d), 0)
+            res.append(s.copy())
+        counts = np.minimum(col[:, None] + np.arange(1, v + 1), window)
+        ok = p < len(packs)
+        out[p[ok]] = (np.stack(res, axis=1) / counts)[ok]
+    return out.reshape(rows, length)
+
+
+@pytest.mark.parametrize(("size", "params", "dtype"), [
+    (3000, {}, "float32"), (1000, {}, "float64"), (10, {}, "float32"),
+    (4096, {"window": 1}, "float32"), (4096, {"window": 2}, "float64"),
+    (4096, {"window": 129}, "float32"), (4096, {"window": 65}, "float64"),
+    (300, {"series_length": 24, "window": 30}, "float32"),
+    (3003, {"series_length": 1001, "window": 33}, "float64"),
+    (3006, {"series_length": 1002, "window": 5}, "float32"),
+])
+def test_warp_kernel_indexing_in_numpy_matches_the_reference(
+        size: int, params: dict, dtype: str) -> None:
+    spec = get_kernel("moving_average")
+    case = spec.cases(sizes=[size], dtypes=[dtype], params=params)[0]
+    x = spec.make_inputs(case, np.random.default_rng(3))["x"]
+    found = warp_kernel(*x.shape, int(case.params["window"]), dtype)
+    assert found is not None
+    got = _warp_kernel_in_numpy(x, int(case.params["window"]), found[1])
+    check = spec.check(case, got, spec.reference(case, {"x": x}))
+    assert check.passed, check
+
+
 # -- what the launchers launch ----------------------------------------------------------
 
 
@@ -143,6 +297,7 @@ class FakeArray:
         self.nbytes = self.size * self.dtype.itemsize
         FakeArray._next += 256 * (1 + self.nbytes // 256)
         self.ptr = FakeArray._next
+        self.data = SimpleNamespace(ptr=self.ptr)  # as a cupy.ndarray has it
 
 
 def arg_bytes(arg: Any) -> int:
@@ -154,7 +309,8 @@ def arg_bytes(arg: Any) -> int:
 
 
 class FakeKernel:
-    def __init__(self, source: str, name: str) -> None:
+    def __init__(self, source: str, name: str, name_expressions: tuple[str, ...] = ()) -> None:
+        assert "<" not in name or name in name_expressions, f"{name} is not instantiated"
         self.source, self.name = source, name
         self.occupancy = SimpleNamespace(max_active_blocks_per_multiprocessor=lambda t, s: 8)
 
@@ -167,8 +323,9 @@ def _fake_cuda_python_backend() -> Any:
         def __init__(self) -> None:
             self.sm_count, self.arch, self.launches = 132, ARCH, []
 
-        def kernel(self, source: str, name: str) -> FakeKernel:
-            return FakeKernel(source, name)
+        def kernel(self, source: str, name: str,
+                   name_expressions: tuple[str, ...] = ()) -> FakeKernel:
+            return FakeKernel(source, name, name_expressions)
 
         def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
             return FakeArray(shape, dtype)
@@ -194,11 +351,12 @@ def _fake_cupy(launches: list) -> types.ModuleType:
             launches.append((self.source, self.name, grid, block, args, shared_mem))
 
     class RawModule:
-        def __init__(self, code: str, options: tuple = ()) -> None:
-            self.code = code
+        def __init__(self, code: str, options: tuple = (), name_expressions: Any = ()) -> None:
+            self.code, self.name_expressions = code, tuple(name_expressions)
             assert not any("fast_math" in o for o in options)
 
         def get_function(self, name: str) -> RawKernel:
+            assert "<" not in name or name in self.name_expressions, name
             return RawKernel(self.code, name)
 
     cupy = types.ModuleType("cupy")
@@ -213,11 +371,26 @@ def _fake_cupy(launches: list) -> types.ModuleType:
 
 def _cases(kernel: str) -> list[Case]:
     spec = get_kernel(kernel)
-    size = 40 if kernel == "matmul" else 5000  # odd tails; 5000 < L: one short series
+    size = 40 if kernel == "matmul" else 5000  # odd tails; 4 series of 1024 + 904 dropped
     return spec.cases(sizes=[size])
 
 
-def _run_builders(kernel: str, framework: str, backend: Any) -> list[tuple]:
+#: moving_average beyond the defaults: window 1, the largest windows of the warp
+#: kernel's 16-byte lanes (33 and 129: float64 falls back to the tiled kernel at 129),
+#: L not a multiple of 16 bytes (narrower lanes), one series shorter than L
+MOVING_AVERAGE_ODD = [(4096, {"window": 1}), (4096, {"window": 33}),
+                      (4096, {"window": 129}), (3000, {"series_length": 1001}),
+                      (3000, {"series_length": 1002, "window": 65}), (700, {})]
+
+
+def _odd_cases(kernel: str) -> list[Case]:
+    spec = get_kernel(kernel)
+    return [c for size, params in MOVING_AVERAGE_ODD
+            for c in spec.cases(sizes=[size], params=params)]
+
+
+def _run_builders(kernel: str, framework: str, backend: Any,
+                  cases: Callable[[str], list[Case]] | None = None) -> list[tuple]:
     """Build and call every implementation of ``kernel`` in ``framework`` on every case."""
     spec = get_kernel(kernel)
     launches: list[tuple] = []
@@ -226,7 +399,7 @@ def _run_builders(kernel: str, framework: str, backend: Any) -> list[tuple]:
         if module not in ("with_cuda_python", "with_cupy_raw",
                           "with_cuda_python_sliding", "with_cupy_raw_sliding"):
             continue
-        for case in _cases(kernel):
+        for case in (cases or _cases)(kernel):
             host = spec.make_inputs(case, np.random.default_rng(0))
             inputs = {k: FakeArray(v.shape, v.dtype) for k, v in host.items()}
             outputs = {k: FakeArray(shape, dtype)
@@ -243,10 +416,14 @@ def _run_builders(kernel: str, framework: str, backend: Any) -> list[tuple]:
 
 
 def _check_launches(launches: list[tuple]) -> None:
+    """Each launch names an entry point (a template one by its name expression, compiled
+    as the framework would), with its parameters and within its launch bounds."""
+    templates = tuple(sorted({launch[3] for launch in launches if "<" in launch[3]}))
     for impl_name, case, source, name, grid, block, args, shmem in launches:
         kernel = next(k for k in CUDA_KERNELS if cuda_sources.source(k) == source)
-        entries = ptx_entries(ptx_of(kernel))
+        entries = ptx_entries(ptx_of(kernel, templates))
         where = f"{impl_name} {case.variant}/{case.dtype}: {name}"
+        name = LOWERED.get(name, name)
         assert name in entries, f"{where} is not an entry point of {kernel}.cu"
         assert [arg_bytes(a) for a in args] == entries[name]["params"], where
         grid_t = grid if isinstance(grid, tuple) else (grid,)
@@ -264,33 +441,67 @@ def test_cuda_python_launches_match_the_ptx(kernel: str) -> None:
     _check_launches(launches)
 
 
+def _cupy_and_cuda_python_launches(kernel: str, monkeypatch: pytest.MonkeyPatch,
+                                   cases: Callable[[str], list[Case]] | None = None
+                                   ) -> tuple[list[tuple], list[tuple]]:
+    """What the CuPy RawKernel rows (on a fake ``cupy``) and the CUDA Python rows launch;
+    the RawKernel modules' compile caches are cleared around it (fake modules stay out)."""
+    import importlib
+    import pkgutil
+
+    package = importlib.import_module(f"gpubench.kernels.{kernel}")
+    modules = [importlib.import_module(f"{package.__name__}.{m.name}")
+               for m in pkgutil.iter_modules(package.__path__)
+               if m.name.startswith("with_cupy_raw")]
+    caches = [f for m in modules for f in vars(m).values() if hasattr(f, "cache_clear")]
+    launches_raw: list = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches_raw))
+    for f in caches:
+        f.cache_clear()
+    try:
+        backend = SimpleNamespace(launches=launches_raw)
+        cupy_launches = _run_builders(kernel, "cupy", backend, cases)
+    finally:
+        for f in caches:
+            f.cache_clear()
+    return cupy_launches, _run_builders(kernel, "cuda_python", _fake_cuda_python_backend(),
+                                        cases)
+
+
+def _geometry(launches: list) -> list:
+    """(case, entry, grid, block, shmem) of each launch, in an order of their own (the
+    registry's order of implementations follows which module was imported first)."""
+    out = []
+    for _impl, case, _src, name, grid, block, _args, shmem in launches:
+        as_tuple = [g if isinstance(g, tuple) else (g,) for g in (grid, block)]
+        out.append((case, name, *as_tuple, shmem))
+    return sorted(out, key=repr)
+
+
 @pytest.mark.parametrize("kernel", CUDA_KERNELS)
 def test_cupy_raw_launches_match_the_ptx_and_cuda_python(
         kernel: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib
-
-    module = importlib.import_module(f"gpubench.kernels.{kernel}.with_cupy_raw")
-    launches_raw: list = []
-    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(launches_raw))
-    module._module.cache_clear()
-    try:
-        backend = SimpleNamespace(launches=launches_raw)
-        cupy_launches = _run_builders(kernel, "cupy", backend)
-    finally:
-        module._module.cache_clear()
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches(kernel, monkeypatch)
     _check_launches(cupy_launches)
-
     # Same source, same entry points, same geometry as the CUDA Python row.
-    cp_launches = _run_builders(kernel, "cuda_python", _fake_cuda_python_backend())
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
 
-    def geometry(launches: list) -> list:
-        out = []
-        for _impl, case, _src, name, grid, block, _args, shmem in launches:
-            as_tuple = [g if isinstance(g, tuple) else (g,) for g in (grid, block)]
-            out.append((case, name, *as_tuple, shmem))
-        return out
 
-    assert geometry(cupy_launches) == geometry(cp_launches)
+def test_moving_average_odd_params_launch_like_the_ptx_in_both_frameworks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sliding rows' choice of kernel (warp kernel of 16, 8 or 4 bytes per lane, or
+    the tiled fallback) is the same in both frameworks, and each launch fits its PTX."""
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches(
+        "moving_average", monkeypatch, _odd_cases)
+    _check_launches(cupy_launches + cp_launches)
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
+    sliding = {(c.dtype, c.params["window"], c.params["series_length"], name)
+               for impl, c, _s, name, *_ in cp_launches if impl == "nvrtc_sliding"}
+    assert ("float32", 129, 1024, "moving_average_warp<float, 129, 4>") in sliding
+    assert ("float64", 129, 1024, "moving_average_f64") in sliding  # > 32 V + 1: tiled
+    assert ("float32", 16, 1001, "moving_average_warp<float, 16, 1>") in sliding
+    assert ("float64", 65, 1002, "moving_average_warp<double, 65, 2>") in sliding
+    assert ("float32", 16, 1024, "moving_average_warp<float, 16, 4>") in sliding  # 700 < L
 
 
 def test_monte_carlo_seed_changes_every_call() -> None:

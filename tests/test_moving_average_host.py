@@ -1,11 +1,14 @@
-"""``moving_average.cu`` run on the host: both entry points against the kernel's reference.
+"""``moving_average.cu`` run on the host: both kernels against the kernel's reference.
 
 NVRTC only compiles the CUDA C here (tests/test_cuda_sources.py); this runs it. The
 ``.cu`` is included into a small C++20 program that plays the GPU: a block is
-``blockDim.x`` ``std::thread`` s that share one buffer as dynamic shared memory, and
-``__syncthreads()`` is a ``std::barrier``; blocks run one after another, so
-``gridDim.x = 3`` covers the grid-stride loop over tiles. Blocks of 64 threads (tiles of
-256 outputs) keep the thread count small and put several tiles in a row.
+``blockDim.x`` ``std::thread`` s that share one buffer as dynamic shared memory,
+``__syncthreads()`` is a ``std::barrier`` and ``__shfl_sync`` exchanges values through
+a per-warp slot array between two per-warp barriers; blocks run one after another, so
+``gridDim.x = 3`` covers the grid-stride loops. Blocks of 64 threads (tiles of 256
+outputs; two warps) keep the thread count small and put several tiles or warp chunks in
+a row. The warp kernel's instantiations are the ones the launchers would choose
+(:func:`warp_kernel`), compiled into the program from a table made here.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import numpy as np
 import pytest
 
 from gpubench import cuda_sources
+from gpubench.kernels.moving_average.with_cuda_python_sliding import CTYPES, warp_kernel
 from gpubench.spec import get_kernel
 
 HARNESS = r"""
@@ -32,7 +36,9 @@ struct Dim { unsigned x = 0, y = 0, z = 0; };
 thread_local Dim threadIdx;
 Dim blockIdx, blockDim, gridDim;
 std::barrier<>* gpb_barrier = nullptr;
+std::barrier<>* gpb_warp_barrier[32];
 alignas(16) unsigned char gpb_smem[1 << 20];
+alignas(8) unsigned char gpb_lanes[32][32][8];
 
 #define __global__
 #define __device__
@@ -42,39 +48,58 @@ alignas(16) unsigned char gpb_smem[1 << 20];
 #define __align__(n)
 #define __syncthreads() gpb_barrier->arrive_and_wait()
 
+// every lane of the warp offers v, then reads lane src's offer
+template <typename T>
+T __shfl_sync(unsigned, T v, int src) {
+    const unsigned w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    std::memcpy(gpb_lanes[w][lane], &v, sizeof(T));
+    gpb_warp_barrier[w]->arrive_and_wait();
+    T r;
+    std::memcpy(&r, gpb_lanes[w][src & 31], sizeof(T));
+    gpb_warp_barrier[w]->arrive_and_wait();
+    return r;
+}
+
 #include "moving_average.cu"
 
-template <typename T, typename K>
-void launch(K kernel, const T* x, T* out, long long rows, long long length, long long window,
-            unsigned threads, unsigned blocks) {
+template <typename K>
+void launch(K kernel, unsigned threads, unsigned blocks) {
     blockDim.x = threads;
     gridDim.x = blocks;
     for (unsigned b = 0; b < blocks; ++b) {
         blockIdx.x = b;
         std::barrier<> bar(threads);
         gpb_barrier = &bar;
+        std::vector<std::barrier<>*> warps;
+        for (unsigned w = 0; w < threads / 32; ++w)
+            warps.push_back(gpb_warp_barrier[w] = new std::barrier<>(32));
         std::vector<std::thread> pool;
         for (unsigned t = 0; t < threads; ++t)
-            pool.emplace_back([&, t] { threadIdx.x = t; kernel(x, out, rows, length, window); });
+            pool.emplace_back([&, t] { threadIdx.x = t; kernel(); });
         for (auto& th : pool) th.join();
+        for (auto* w : warps) delete w;
     }
 }
 
 template <typename T>
 int run(const char* entry, const char* in, const char* outp, long long rows, long long length,
-        long long window) {
+        long long window, int v) {
     const long long n = rows * length;
     std::vector<T> x(n), out(n);
     FILE* f = std::fopen(in, "rb");
     if (!f || std::fread(x.data(), sizeof(T), n, f) != (size_t)n) return 2;
     std::fclose(f);
-    const bool sliding = std::strstr(entry, "sliding") != nullptr;
-    if constexpr (sizeof(T) == 4)
-        launch<T>(sliding ? moving_average_sliding_f32 : moving_average_f32, x.data(),
-                  out.data(), rows, length, window, 64, 3);
-    else
-        launch<T>(sliding ? moving_average_sliding_f64 : moving_average_f64, x.data(),
-                  out.data(), rows, length, window, 64, 3);
+    const T* xp = x.data();
+    T* op = out.data();
+    if (std::strcmp(entry, "warp") == 0) {
+        bool found = false;
+        WARP_TABLE
+        if (!found) return 3;
+    } else if constexpr (sizeof(T) == 4) {
+        launch([&] { moving_average_f32(xp, op, rows, length, window); }, 64, 3);
+    } else {
+        launch([&] { moving_average_f64(xp, op, rows, length, window); }, 64, 3);
+    }
     f = std::fopen(outp, "wb");
     std::fwrite(out.data(), sizeof(T), n, f);
     std::fclose(f);
@@ -82,14 +107,39 @@ int run(const char* entry, const char* in, const char* outp, long long rows, lon
 }
 
 int main(int argc, char** argv) {
-    // entry dtype in out rows length window
+    // entry dtype in rows length window out v
     const long long rows = std::atoll(argv[4]), length = std::atoll(argv[5]);
     const long long window = std::atoll(argv[6]);
+    const int v = std::atoi(argv[8]);
     if (std::strcmp(argv[2], "float32") == 0)
-        return run<float>(argv[1], argv[3], argv[7], rows, length, window);
-    return run<double>(argv[1], argv[3], argv[7], rows, length, window);
+        return run<float>(argv[1], argv[3], argv[7], rows, length, window, v);
+    return run<double>(argv[1], argv[3], argv[7], rows, length, window, v);
 }
 """
+
+# (rows, length, window): partial last tiles, windows longer than a thread's run and
+# than a tile's halo spans, a row shorter than the window, window 1
+SHAPES = [(3, 1000, 16), (2, 300, 37), (1, 10, 16), (4, 257, 1), (5, 700, 300)]
+# and for the warp kernel: V = 1 at its largest window (32 V + 1, the whole previous
+# chunk), the largest windows of V = 4 / 2, rows shorter than a chunk (several row
+# starts in one warp, windows reaching over several rows' starts), one long row
+WARP_SHAPES = [*SHAPES, (3, 1001, 33), (2, 1000, 129), (2, 1000, 65), (9, 24, 30),
+               (7, 96, 40), (1, 4096, 5), (3, 1002, 2)]
+DTYPES = ("float32", "float64")
+# (dtype, rows, length, window, V) of every warp case the launchers would run
+WARP_CASES = [(dt, r, n, w, found[1]) for dt in DTYPES for r, n, w in WARP_SHAPES
+              if (found := warp_kernel(r, n, w, dt)) is not None]
+
+
+def _table() -> str:
+    """The warp kernel's instantiations the cases need, chosen at run time by (window, V)."""
+    lines = []
+    for dtype, _, _, w, v in sorted(set(WARP_CASES)):
+        lines.append(f"if constexpr (sizeof(T) == {np.dtype(dtype).itemsize}) "
+                     f"if (window == {w} && v == {v}) {{ found = true; launch([&] {{ "
+                     f"moving_average_warp<{CTYPES[dtype]}, {w}, {v}>(xp, op, (int)n, "
+                     "(int)length); }, 64, 3); }")
+    return "\n        ".join(lines)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +148,7 @@ def host_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("no host C++ compiler (g++)")
     where = tmp_path_factory.mktemp("moving_average_host")
     (where / "moving_average.cu").write_text(cuda_sources.source("moving_average"))
-    (where / "main.cpp").write_text(HARNESS)
+    (where / "main.cpp").write_text(HARNESS.replace("WARP_TABLE", _table()))
     exe = where / "main"
     proc = subprocess.run(["g++", "-std=c++20", "-O1", "-pthread", "-Wno-unknown-pragmas",
                            "-I", str(where), "-o", str(exe), str(where / "main.cpp")],
@@ -109,17 +159,8 @@ def host_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return exe
 
 
-# (rows, length, window): partial last tiles, windows longer than a thread's run and
-# than a tile's halo spans, a row shorter than the window, window 1
-SHAPES = [(3, 1000, 16), (2, 300, 37), (1, 10, 16), (4, 257, 1), (5, 700, 300)]
-
-
-@pytest.mark.parametrize("entry", ["moving_average", "moving_average_sliding"])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize(("rows", "length", "window"), SHAPES)
-def test_cuda_c_matches_the_reference_on_the_host(
-        host_program: Path, tmp_path: Path, entry: str, dtype: str, rows: int, length: int,
-        window: int) -> None:
+def _run(exe: Path, tmp_path: Path, entry: str, dtype: str, rows: int, length: int,
+         window: int, v: int = 0) -> None:
     spec = get_kernel("moving_average")
     case = spec.cases(sizes=[rows * length], dtypes=[dtype],
                       params={"window": window, "series_length": length})[0]
@@ -127,8 +168,31 @@ def test_cuda_c_matches_the_reference_on_the_host(
     assert host["x"].shape == (rows, length)
     src, dst = tmp_path / "x.bin", tmp_path / "out.bin"
     host["x"].tofile(src)
-    subprocess.run([str(host_program), entry, dtype, str(src), str(rows), str(length),
-                    str(window), str(dst)], check=True, capture_output=True, timeout=120)
+    subprocess.run([str(exe), entry, dtype, str(src), str(rows), str(length), str(window),
+                    str(dst), str(v)], check=True, capture_output=True, timeout=120)
     out = np.fromfile(dst, dtype=dtype).reshape(rows, length)
     check = spec.check(case, out, spec.reference(case, host))
     assert check.passed, check
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("rows", "length", "window"), SHAPES)
+def test_tiled_kernel_matches_the_reference_on_the_host(
+        host_program: Path, tmp_path: Path, dtype: str, rows: int, length: int,
+        window: int) -> None:
+    _run(host_program, tmp_path, "tiled", dtype, rows, length, window)
+
+
+@pytest.mark.parametrize(("dtype", "rows", "length", "window", "v"), WARP_CASES)
+def test_warp_kernel_matches_the_reference_on_the_host(
+        host_program: Path, tmp_path: Path, dtype: str, rows: int, length: int, window: int,
+        v: int) -> None:
+    _run(host_program, tmp_path, "warp", dtype, rows, length, window, v)
+
+
+def test_the_warp_cases_cover_every_width_and_the_largest_windows() -> None:
+    got = {(dt, v) for dt, *_, v in WARP_CASES}
+    assert got == {("float32", 4), ("float32", 2), ("float32", 1), ("float64", 2),
+                   ("float64", 1)}
+    assert {(dt, w) for dt, _, _, w, v in WARP_CASES if w == 32 * v + 1} == {
+        ("float32", 129), ("float32", 33), ("float64", 65), ("float64", 33)}

@@ -156,8 +156,9 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
 
     Returns a ``cuda.core`` ObjectCode (cubin for ``sm_<arch>``, so the driver need not
     JIT PTX). ``-std=c++17``, no ``--use_fast_math``: the kernels must pass the float64
-    reference checks. Cached per (source, arch), so every case of a kernel compiles once
-    per process and only the first build pays for NVRTC.
+    reference checks. ``name_expressions`` instantiate template kernels (their names then
+    work in ``get_kernel``). Cached per (source, arch, name expressions), so every case
+    of a kernel compiles once per process and only the first build pays for NVRTC.
     """
     core = import_core()
     if arch is None:
@@ -296,9 +297,11 @@ class CudaPythonGPU(CudaBuffersBackend):
         """The one stream every copy, set, launch and event of this backend goes on."""
         return self._stream
 
-    def kernel(self, source: str, name: str) -> Any:
-        """Entry point ``name`` of ``source`` compiled for this device (cached)."""
-        return compile_module(source, arch=self.arch).get_kernel(name)
+    def kernel(self, source: str, name: str, name_expressions: tuple[str, ...] = ()) -> Any:
+        """Entry point ``name`` of ``source`` compiled for this device (cached per source
+        and ``name_expressions``). A template kernel is instantiated by naming it among
+        ``name_expressions`` (e.g. ``"f<float, 16>"``) and fetched by that same name."""
+        return compile_module(source, tuple(name_expressions), self.arch).get_kernel(name)
 
     def blocks_per_sm(self, kernel: Any, threads: int = THREADS, shmem: int = 0) -> int:
         """Resident blocks per SM for a launch of ``kernel`` (occupancy API).

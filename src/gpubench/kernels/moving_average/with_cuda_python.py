@@ -38,13 +38,6 @@ def launch_plan(rows: int, length: int, window: int, dtype: str,
 
 @implementation("moving_average", "cuda_python", "nvrtc", devices=("gpu",))
 def nvrtc(ctx: BuildContext) -> Callable[[], None]:
-    return launcher(ctx, "moving_average", launch_plan)
-
-
-def launcher(ctx: BuildContext, entry: str,
-             plan: Callable[[int, int, int, str, int], tuple[int, int]]) -> Callable[[], None]:
-    """One launch of ``<entry>_<dtype>`` from moving_average.cu, sized by ``plan`` (the
-    tiled kernel's or the sliding one's): the same arguments, grid and shared memory."""
     from gpubench import cuda_sources
     from gpubench.cuda_launch import THREADS
 
@@ -53,8 +46,8 @@ def launcher(ctx: BuildContext, entry: str,
     rows, length = x.shape
     window = int(ctx.case.params["window"])
     kernel = be.kernel(cuda_sources.source("moving_average"),
-                       f"{entry}_{cuda_sources.suffix(ctx.case.dtype)}")
-    items, shmem = plan(rows, length, window, ctx.case.dtype, THREADS)
+                       f"moving_average_{cuda_sources.suffix(ctx.case.dtype)}")
+    items, shmem = launch_plan(rows, length, window, ctx.case.dtype, THREADS)
     grid = be.grid_for(kernel, items, shmem=shmem)
     args = (x.ptr, out.ptr, np.int64(rows), np.int64(length), np.int64(window))
 

@@ -1,5 +1,7 @@
 """moving_average in Numba CUDA with tiles in shared memory and a sliding window: the
-CUDA C ``moving_average_sliding`` kernel (see ``moving_average.cu``) written in Numba.
+tiled sliding-window kernel the CUDA C ``nvrtc_sliding`` row ran before its warp-shuffle
+kernel (``moving_average_warp`` in ``moving_average.cu``), written in Numba; no longer
+paired with a CUDA C row in the "Numba matches CUDA C" claim.
 
 The ``cuda_jit`` row scans each row with warp shuffles: O(1) work per element, but a
 serial chain of shuffles per 32 elements, one warp per row. Here a block stages a tile
