@@ -72,10 +72,18 @@ def start_backend(platform: str, threads: int) -> Any:
     return backend, versions
 
 
-def harness_sync(backend: Any, size: int, settings: Any) -> tuple[float, float, str]:
-    """(sync median, pipelined median, status) of one harness measurement."""
+def harness_sync(backend: Any, size: int, settings: Any,
+                 spread_s: float = 0.0) -> tuple[float, float, str]:
+    """(sync median, pipelined median, status) of one harness measurement: the row a
+    step writes, its spread rounds included where ``spread_s`` > 0 and the row is one a
+    step keeps for them (24 rounds over ``spread_s`` seconds for this one row, where a
+    step spreads all its kept rows over ``caller_spread_s``: the same samples per row)."""
+    from dataclasses import replace
+
     from gpubench.harness import measure
     from gpubench.spec import get_kernel, implementations
+    from gpubench.spread import Spread
+    from gpubench.worker import spread_result
 
     spec = get_kernel("vector_add")
     impl = next(i for i in implementations("vector_add", "jax", "gpu") if i.name == "jit")
@@ -86,6 +94,13 @@ def harness_sync(backend: Any, size: int, settings: Any) -> tuple[float, float, 
     TRACE["harness"] = list(m.caller.get("sync", []))
     if f.get("status") != "ok":
         return float("nan"), float("nan"), f"{f.get('status')}: {f.get('reason')}"
+    if spread_s > 0:
+        spread = Spread(backend, replace(settings, caller_spread_s=spread_s))
+        if spread.keep(0, m.call, f, m.caller.get("pipelined") or [], "hot",
+                       int(f.get("bytes") or 0), m.caller.get("sync"), m.context):
+            ended: list[Any] = []
+            took = spread.run(ended.append)
+            f = {**f, **spread_result(ended[0], f, took)[0]}
     return float(f["sync_median_s"]), float(f["pipelined_median_s"]), "ok"
 
 
@@ -133,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="time the harness's device clock on the host (perf_counter "
                              "and the wait) instead of CUPTI: does CUPTI, once attached, "
                              "slow the caller's clock of the same executable?")
+    parser.add_argument("--spread-s", type=float, default=1.0,
+                        help="the row's spread rounds over this many seconds, as a step "
+                             "takes them after its items (0: the row as measure() leaves it)")
     parser.add_argument("--trace", action="store_true",
                         help="print each size's first round's samples in order (µs)")
     args = parser.parse_args(argv)
@@ -159,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             order = ("harness", "plain") if r % 2 == 0 else ("plain", "harness")
             for what in order:
                 if what == "harness":
-                    s, p, status = harness_sync(backend, size, settings)
+                    s, p, status = harness_sync(backend, size, settings, args.spread_s)
                     if status != "ok":
                         notes.append(status)
                     syncs.append(s)
