@@ -124,7 +124,7 @@ def test_compiles_with_nvrtc_for_h100(kernel: str) -> None:
     assert entries, f"{kernel}.cu has no extern \"C\" __global__ entry point"
     for name in entries:
         assert name.startswith(kernel), f"{name}: entry points are named <kernel>_..."
-        assert re.search(r"_(f32|f64|finalize)$", name), name
+        assert re.search(r"_(f32|f64|finalize)(_u[24])?$", name), name
 
 
 @pytest.mark.parametrize("kernel", CUDA_KERNELS)
@@ -143,6 +143,83 @@ def test_sources_need_no_headers() -> None:
     """NVRTC alone: no #include (CuPy and cuda.core get no include paths)."""
     for path, text in cuda_sources.all_sources().items():
         assert not re.search(r"^\s*#\s*include", text, re.M), path
+
+
+# -- unrolled entry points of the memory-bound kernels -----------------------------------
+
+#: (kernel, U = 1 entry point) of every kernel exported unrolled (``<entry>_u2/_u4``)
+UNROLLED = [("vector_add", f"vector_add_{t}") for t in ("f32", "f64")] + [
+    ("elementwise", f"elementwise_{v}_{t}") for v in ("hypot", "sigmoid", "rational")
+    for t in ("f32", "f64")]
+
+
+@pytest.mark.parametrize(("kernel", "base"), UNROLLED)
+@pytest.mark.parametrize("u", [2, 4])
+def test_unrolled_entries_issue_u_loads_before_storing(kernel: str, base: str, u: int) -> None:
+    """The _u<U> entry's main loop loads U packs of each input (16-byte ld.global.nc.v4 /
+    .v2) before its first store; the U = 1 entry keeps one load of each per store."""
+    ptx = ptx_of(kernel)
+    entries = ptx_entries(ptx)
+    name = f"{base}_u{u}"
+    assert name in entries and entries[name]["params"] == entries[base]["params"], name
+    assert entries[name]["maxntid"] == 256, name
+    inputs = len(entries[base]["params"]) - 2  # (inputs..., out, n)
+    vec = r"ld\.global\.nc\.v[24]\.[fb]\d+"
+    body = _entry_body(ptx, name)
+    # the first run of vector loads in the body is the U loop's (before the remainder's)
+    first = re.split(r"st\.global", body)[0]
+    assert len(re.findall(vec, first)) == u * inputs, name
+    assert len(re.findall(vec, _entry_body(ptx, base).split("st.global")[0])) == inputs
+
+
+def test_unrolled_entries_have_no_register_spills_on_sm90() -> None:
+    """Every entry point of every unrolled kernel, one by one in the ptxas report."""
+    for kernel in sorted({k for k, _ in UNROLLED}):
+        ok, log, _ = nvrtc_compile(cuda_sources.source(kernel), f"{kernel}.cu",
+                                   [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                    "--ptxas-options=-v"], cubin=True)
+        assert ok, log
+        found = dict(re.findall(r"Function properties for (\w+)\s*\n.*?(\d+) bytes spill "
+                                r"stores", log))
+        names = {b for k, b in UNROLLED if k == kernel}
+        assert {f"{b}{s}" for b in names for s in ("", "_u2", "_u4")} <= set(found), log
+        assert all(int(v) == 0 for v in found.values()), found
+
+
+def test_unroll_factor_default_override_and_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV, unroll_factor, unrolled
+    from gpubench.kernels.elementwise.with_cuda_python import entry_point
+    from gpubench.kernels.vector_add import with_cuda_python as va
+
+    monkeypatch.delenv(UNROLL_ENV, raising=False)
+    assert unroll_factor(1) == 1 and unroll_factor(4) == 4
+    assert va.entry_point("float32") == f"vector_add_f32{unrolled('', va.DEFAULT_UNROLL)}"
+    for u in (1, 2, 4):
+        monkeypatch.setenv(UNROLL_ENV, str(u))
+        assert unroll_factor(1) == u
+        suffix = "" if u == 1 else f"_u{u}"
+        assert va.entry_point("float64") == f"vector_add_f64{suffix}"
+        assert entry_point("sigmoid", "float32") == f"elementwise_sigmoid_f32{suffix}"
+    for bad in ("3", "0", "8", "two", "2.0", "-1"):
+        monkeypatch.setenv(UNROLL_ENV, bad)
+        with pytest.raises(ValueError, match=UNROLL_ENV):
+            unroll_factor(1)
+    monkeypatch.delenv(UNROLL_ENV)
+    with pytest.raises(ValueError):
+        unroll_factor(3)
+
+
+@pytest.mark.parametrize("u", ["2", "4"])
+@pytest.mark.parametrize("kernel", ["vector_add", "elementwise"])
+def test_both_frameworks_launch_the_same_unrolled_entry(
+        kernel: str, u: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV
+
+    monkeypatch.setenv(UNROLL_ENV, u)
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches(kernel, monkeypatch)
+    _check_launches(cupy_launches)
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
+    assert cp_launches and all(launch[3].endswith(f"_u{u}") for launch in cp_launches)
 
 
 # -- moving_average's warp kernel -------------------------------------------------------
