@@ -29,7 +29,11 @@ import pytest
 
 from gpubench import cuda_sources
 from gpubench.backends import Unavailable, load_backend
-from gpubench.kernels.moving_average.with_cuda_python_sliding import CTYPES, warp_kernel
+from gpubench.kernels.moving_average.with_cuda_python_sliding import (
+    CTYPES,
+    UNROLL2_MAX_WINDOW,
+    warp_kernel,
+)
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
@@ -273,6 +277,70 @@ def test_warp_kernel_instantiations_have_no_register_spills_on_sm90() -> None:
     spills = re.findall(r"(\d+) bytes spill stores", log)
     assert len(spills) >= len(exprs), log
     assert all(int(s) == 0 for s in spills), log
+
+
+def _warp_u2_expressions() -> list[tuple[str, str, int, int]]:
+    """Every U = 2 instantiation the launchers can make: all windows up to the limit."""
+    return [(f"moving_average_warp<{CTYPES[dt]}, {w}, {v}, 2>", dt, w, v)
+            for (dt, v), top in UNROLL2_MAX_WINDOW.items() for w in range(1, top + 1)]
+
+
+def test_warp_kernel_u2_has_no_register_spills_on_sm90_up_to_its_window_limit() -> None:
+    exprs = tuple(e for e, *_ in _warp_u2_expressions())
+    lowered: dict[str, str] = {}
+    ok, log, _ = nvrtc_compile(cuda_sources.source("moving_average"), "moving_average.cu",
+                               [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                "--ptxas-options=-v"], cubin=True, name_expressions=exprs,
+                               lowered=lowered)
+    assert ok, log
+    found = dict(re.findall(r"Function properties for (\w+)\s*\n.*?(\d+) bytes spill "
+                            r"stores", log))
+    assert {lowered[e] for e in exprs} <= set(found)
+    assert all(int(found[lowered[e]]) == 0 for e in exprs), {
+        e: found[lowered[e]] for e in exprs if int(found[lowered[e]])}
+
+
+def test_warp_kernel_u2_loads_two_chunks_before_any_shuffle() -> None:
+    exprs = [x for x in _warp_u2_expressions() if x[2] in (3, 16, 33)]
+    ptx = ptx_of("moving_average", tuple(e for e, *_ in exprs))
+    entries = ptx_entries(ptx)
+    for expr, dtype, _window, v in exprs:
+        body = _entry_body(ptx, LOWERED[expr])
+        t = "f32" if dtype == "float32" else "f64"
+        vec = f"v{v}." if v > 1 else ""
+        first = body.split("shfl.sync")[0]
+        assert first.count(f"ld.global.nc.{vec}{t}") >= 2, expr
+        assert ".local" not in body, expr
+        assert entries[LOWERED[expr]]["maxntid"] == 256, expr
+
+
+def test_warp_kernel_unroll_choice() -> None:
+    assert warp_kernel(4, 1024, 16, "float32", unroll=2) == (
+        "moving_average_warp<float, 16, 4, 2>", 4)
+    assert warp_kernel(4, 1024, 16, "float32", unroll=4)[0].endswith(", 4, 2>")
+    assert warp_kernel(4, 1024, 16, "float64", unroll=2)[0] == (
+        "moving_average_warp<double, 16, 2, 2>")
+    assert warp_kernel(4, 1024, 33, "float32", unroll=2)[0].endswith("33, 4, 2>")
+    assert warp_kernel(4, 1024, 34, "float32", unroll=2)[0].endswith("34, 4>")  # spills
+    assert warp_kernel(4, 1024, 17, "float64", unroll=2)[0].endswith("17, 2>")
+    assert warp_kernel(4, 1024, 129, "float32", unroll=2)[0].endswith("129, 4>")
+    assert warp_kernel(4, 1024, 16, "float32", unroll=1) == warp_kernel(4, 1024, 16, "float32")
+
+
+@pytest.mark.parametrize("u", ["1", "2", "4"])
+def test_moving_average_sliding_rows_launch_the_same_unrolled_kernel(
+        u: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV
+
+    monkeypatch.setenv(UNROLL_ENV, u)
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches("moving_average", monkeypatch)
+    _check_launches(cupy_launches + cp_launches)
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
+    warp = {launch[3] for launch in cp_launches if "<" in launch[3]}
+    assert warp and all((name.count(",") == 3) == (u != "1") for name in warp), warp
+    monkeypatch.setenv(UNROLL_ENV, "3")
+    with pytest.raises(ValueError, match=UNROLL_ENV):
+        _cupy_and_cuda_python_launches("moving_average", monkeypatch)
 
 
 def test_warp_kernel_refuses_a_window_past_the_previous_chunk() -> None:
