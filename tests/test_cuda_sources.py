@@ -29,7 +29,11 @@ import pytest
 
 from gpubench import cuda_sources
 from gpubench.backends import Unavailable, load_backend
-from gpubench.kernels.moving_average.with_cuda_python_sliding import CTYPES, warp_kernel
+from gpubench.kernels.moving_average.with_cuda_python_sliding import (
+    CTYPES,
+    UNROLL2_MAX_WINDOW,
+    warp_kernel,
+)
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
@@ -124,7 +128,7 @@ def test_compiles_with_nvrtc_for_h100(kernel: str) -> None:
     assert entries, f"{kernel}.cu has no extern \"C\" __global__ entry point"
     for name in entries:
         assert name.startswith(kernel), f"{name}: entry points are named <kernel>_..."
-        assert re.search(r"_(f32|f64|finalize)$", name), name
+        assert re.search(r"_(f32|f64|finalize)(_u[24])?$", name), name
 
 
 @pytest.mark.parametrize("kernel", CUDA_KERNELS)
@@ -143,6 +147,83 @@ def test_sources_need_no_headers() -> None:
     """NVRTC alone: no #include (CuPy and cuda.core get no include paths)."""
     for path, text in cuda_sources.all_sources().items():
         assert not re.search(r"^\s*#\s*include", text, re.M), path
+
+
+# -- unrolled entry points of the memory-bound kernels -----------------------------------
+
+#: (kernel, U = 1 entry point) of every kernel exported unrolled (``<entry>_u2/_u4``)
+UNROLLED = [("vector_add", f"vector_add_{t}") for t in ("f32", "f64")] + [
+    ("elementwise", f"elementwise_{v}_{t}") for v in ("hypot", "sigmoid", "rational")
+    for t in ("f32", "f64")]
+
+
+@pytest.mark.parametrize(("kernel", "base"), UNROLLED)
+@pytest.mark.parametrize("u", [2, 4])
+def test_unrolled_entries_issue_u_loads_before_storing(kernel: str, base: str, u: int) -> None:
+    """The _u<U> entry's main loop loads U packs of each input (16-byte ld.global.nc.v4 /
+    .v2) before its first store; the U = 1 entry keeps one load of each per store."""
+    ptx = ptx_of(kernel)
+    entries = ptx_entries(ptx)
+    name = f"{base}_u{u}"
+    assert name in entries and entries[name]["params"] == entries[base]["params"], name
+    assert entries[name]["maxntid"] == 256, name
+    inputs = len(entries[base]["params"]) - 2  # (inputs..., out, n)
+    vec = r"ld\.global\.nc\.v[24]\.[fb]\d+"
+    body = _entry_body(ptx, name)
+    # the first run of vector loads in the body is the U loop's (before the remainder's)
+    first = re.split(r"st\.global", body)[0]
+    assert len(re.findall(vec, first)) == u * inputs, name
+    assert len(re.findall(vec, _entry_body(ptx, base).split("st.global")[0])) == inputs
+
+
+def test_unrolled_entries_have_no_register_spills_on_sm90() -> None:
+    """Every entry point of every unrolled kernel, one by one in the ptxas report."""
+    for kernel in sorted({k for k, _ in UNROLLED}):
+        ok, log, _ = nvrtc_compile(cuda_sources.source(kernel), f"{kernel}.cu",
+                                   [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                    "--ptxas-options=-v"], cubin=True)
+        assert ok, log
+        found = dict(re.findall(r"Function properties for (\w+)\s*\n.*?(\d+) bytes spill "
+                                r"stores", log))
+        names = {b for k, b in UNROLLED if k == kernel}
+        assert {f"{b}{s}" for b in names for s in ("", "_u2", "_u4")} <= set(found), log
+        assert all(int(v) == 0 for v in found.values()), found
+
+
+def test_unroll_factor_default_override_and_validation(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV, unroll_factor, unrolled
+    from gpubench.kernels.elementwise.with_cuda_python import entry_point
+    from gpubench.kernels.vector_add import with_cuda_python as va
+
+    monkeypatch.delenv(UNROLL_ENV, raising=False)
+    assert unroll_factor(1) == 1 and unroll_factor(4) == 4
+    assert va.entry_point("float32") == f"vector_add_f32{unrolled('', va.DEFAULT_UNROLL)}"
+    for u in (1, 2, 4):
+        monkeypatch.setenv(UNROLL_ENV, str(u))
+        assert unroll_factor(1) == u
+        suffix = "" if u == 1 else f"_u{u}"
+        assert va.entry_point("float64") == f"vector_add_f64{suffix}"
+        assert entry_point("sigmoid", "float32") == f"elementwise_sigmoid_f32{suffix}"
+    for bad in ("3", "0", "8", "two", "2.0", "-1"):
+        monkeypatch.setenv(UNROLL_ENV, bad)
+        with pytest.raises(ValueError, match=UNROLL_ENV):
+            unroll_factor(1)
+    monkeypatch.delenv(UNROLL_ENV)
+    with pytest.raises(ValueError):
+        unroll_factor(3)
+
+
+@pytest.mark.parametrize("u", ["2", "4"])
+@pytest.mark.parametrize("kernel", ["vector_add", "elementwise"])
+def test_both_frameworks_launch_the_same_unrolled_entry(
+        kernel: str, u: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV
+
+    monkeypatch.setenv(UNROLL_ENV, u)
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches(kernel, monkeypatch)
+    _check_launches(cupy_launches)
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
+    assert cp_launches and all(launch[3].endswith(f"_u{u}") for launch in cp_launches)
 
 
 # -- moving_average's warp kernel -------------------------------------------------------
@@ -196,6 +277,70 @@ def test_warp_kernel_instantiations_have_no_register_spills_on_sm90() -> None:
     spills = re.findall(r"(\d+) bytes spill stores", log)
     assert len(spills) >= len(exprs), log
     assert all(int(s) == 0 for s in spills), log
+
+
+def _warp_u2_expressions() -> list[tuple[str, str, int, int]]:
+    """Every U = 2 instantiation the launchers can make: all windows up to the limit."""
+    return [(f"moving_average_warp<{CTYPES[dt]}, {w}, {v}, 2>", dt, w, v)
+            for (dt, v), top in UNROLL2_MAX_WINDOW.items() for w in range(1, top + 1)]
+
+
+def test_warp_kernel_u2_has_no_register_spills_on_sm90_up_to_its_window_limit() -> None:
+    exprs = tuple(e for e, *_ in _warp_u2_expressions())
+    lowered: dict[str, str] = {}
+    ok, log, _ = nvrtc_compile(cuda_sources.source("moving_average"), "moving_average.cu",
+                               [f"--gpu-architecture=sm_{ARCH}", "-std=c++17",
+                                "--ptxas-options=-v"], cubin=True, name_expressions=exprs,
+                               lowered=lowered)
+    assert ok, log
+    found = dict(re.findall(r"Function properties for (\w+)\s*\n.*?(\d+) bytes spill "
+                            r"stores", log))
+    assert {lowered[e] for e in exprs} <= set(found)
+    assert all(int(found[lowered[e]]) == 0 for e in exprs), {
+        e: found[lowered[e]] for e in exprs if int(found[lowered[e]])}
+
+
+def test_warp_kernel_u2_loads_two_chunks_before_any_shuffle() -> None:
+    exprs = [x for x in _warp_u2_expressions() if x[2] in (3, 16, 33)]
+    ptx = ptx_of("moving_average", tuple(e for e, *_ in exprs))
+    entries = ptx_entries(ptx)
+    for expr, dtype, _window, v in exprs:
+        body = _entry_body(ptx, LOWERED[expr])
+        t = "f32" if dtype == "float32" else "f64"
+        vec = f"v{v}." if v > 1 else ""
+        first = body.split("shfl.sync")[0]
+        assert first.count(f"ld.global.nc.{vec}{t}") >= 2, expr
+        assert ".local" not in body, expr
+        assert entries[LOWERED[expr]]["maxntid"] == 256, expr
+
+
+def test_warp_kernel_unroll_choice() -> None:
+    assert warp_kernel(4, 1024, 16, "float32", unroll=2) == (
+        "moving_average_warp<float, 16, 4, 2>", 4)
+    assert warp_kernel(4, 1024, 16, "float32", unroll=4)[0].endswith(", 4, 2>")
+    assert warp_kernel(4, 1024, 16, "float64", unroll=2)[0] == (
+        "moving_average_warp<double, 16, 2, 2>")
+    assert warp_kernel(4, 1024, 33, "float32", unroll=2)[0].endswith("33, 4, 2>")
+    assert warp_kernel(4, 1024, 34, "float32", unroll=2)[0].endswith("34, 4>")  # spills
+    assert warp_kernel(4, 1024, 17, "float64", unroll=2)[0].endswith("17, 2>")
+    assert warp_kernel(4, 1024, 129, "float32", unroll=2)[0].endswith("129, 4>")
+    assert warp_kernel(4, 1024, 16, "float32", unroll=1) == warp_kernel(4, 1024, 16, "float32")
+
+
+@pytest.mark.parametrize("u", ["1", "2", "4"])
+def test_moving_average_sliding_rows_launch_the_same_unrolled_kernel(
+        u: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpubench.cuda_launch import UNROLL_ENV
+
+    monkeypatch.setenv(UNROLL_ENV, u)
+    cupy_launches, cp_launches = _cupy_and_cuda_python_launches("moving_average", monkeypatch)
+    _check_launches(cupy_launches + cp_launches)
+    assert _geometry(cupy_launches) == _geometry(cp_launches)
+    warp = {launch[3] for launch in cp_launches if "<" in launch[3]}
+    assert warp and all((name.count(",") == 3) == (u != "1") for name in warp), warp
+    monkeypatch.setenv(UNROLL_ENV, "3")
+    with pytest.raises(ValueError, match=UNROLL_ENV):
+        _cupy_and_cuda_python_launches("moving_average", monkeypatch)
 
 
 def test_warp_kernel_refuses_a_window_past_the_previous_chunk() -> None:

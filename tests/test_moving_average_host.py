@@ -83,7 +83,7 @@ void launch(K kernel, unsigned threads, unsigned blocks) {
 
 template <typename T>
 int run(const char* entry, const char* in, const char* outp, long long rows, long long length,
-        long long window, int v) {
+        long long window, int v, int u) {
     const long long n = rows * length;
     std::vector<T> x(n), out(n);
     FILE* f = std::fopen(in, "rb");
@@ -107,13 +107,13 @@ int run(const char* entry, const char* in, const char* outp, long long rows, lon
 }
 
 int main(int argc, char** argv) {
-    // entry dtype in rows length window out v
+    // entry dtype in rows length window out v u
     const long long rows = std::atoll(argv[4]), length = std::atoll(argv[5]);
     const long long window = std::atoll(argv[6]);
-    const int v = std::atoi(argv[8]);
+    const int v = std::atoi(argv[8]), u = std::atoi(argv[9]);
     if (std::strcmp(argv[2], "float32") == 0)
-        return run<float>(argv[1], argv[3], argv[7], rows, length, window, v);
-    return run<double>(argv[1], argv[3], argv[7], rows, length, window, v);
+        return run<float>(argv[1], argv[3], argv[7], rows, length, window, v, u);
+    return run<double>(argv[1], argv[3], argv[7], rows, length, window, v, u);
 }
 """
 
@@ -126,19 +126,23 @@ SHAPES = [(3, 1000, 16), (2, 300, 37), (1, 10, 16), (4, 257, 1), (5, 700, 300)]
 WARP_SHAPES = [*SHAPES, (3, 1001, 33), (2, 1000, 129), (2, 1000, 65), (9, 24, 30),
                (7, 96, 40), (1, 4096, 5), (3, 1002, 2)]
 DTYPES = ("float32", "float64")
-# (dtype, rows, length, window, V) of every warp case the launchers would run
-WARP_CASES = [(dt, r, n, w, found[1]) for dt in DTYPES for r, n, w in WARP_SHAPES
-              if (found := warp_kernel(r, n, w, dt)) is not None]
+# (dtype, rows, length, window, V, U) of every warp case the launchers would run, with
+# U = 1 and (where the launchers take it) U = 2: 3 blocks of 2 warps take U chunks each
+# per step, so rows of more than 6 U chunks run the U loop and the remainder
+WARP_CASES = [(dt, r, n, w, found[1], u) for dt in DTYPES for r, n, w in WARP_SHAPES
+              for u in (1, 2)
+              if (found := warp_kernel(r, n, w, dt, unroll=u)) is not None
+              and found[0].count(",") == u + 1]
 
 
 def _table() -> str:
     """The warp kernel's instantiations the cases need, chosen at run time by (window, V)."""
     lines = []
-    for dtype, _, _, w, v in sorted(set(WARP_CASES)):
+    for dtype, w, v, u in sorted({(dt, w, v, u) for dt, _, _, w, v, u in WARP_CASES}):
         lines.append(f"if constexpr (sizeof(T) == {np.dtype(dtype).itemsize}) "
-                     f"if (window == {w} && v == {v}) {{ found = true; launch([&] {{ "
-                     f"moving_average_warp<{CTYPES[dtype]}, {w}, {v}>(xp, op, (int)n, "
-                     "(int)length); }, 64, 3); }")
+                     f"if (window == {w} && v == {v} && u == {u}) {{ found = true; "
+                     f"launch([&] {{ moving_average_warp<{CTYPES[dtype]}, {w}, {v}, {u}>"
+                     "(xp, op, (int)n, (int)length); }, 64, 3); }")
     return "\n        ".join(lines)
 
 
@@ -160,7 +164,7 @@ def host_program(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(exe: Path, tmp_path: Path, entry: str, dtype: str, rows: int, length: int,
-         window: int, v: int = 0) -> None:
+         window: int, v: int = 0, u: int = 1) -> None:
     spec = get_kernel("moving_average")
     case = spec.cases(sizes=[rows * length], dtypes=[dtype],
                       params={"window": window, "series_length": length})[0]
@@ -169,7 +173,7 @@ def _run(exe: Path, tmp_path: Path, entry: str, dtype: str, rows: int, length: i
     src, dst = tmp_path / "x.bin", tmp_path / "out.bin"
     host["x"].tofile(src)
     subprocess.run([str(exe), entry, dtype, str(src), str(rows), str(length), str(window),
-                    str(dst), str(v)], check=True, capture_output=True, timeout=120)
+                    str(dst), str(v), str(u)], check=True, capture_output=True, timeout=120)
     out = np.fromfile(dst, dtype=dtype).reshape(rows, length)
     check = spec.check(case, out, spec.reference(case, host))
     assert check.passed, check
@@ -183,16 +187,17 @@ def test_tiled_kernel_matches_the_reference_on_the_host(
     _run(host_program, tmp_path, "tiled", dtype, rows, length, window)
 
 
-@pytest.mark.parametrize(("dtype", "rows", "length", "window", "v"), WARP_CASES)
+@pytest.mark.parametrize(("dtype", "rows", "length", "window", "v", "u"), WARP_CASES)
 def test_warp_kernel_matches_the_reference_on_the_host(
         host_program: Path, tmp_path: Path, dtype: str, rows: int, length: int, window: int,
-        v: int) -> None:
-    _run(host_program, tmp_path, "warp", dtype, rows, length, window, v)
+        v: int, u: int) -> None:
+    _run(host_program, tmp_path, "warp", dtype, rows, length, window, v, u)
 
 
 def test_the_warp_cases_cover_every_width_and_the_largest_windows() -> None:
-    got = {(dt, v) for dt, *_, v in WARP_CASES}
+    got = {(dt, v) for dt, *_, v, _u in WARP_CASES}
     assert got == {("float32", 4), ("float32", 2), ("float32", 1), ("float64", 2),
                    ("float64", 1)}
-    assert {(dt, w) for dt, _, _, w, v in WARP_CASES if w == 32 * v + 1} == {
+    assert {(dt, v) for dt, *_, v, u in WARP_CASES if u == 2} == got  # U = 2 at every V
+    assert {(dt, w) for dt, _, _, w, v, _u in WARP_CASES if w == 32 * v + 1} == {
         ("float32", 129), ("float32", 33), ("float64", 65), ("float64", 33)}

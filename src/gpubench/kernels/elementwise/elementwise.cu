@@ -13,6 +13,14 @@
 // from the occupancy API). The launch bounds' minimum blocks per SM (6 for float, 4 for
 // double) is the most that compiles without register spills (ptxas -v, sm_90): the
 // double division / sqrt / exp paths need the registers.
+//
+// Unroll: the plain entries (U = 1) move one 16-byte pack of each input per thread per
+// grid-stride step (load, compute, store, next). The _u2 / _u4 entries take U packs per
+// step, at i, i + stride, ..., i + (U - 1) * stride (each load instruction stays
+// coalesced across the warp), issuing all U loads before any compute or store; a
+// remainder loop takes the last packs one at a time. Same arguments and geometry; the
+// launchers pick U (DEFAULT_UNROLL, GPUBENCH_UNROLL). Their minimum blocks per SM are
+// again the most without spills (ptxas -v, sm_90), listed with each entry below.
 
 #define GPB_THREADS 256
 
@@ -41,7 +49,7 @@ struct Sigmoid {
     __device__ __forceinline__ T operator()(T a) const { return T(1) / (T(1) + gpb_exp(-a)); }
 };
 
-template <typename T, typename F>
+template <typename T, int U, typename F>
 __device__ __forceinline__ void map2(const T* __restrict__ a, const T* __restrict__ b,
                                      T* __restrict__ out, long long n, F f) {
     const int W = 16 / sizeof(T);
@@ -53,7 +61,25 @@ __device__ __forceinline__ void map2(const T* __restrict__ a, const T* __restric
         const Pack<T>* av = reinterpret_cast<const Pack<T>*>(a);
         const Pack<T>* bv = reinterpret_cast<const Pack<T>*>(b);
         Pack<T>* ov = reinterpret_cast<Pack<T>*>(out);
-        for (long long i = tid; i < nvec; i += stride) {
+        long long i = tid;
+        if (U > 1) {  // U packs per step: every load issued before any compute or store
+            for (; i + (U - 1) * stride < nvec; i += U * stride) {
+                Pack<T> x[U], y[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+                    x[u] = av[i + u * stride];
+                    y[u] = bv[i + u * stride];
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+#pragma unroll
+                    for (int k = 0; k < W; ++k) x[u].v[k] = f(x[u].v[k], y[u].v[k]);
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) ov[i + u * stride] = x[u];
+            }
+        }
+        for (; i < nvec; i += stride) {  // U = 1: the whole loop; else the remainder
             const Pack<T> x = av[i];
             const Pack<T> y = bv[i];
             Pack<T> z;
@@ -66,7 +92,7 @@ __device__ __forceinline__ void map2(const T* __restrict__ a, const T* __restric
     for (long long i = head + tid; i < n; i += stride) out[i] = f(a[i], b[i]);
 }
 
-template <typename T, typename F>
+template <typename T, int U, typename F>
 __device__ __forceinline__ void map1(const T* __restrict__ a, T* __restrict__ out,
                                      long long n, F f) {
     const int W = 16 / sizeof(T);
@@ -77,7 +103,22 @@ __device__ __forceinline__ void map1(const T* __restrict__ a, T* __restrict__ ou
         const long long nvec = n / W;
         const Pack<T>* av = reinterpret_cast<const Pack<T>*>(a);
         Pack<T>* ov = reinterpret_cast<Pack<T>*>(out);
-        for (long long i = tid; i < nvec; i += stride) {
+        long long i = tid;
+        if (U > 1) {  // U packs per step: every load issued before any compute or store
+            for (; i + (U - 1) * stride < nvec; i += U * stride) {
+                Pack<T> x[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) x[u] = av[i + u * stride];
+#pragma unroll
+                for (int u = 0; u < U; ++u) {
+#pragma unroll
+                    for (int k = 0; k < W; ++k) x[u].v[k] = f(x[u].v[k]);
+                }
+#pragma unroll
+                for (int u = 0; u < U; ++u) ov[i + u * stride] = x[u];
+            }
+        }
+        for (; i < nvec; i += stride) {  // U = 1: the whole loop; else the remainder
             const Pack<T> x = av[i];
             Pack<T> z;
 #pragma unroll
@@ -89,25 +130,38 @@ __device__ __forceinline__ void map1(const T* __restrict__ a, T* __restrict__ ou
     for (long long i = head + tid; i < n; i += stride) out[i] = f(a[i]);
 }
 
-#define GPB_BINARY(NAME, OP, T, MINB)                                                      \
+#define GPB_BINARY(NAME, OP, T, U, MINB)                                                   \
     extern "C" __global__ void __launch_bounds__(GPB_THREADS, MINB)                        \
     NAME(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out,            \
          long long n) {                                                                    \
-        map2<T>(a, b, out, n, OP());                                                       \
+        map2<T, U>(a, b, out, n, OP());                                                    \
     }
 
-#define GPB_UNARY(NAME, OP, T, MINB)                                                       \
+#define GPB_UNARY(NAME, OP, T, U, MINB)                                                    \
     extern "C" __global__ void __launch_bounds__(GPB_THREADS, MINB)                        \
     NAME(const T* __restrict__ a, T* __restrict__ out, long long n) {                      \
-        map1<T>(a, out, n, OP());                                                          \
+        map1<T, U>(a, out, n, OP());                                                       \
     }
 
+// NAME, functor, T, U, minimum blocks per SM
 // (a, b, out, n): out = sqrt(a*a + b*b)
-GPB_BINARY(elementwise_hypot_f32, Hypot, float, 6)
-GPB_BINARY(elementwise_hypot_f64, Hypot, double, 4)
+GPB_BINARY(elementwise_hypot_f32, Hypot, float, 1, 6)
+GPB_BINARY(elementwise_hypot_f64, Hypot, double, 1, 4)
+GPB_BINARY(elementwise_hypot_f32_u2, Hypot, float, 2, 6)
+GPB_BINARY(elementwise_hypot_f64_u2, Hypot, double, 2, 5)
+GPB_BINARY(elementwise_hypot_f32_u4, Hypot, float, 4, 5)
+GPB_BINARY(elementwise_hypot_f64_u4, Hypot, double, 4, 4)
 // (a, out, n): out = 1 / (1 + exp(-a))
-GPB_UNARY(elementwise_sigmoid_f32, Sigmoid, float, 8)
-GPB_UNARY(elementwise_sigmoid_f64, Sigmoid, double, 4)
+GPB_UNARY(elementwise_sigmoid_f32, Sigmoid, float, 1, 8)
+GPB_UNARY(elementwise_sigmoid_f64, Sigmoid, double, 1, 4)
+GPB_UNARY(elementwise_sigmoid_f32_u2, Sigmoid, float, 2, 8)
+GPB_UNARY(elementwise_sigmoid_f64_u2, Sigmoid, double, 2, 5)
+GPB_UNARY(elementwise_sigmoid_f32_u4, Sigmoid, float, 4, 6)
+GPB_UNARY(elementwise_sigmoid_f64_u4, Sigmoid, double, 4, 4)
 // (a, b, out, n): out = (a*2 + b*3) / (a + b + 1)
-GPB_BINARY(elementwise_rational_f32, Rational, float, 6)
-GPB_BINARY(elementwise_rational_f64, Rational, double, 4)
+GPB_BINARY(elementwise_rational_f32, Rational, float, 1, 6)
+GPB_BINARY(elementwise_rational_f64, Rational, double, 1, 4)
+GPB_BINARY(elementwise_rational_f32_u2, Rational, float, 2, 6)
+GPB_BINARY(elementwise_rational_f64_u2, Rational, double, 2, 4)
+GPB_BINARY(elementwise_rational_f32_u4, Rational, float, 4, 4)
+GPB_BINARY(elementwise_rational_f64_u4, Rational, double, 4, 3)

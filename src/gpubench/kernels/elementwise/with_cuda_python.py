@@ -4,6 +4,13 @@ One fused launch per call (each input read once, the output written once) on the
 backend's stream: 256 threads per block, a grid-stride grid of at most one wave (SMs x
 resident blocks from the occupancy API), 16-byte loads. The CuPy ``raw_kernel`` row
 launches the same source with the same geometry.
+
+Unroll: each thread takes U packs per grid-stride step (all loads before any compute
+or store): ``elementwise_<variant>_<f32|f64>`` for U = 1, ``..._u2`` / ``..._u4``. U is
+:data:`DEFAULT_UNROLL` unless the environment variable ``GPUBENCH_UNROLL`` (1, 2 or 4;
+anything else is a ValueError) overrides it when the row is built: for a script
+measuring each U (evidence/perf27/unroll_check.py). The grid comes from the chosen
+entry point's occupancy (the unrolled ones may allow fewer blocks per SM).
 """
 
 from __future__ import annotations
@@ -15,6 +22,9 @@ import numpy as np
 from gpubench.kernels.elementwise import INPUTS
 from gpubench.spec import BuildContext, implementation
 
+#: unroll factor of the launched entry point unless $GPUBENCH_UNROLL says otherwise
+DEFAULT_UNROLL = 1
+
 
 def work_items(n: int, dtype: str) -> int:
     """Threads' work items: one 16-byte vector (4 floats or 2 doubles) each."""
@@ -23,10 +33,14 @@ def work_items(n: int, dtype: str) -> int:
 
 
 def entry_point(variant: str, dtype: str) -> str:
-    """``elementwise_<variant>_<f32|f64>``; arguments (inputs..., out, long long n)."""
+    """``elementwise_<variant>_<f32|f64>[_u2|_u4]``; arguments (inputs..., out, long long
+    n). The unroll factor from :func:`unroll_factor` (:data:`DEFAULT_UNROLL`, or
+    ``$GPUBENCH_UNROLL``)."""
     from gpubench import cuda_sources
+    from gpubench.cuda_launch import unroll_factor, unrolled
 
-    return f"elementwise_{variant}_{cuda_sources.suffix(dtype)}"
+    return unrolled(f"elementwise_{variant}_{cuda_sources.suffix(dtype)}",
+                    unroll_factor(DEFAULT_UNROLL))
 
 
 @implementation("elementwise", "cuda_python", "nvrtc", devices=("gpu",))

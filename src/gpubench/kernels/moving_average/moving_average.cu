@@ -159,8 +159,17 @@ moving_average_f64(const double* __restrict__ x, double* __restrict__ out, long 
 // Launch: 256 threads, no shared memory, grid = min(ceil(n / (V * 256)) blocks, SMs x
 // resident blocks per SM from the occupancy API). Launch bounds: 8 blocks per SM (<= 32
 // registers, a full SM: 2048 threads with 16 bytes each in flight).
+//
+// Unroll: moving_average_warp<T, W, V, U> takes U chunks per warp per grid-stride step
+// (U = 1, the default template argument, is the kernel above, unchanged: the same PTX
+// up to register names): each lane issues the loads of all U chunks before any shuffle,
+// then computes and stores them in turn; a remainder loop takes the last chunks one at
+// a time. U = 2 needs more registers: its launch bounds are 6 blocks per SM (float) and
+// 5 (double), and even so ptxas spills at large windows, so the launchers take U = 2
+// only up to UNROLL2_MAX_WINDOW (with_cuda_python_sliding.py; tests check every window).
 
 #define GPB_WARP_BLOCKS 8
+#define GPB_WARP_BLOCKS_U(T) (sizeof(T) == 4 ? 6 : 5)  // U > 1: no spills (ptxas -v)
 
 // V consecutive elements as one aligned access (16, 8 or 4 bytes).
 template <typename T, int V>
@@ -179,13 +188,87 @@ __device__ __forceinline__ T gpb_back(T own, T prev, int lane, int d) {
     return d == 32 ? v : __shfl_sync(0xffffffffu, v, (lane - d) & 31);
 }
 
+// A lane's loads for chunk c: e its own V elements, h (last H lanes, c > 0) the previous
+// chunk's at this lane; zeros where there are none.
+template <typename T, int V, int H>
+__device__ __forceinline__ void gpb_warp_load(const GpbVec<T, V>* xv, unsigned c, int lane,
+                                              unsigned packs, GpbVec<T, V>& e,
+                                              GpbVec<T, V>& h) {
+    const unsigned p = c * 32 + lane;  // this lane's elements: p * V .. p * V + V - 1
+#pragma unroll
+    for (int k = 0; k < V; ++k) e.v[k] = h.v[k] = T(0);
+    if (p < packs) e = xv[p];
+    if (H > 0 && c > 0 && lane >= 32 - H) h = xv[p - 32];
+}
+
+// A lane's V outputs of chunk c from its loads (gpb_warp_load): shuffles, slide, store.
 template <typename T, int W, int V>
-__global__ void __launch_bounds__(GPB_THREADS, GPB_WARP_BLOCKS)
-moving_average_warp(const T* __restrict__ x, T* __restrict__ out, int n, int length) {
+__device__ __forceinline__ void gpb_warp_chunk(const GpbVec<T, V>& e, const GpbVec<T, V>& h,
+                                               unsigned c, int lane, int length,
+                                               unsigned packs, GpbVec<T, V>* ov, T inv_w) {
     constexpr int Q = (W - 1) / V;  // whole lanes of the window before a lane's first
     constexpr int R = (W - 1) % V;  // and the last R elements of the lane before those
+    const unsigned p = c * 32 + lane;
+    const int col = (int)(p * V % (unsigned)length);  // where in its row
+
+    // the window ending at element 0: itself, Q whole lanes back, R elements before
+    T a = e.v[0], ah = h.v[0];
+#pragma unroll
+    for (int k = 1; k < V; ++k) {
+        a += e.v[k];
+        ah += h.v[k];
+    }
+    T s = e.v[0];
+#pragma unroll
+    for (int d = 1; d <= Q; ++d) {
+        const T t = gpb_back(a, ah, lane, d);
+        s += (d * V <= col) ? t : T(0);
+    }
+    if (R > 0) {
+        T b = e.v[V - R], bh = h.v[V - R];
+#pragma unroll
+        for (int k = V - R + 1; k < V; ++k) {
+            b += e.v[k];
+            bh += h.v[k];
+        }
+        const T t = gpb_back(b, bh, lane, Q + 1);
+        s += ((Q + 1) * V <= col) ? t : T(0);
+    }
+
+    // slide: element j enters, element j - W (d lanes back, register k) leaves
+    T res[V];
+    res[0] = s;
+#pragma unroll
+    for (int j = 1; j < V; ++j) {
+        const int d = (W - j + V - 1) / V;
+        const int k = j - W + d * V;
+        const T t = gpb_back(e.v[k], h.v[k], lane, d);
+        s += e.v[j] - ((d * V <= col) ? t : T(0));
+        res[j] = s;
+    }
+
+    GpbVec<T, V> o;
+    if (col >= W - 1) {  // every window of this lane is full
+#pragma unroll
+        for (int j = 0; j < V; ++j) o.v[j] = res[j] * inv_w;
+    } else {  // among a row's first W - 1 outputs: fewer elements
+#pragma unroll
+        for (int j = 0; j < V; ++j) o.v[j] = res[j] / T(col + j + 1 < W ? col + j + 1 : W);
+    }
+    if (p < packs) ov[p] = o;
+}
+
+// U chunks per warp per grid-stride step (c, c + warps, ..., c + (U - 1) warps): each
+// lane issues the loads of all U before any shuffle, then computes and stores them one
+// by one; a remainder loop takes the last chunks one at a time (U = 1: the whole loop).
+template <typename T, int W, int V, int U = 1>
+__global__ void __launch_bounds__(GPB_THREADS, U == 1 ? GPB_WARP_BLOCKS : GPB_WARP_BLOCKS_U(T))
+moving_average_warp(const T* __restrict__ x, T* __restrict__ out, int n, int length) {
+    constexpr int Q = (W - 1) / V;
+    constexpr int R = (W - 1) % V;
     constexpr int H = Q + (R > 0);  // lanes back the window reaches
     static_assert(W >= 1 && H <= 32, "the window must lie in this chunk and the previous");
+    static_assert(U >= 1, "U: chunks per warp per step");
     typedef GpbVec<T, V> Vec;
     const Vec* xv = reinterpret_cast<const Vec*>(x);
     Vec* ov = reinterpret_cast<Vec*>(out);
@@ -195,59 +278,22 @@ moving_average_warp(const T* __restrict__ x, T* __restrict__ out, int n, int len
     const unsigned warps = gridDim.x * (blockDim.x / 32);
     const T inv_w = T(1) / T(W);
     // the whole warp takes the same chunks: every lane reaches every shuffle
-    for (unsigned c = (blockIdx.x * blockDim.x + threadIdx.x) / 32; c < chunks; c += warps) {
-        const unsigned p = c * 32 + lane;  // this lane's elements: p * V .. p * V + V - 1
+    unsigned c = (blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    if (U > 1) {
+        for (; c + (U - 1) * warps < chunks; c += U * warps) {
+            Vec e[U], h[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) gpb_warp_load<T, V, H>(xv, c + u * warps, lane, packs,
+                                                               e[u], h[u]);
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                gpb_warp_chunk<T, W, V>(e[u], h[u], c + u * warps, lane, length, packs, ov,
+                                        inv_w);
+        }
+    }
+    for (; c < chunks; c += warps) {
         Vec e, h;  // its own, and (last H lanes) the previous chunk's at this lane
-#pragma unroll
-        for (int k = 0; k < V; ++k) e.v[k] = h.v[k] = T(0);
-        if (p < packs) e = xv[p];
-        if (H > 0 && c > 0 && lane >= 32 - H) h = xv[p - 32];
-        const int col = (int)(p * V % (unsigned)length);  // where in its row
-
-        // the window ending at element 0: itself, Q whole lanes back, R elements before
-        T a = e.v[0], ah = h.v[0];
-#pragma unroll
-        for (int k = 1; k < V; ++k) {
-            a += e.v[k];
-            ah += h.v[k];
-        }
-        T s = e.v[0];
-#pragma unroll
-        for (int d = 1; d <= Q; ++d) {
-            const T t = gpb_back(a, ah, lane, d);
-            s += (d * V <= col) ? t : T(0);
-        }
-        if (R > 0) {
-            T b = e.v[V - R], bh = h.v[V - R];
-#pragma unroll
-            for (int k = V - R + 1; k < V; ++k) {
-                b += e.v[k];
-                bh += h.v[k];
-            }
-            const T t = gpb_back(b, bh, lane, Q + 1);
-            s += ((Q + 1) * V <= col) ? t : T(0);
-        }
-
-        // slide: element j enters, element j - W (d lanes back, register k) leaves
-        T res[V];
-        res[0] = s;
-#pragma unroll
-        for (int j = 1; j < V; ++j) {
-            const int d = (W - j + V - 1) / V;
-            const int k = j - W + d * V;
-            const T t = gpb_back(e.v[k], h.v[k], lane, d);
-            s += e.v[j] - ((d * V <= col) ? t : T(0));
-            res[j] = s;
-        }
-
-        Vec o;
-        if (col >= W - 1) {  // every window of this lane is full
-#pragma unroll
-            for (int j = 0; j < V; ++j) o.v[j] = res[j] * inv_w;
-        } else {  // among a row's first W - 1 outputs: fewer elements
-#pragma unroll
-            for (int j = 0; j < V; ++j) o.v[j] = res[j] / T(col + j + 1 < W ? col + j + 1 : W);
-        }
-        if (p < packs) ov[p] = o;
+        gpb_warp_load<T, V, H>(xv, c, lane, packs, e, h);
+        gpb_warp_chunk<T, W, V>(e, h, c, lane, length, packs, ov, inv_w);
     }
 }

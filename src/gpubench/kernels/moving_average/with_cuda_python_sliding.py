@@ -16,6 +16,14 @@ accesses) where L is not a multiple of 16 bytes. Where the window reaches past t
 previous warp's elements (W > 32 V + 1: 129 float, 65 double) or rows * L needs more
 than 32 bits, the row launches the tiled ``nvrtc`` kernel instead: the same results,
 that row's speed.
+
+Unroll: ``moving_average_warp<T, W, V, U>`` takes U chunks per warp per grid-stride step
+(each lane issues the loads of all U before any shuffle). U is :data:`DEFAULT_UNROLL`
+unless the environment variable ``GPUBENCH_UNROLL`` (1, 2 or 4; anything else is a
+ValueError) overrides it when the row is built, for a script measuring each U
+(evidence/perf27/unroll_check.py). The kernel has U = 1 and 2 only: :func:`warp_kernel`
+takes U = 2 where the request is 2 or more and (dtype, V, W) is within
+:data:`UNROLL2_MAX_WINDOW` (ptxas spills past it), else U = 1.
 """
 
 from __future__ import annotations
@@ -30,15 +38,24 @@ from gpubench.spec import BuildContext, implementation
 CTYPES = {"float32": "float", "float64": "double"}
 #: elements (rows * L) the kernel's 32-bit indices reach
 MAX_ELEMENTS = 2**31 - 1
+#: unroll factor asked for unless $GPUBENCH_UNROLL says otherwise (1 or 2 run; 4 asks 2)
+DEFAULT_UNROLL = 1
+#: (dtype, V) -> the largest window with U = 2 (its launch bounds, 6 blocks per SM for
+#: float and 5 for double, compile without spills for every window up to it on sm_90;
+#: ptxas -v spills from 35 / 27 / 22 (float V = 4 / 2 / 1), 18 / 19 (double V = 2 / 1))
+UNROLL2_MAX_WINDOW = {("float32", 4): 33, ("float32", 2): 16, ("float32", 1): 16,
+                      ("float64", 2): 16, ("float64", 1): 16}
 
 
 def warp_kernel(rows: int, length: int, window: int, dtype: str,
-                pointers: tuple[int, ...] = ()) -> tuple[str, int] | None:
+                pointers: tuple[int, ...] = (), unroll: int = 1) -> tuple[str, int] | None:
     """(name expression, V) of the ``moving_average_warp`` instantiation for the case, or
     None where it cannot run (then the tiled kernel does).
 
     V: the most elements of 16 bytes' worth, halved until it divides L (a lane's
-    elements in one row) and every pointer is aligned to V elements.
+    elements in one row) and every pointer is aligned to V elements. U: 2 where
+    ``unroll`` >= 2 and the window is within :data:`UNROLL2_MAX_WINDOW`, else 1 (then
+    the expression has no U: the template's default, 1).
     """
     itemsize = np.dtype(dtype).itemsize
     v = 16 // itemsize
@@ -46,7 +63,8 @@ def warp_kernel(rows: int, length: int, window: int, dtype: str,
         v //= 2
     if not 1 <= window <= 32 * v + 1 or rows * length > MAX_ELEMENTS:
         return None
-    return f"moving_average_warp<{CTYPES[dtype]}, {window}, {v}>", v
+    u = 2 if unroll >= 2 and window <= UNROLL2_MAX_WINDOW[(dtype, v)] else 1
+    return f"moving_average_warp<{CTYPES[dtype]}, {window}, {v}{', 2' if u == 2 else ''}>", v
 
 
 def warp_threads(n: int, v: int) -> int:
@@ -57,14 +75,14 @@ def warp_threads(n: int, v: int) -> int:
 @implementation("moving_average", "cuda_python", "nvrtc_sliding", devices=("gpu",))
 def nvrtc_sliding(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.cuda_launch import THREADS
+    from gpubench.cuda_launch import THREADS, unroll_factor
     from gpubench.kernels.moving_average.with_cuda_python import nvrtc
 
     be = ctx.backend
     x, out = ctx.inputs["x"], ctx.out("out")
     rows, length = x.shape
     warp = warp_kernel(rows, length, int(ctx.case.params["window"]), ctx.case.dtype,
-                       (x.ptr, out.ptr))
+                       (x.ptr, out.ptr), unroll_factor(DEFAULT_UNROLL))
     if warp is None:
         return nvrtc(ctx)
     name, v = warp

@@ -2,7 +2,7 @@
 ``moving_average_warp<T, W, V>`` of the same ``moving_average.cu`` as the ``raw_kernel``
 row, instantiated through a ``cupy.RawModule`` name expression (one compile per dtype
 and window) and launched with the CUDA Python ``nvrtc_sliding`` row's geometry and
-fallback to the tiled kernel (see that module)."""
+fallback to the tiled kernel and unroll factor (see that module)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.kernels.moving_average.with_cuda_python_sliding import warp_kernel, warp_threads
+from gpubench.kernels.moving_average.with_cuda_python_sliding import (
+    DEFAULT_UNROLL,
+    warp_kernel,
+    warp_threads,
+)
 from gpubench.spec import BuildContext, implementation
 
 
@@ -30,13 +34,13 @@ def _function(name: str) -> Any:
 
 @implementation("moving_average", "cupy", "raw_kernel_sliding", devices=("gpu",))
 def raw_kernel_sliding(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, cupy_raw_grid, unroll_factor
     from gpubench.kernels.moving_average.with_cupy_raw import raw_kernel
 
     x, out = ctx.inputs["x"], ctx.out("out")
     rows, length = x.shape
     warp = warp_kernel(rows, length, int(ctx.case.params["window"]), ctx.case.dtype,
-                       (x.data.ptr, out.data.ptr))
+                       (x.data.ptr, out.data.ptr), unroll_factor(DEFAULT_UNROLL))
     if warp is None:
         return raw_kernel(ctx)
     name, v = warp

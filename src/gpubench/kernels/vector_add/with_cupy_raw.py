@@ -2,7 +2,8 @@
 
 CuPy compiles the file with NVRTC (``cupy.RawModule``, once per process) and launches
 it on CuPy's current stream with the CUDA Python row's geometry: 256 threads, a
-grid-stride grid of at most one wave (SMs x resident blocks from the occupancy API).
+grid-stride grid of at most one wave (SMs x resident blocks from the occupancy API),
+the same entry point (unroll factor: see that module).
 So the two rows differ only in how the framework loads and launches the kernel.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.kernels.vector_add.with_cuda_python import work_items
+from gpubench.kernels.vector_add.with_cuda_python import entry_point, work_items
 from gpubench.spec import BuildContext, implementation
 
 
@@ -29,12 +30,11 @@ def _module() -> Any:
 
 @implementation("vector_add", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench import cuda_sources
     from gpubench.cuda_launch import THREADS, cupy_raw_grid
 
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
     n = a.size
-    fn = _module().get_function(f"vector_add_{cuda_sources.suffix(ctx.case.dtype)}")
+    fn = _module().get_function(entry_point(ctx.case.dtype))
     grid = (cupy_raw_grid(fn, work_items(n, ctx.case.dtype)),)
     args = (a, b, c, np.int64(n))
 
