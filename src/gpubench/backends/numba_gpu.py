@@ -164,7 +164,8 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
                     ("reduction", "cuda_jit", "nvrtc"),
                     ("matmul", "cuda_jit_naive", "naive"),
                     ("matmul", "cuda_jit_tiled", "tiled"),
-                    ("moving_average", "cuda_jit", "nvrtc"))
+                    ("moving_average", "cuda_jit", "nvrtc"),
+                    ("moving_average", "cuda_jit_sliding", "nvrtc_sliding"))
     cuda_c_reference = "cuda_python-gpu"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
