@@ -17,7 +17,8 @@
 // entries take U packs per step, at i, i + stride, ..., i + (U - 1) * stride (each load
 // instruction stays coalesced across the warp), issuing all U loads of each input before
 // any add or store; a remainder loop takes the last packs one at a time. Same arguments
-// and launch geometry; the launchers pick U (DEFAULT_UNROLL, GPUBENCH_UNROLL).
+// and launch geometry; the launchers pick U (DEFAULT_UNROLL, GPUBENCH_UNROLL). The loop
+// is ../pack.cuh's map2 with f = +, the one elementwise's binary variants run.
 
 #define GPB_THREADS 256
 #define GPB_MIN_BLOCKS 8  // launch bounds: <= 32 registers, no spills (ptxas -v)
@@ -28,53 +29,15 @@
 
 #include "../pack.cuh"
 
-template <typename T, int U>
-__device__ __forceinline__ void add_arrays(const T* __restrict__ a, const T* __restrict__ b,
-                                           T* __restrict__ c, long long n) {
-    const int W = 16 / sizeof(T);
-    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    long long head = 0;
-    if (aligned16(a) && aligned16(b) && aligned16(c)) {
-        const long long nvec = n / W;
-        const Pack<T>* av = reinterpret_cast<const Pack<T>*>(a);
-        const Pack<T>* bv = reinterpret_cast<const Pack<T>*>(b);
-        Pack<T>* cv = reinterpret_cast<Pack<T>*>(c);
-        long long i = tid;
-        if (U > 1) {  // U packs per step: every load issued before any add or store
-            for (; i + (U - 1) * stride < nvec; i += U * stride) {
-                Pack<T> x[U], y[U];
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-                    x[u] = av[i + u * stride];
-                    y[u] = bv[i + u * stride];
-                }
-#pragma unroll
-                for (int u = 0; u < U; ++u) {
-#pragma unroll
-                    for (int k = 0; k < W; ++k) x[u].v[k] += y[u].v[k];
-                }
-#pragma unroll
-                for (int u = 0; u < U; ++u) cv[i + u * stride] = x[u];
-            }
-        }
-        for (; i < nvec; i += stride) {  // U = 1: the whole loop; else the remainder
-            const Pack<T> x = av[i];
-            const Pack<T> y = bv[i];
-            Pack<T> z;
-#pragma unroll
-            for (int k = 0; k < W; ++k) z.v[k] = x.v[k] + y.v[k];
-            cv[i] = z;
-        }
-        head = nvec * W;
-    }
-    for (long long i = head + tid; i < n; i += stride) c[i] = a[i] + b[i];
-}
+struct GpbPlus {
+    template <typename T>
+    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
 
 #define GPB_VECTOR_ADD(NAME, T, U, MINB)                                                   \
     extern "C" __global__ void __launch_bounds__(GPB_THREADS, MINB)                        \
     NAME(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, long long n) { \
-        add_arrays<T, U>(a, b, c, n);                                                      \
+        map2<T, U>(a, b, c, n, GpbPlus());                                                      \
     }
 
 // NAME, T, U, minimum blocks per SM
