@@ -113,16 +113,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", nargs="+", default=list(IMPLS), choices=list(IMPLS))
     args = parser.parse_args(argv)
+    return each_backend(args.backends, lambda backend_id: run_backend(backend_id, settings()))
+
+
+def each_backend(backend_ids: list[str], run: Any, after: Any = None) -> int:
+    """``run(backend_id)`` (rows not ok) for each backend, one that cannot start noted and
+    skipped; ``after()`` once they ran (a summary table). Exit code: 2 if any could not
+    start, else 1 if any row was not ok, else 0."""
     from gpubench.backends import Unavailable
 
-    conf = settings()
     bad, unavailable = 0, []
-    for backend_id in args.backends:
+    for backend_id in backend_ids:
         try:
-            bad += run_backend(backend_id, conf)
+            bad += run(backend_id)
         except Unavailable as exc:
             unavailable.append(backend_id)
             print(f"{backend_id} unavailable: {exc}", file=sys.stderr)
+    if after is not None:
+        after()
     print(f"{bad} row(s) not ok" + (f"; could not start: {', '.join(unavailable)}"
                                     if unavailable else ""))
     return 2 if unavailable else 1 if bad else 0

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,31 +30,13 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mavg_check import ODD, settings  # noqa: E402  (the same odd params and settings)
 
 COPY_GBPS = 2992.0
 BACKEND = "numba-gpu"
 DEFAULT_SIZES = (1 << 10, 1 << 20, 1 << 24, 1 << 26)
-#: (size, params) beyond the defaults
-ODD = ((1 << 24, {"window": 1}), (1 << 24, {"window": 33}), (1 << 24, {"window": 100}),
-       (1 << 24, {"series_length": 1000}), (3000, {}))
 IMPLS = ("cuda_jit_sliding", "cuda_jit")
-
-
-def settings() -> Any:
-    """The GPU steps' harness settings (``harness`` merged with ``gpu_harness`` of
-    config/config.yaml where PyYAML is there), caller clocks off: only the device clock."""
-    from gpubench.harness import Settings
-
-    values: dict[str, Any] = {}
-    try:
-        import yaml
-
-        config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-        values = {**config.get("harness", {}), **config.get("gpu_harness", {})}
-    except Exception as exc:  # noqa: BLE001 - defaults are fine for this check
-        print(f"(config not read, harness defaults: {type(exc).__name__}: {exc})")
-    known = {k: v for k, v in values.items() if k in Settings.__dataclass_fields__}
-    return replace(Settings(**known), caller_clocks=False)
 
 
 def kernel_used(impl: str, case: Any) -> str:

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "evidence" / "perf27"))
 
-from mavg_check import COPY_GBPS, settings  # noqa: E402
+from mavg_check import COPY_GBPS, each_backend, settings  # noqa: E402
 
 SIZES = (1 << 24, 1 << 26)
 #: kernel -> (variants or None, unroll factors it has)
@@ -87,27 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from collections import defaultdict
 
-    from gpubench.backends import Unavailable
-
     conf = settings()
     table: dict = defaultdict(dict)
-    bad, unavailable = 0, []
-    for backend_id in args.backends:
-        try:
-            bad += run_backend(backend_id, conf, table)
-        except Unavailable as exc:
-            unavailable.append(backend_id)
-            print(f"{backend_id} unavailable: {exc}", file=sys.stderr)
-    if table:
+
+    def summary() -> None:
+        if not table:
+            return
         print(f"\n% of copy ({COPY_GBPS:,.0f} GB/s) at 2^{SIZES[-1].bit_length() - 1}, by U")
         print(f"{'kernel':>14} {'variant':>8} {'dtype':>7} {'row':>18}   U=1   U=2   U=4")
         for (kernel, variant, dtype, _b, name), by_u in table.items():
             cells = " ".join(f"{by_u[u]:5.1f}" if u in by_u else "    -" for u in (1, 2, 4))
             print(f"{kernel:>14} {variant:>8} {dtype:>7} {name:>18} {cells}")
-    print(f"{bad} row(s) not ok" + (f"; could not start: {', '.join(unavailable)}"
-                                    if unavailable else ""))
-    return 2 if unavailable else 1 if bad else 0
 
+    return each_backend(args.backends, lambda b: run_backend(b, conf, table), summary)
 
 if __name__ == "__main__":
     raise SystemExit(main())
