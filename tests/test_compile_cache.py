@@ -162,3 +162,15 @@ def test_the_step_command_passes_the_folder_through(tmp_path):
     assert proc.returncode == 0, proc.stderr
     where = (tmp_path / "res" / "cache" / "compile" / "system").resolve()
     assert f"compilation caches under {where}" in proc.stderr
+
+
+def test_a_steps_workers_never_see_the_unroll_override():
+    """$GPUBENCH_UNROLL is for scripts comparing unroll factors: a benchmark step's rows
+    launch the code's own (their rows record no other), whatever the caller set."""
+    from gpubench.runner import worker_environment
+
+    env = worker_environment({"CUPY_CACHE_DIR": "/c"}, 2,
+                             {"GPUBENCH_UNROLL": "4", "HOME": "/h", "PYTHONPATH": "/x"})
+    assert "GPUBENCH_UNROLL" not in env
+    assert env["HOME"] == "/h" and env["CUPY_CACHE_DIR"] == "/c"
+    assert env["PYTHONPATH"].endswith(os.pathsep + "/x")

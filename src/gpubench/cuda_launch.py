@@ -13,7 +13,9 @@ from typing import Any
 THREADS = 256
 
 #: environment variable that overrides the launchers' unroll factor (packs per thread
-#: per grid-stride step of the memory-bound ``.cu`` kernels), read when a row is built
+#: per grid-stride step of the memory-bound ``.cu`` kernels), read when a row is built,
+#: for scripts that compare them; a benchmark step's workers run without it
+#: (:func:`gpubench.runner.worker_environment`)
 UNROLL_ENV = "GPUBENCH_UNROLL"
 #: unroll factors the ``.cu`` files export (``<entry>``, ``<entry>_u2``, ``<entry>_u4``)
 UNROLLS = (1, 2, 4)

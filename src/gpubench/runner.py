@@ -69,6 +69,22 @@ def step_environment(compile_cache: str | os.PathLike[str] | None,
     return {k: v for k, v in wanted.items() if k not in environ}
 
 
+def worker_environment(step_env: Mapping[str, str], threads: int,
+                       environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A worker's variables: ``environ`` (default: this process's), the step's
+    (:func:`step_environment`), the thread caps, the package on PYTHONPATH. Without
+    ``$GPUBENCH_UNROLL``: a step's CUDA C rows launch the unroll factors in the code,
+    which is what their rows stand for (the variable is for scripts comparing them)."""
+    from gpubench.cuda_launch import UNROLL_ENV
+
+    environ = os.environ if environ is None else environ
+    env = {**environ, **step_env, **pin_threads_env(threads),
+           "PYTHONPATH": os.pathsep.join(
+               [str(SRC_DIR)] + [p for p in [environ.get("PYTHONPATH")] if p])}
+    env.pop(UNROLL_ENV, None)
+    return env
+
+
 @dataclass(frozen=True)
 class PlanItem:
     """One future row: an implementation on a case at a thread count."""
@@ -333,9 +349,7 @@ class BackendRun:
         job = {"backend": self.backend_id, "threads": threads,
                "harness": self.harness, "ref_cache": self.ref_cache,
                "items": [asdict(self.items[i]) for i in indices]}
-        env = {**os.environ, **self.step_env, **pin_threads_env(threads),
-               "PYTHONPATH": os.pathsep.join(
-                   [str(SRC_DIR)] + [p for p in [os.environ.get("PYTHONPATH")] if p])}
+        env = worker_environment(self.step_env, threads)
         proc = subprocess.Popen(
             [sys.executable, "-m", "gpubench.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.log if hasattr(self.log, "fileno") else None,
