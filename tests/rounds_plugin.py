@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,18 @@ BACKENDS["rounds-gpu"] = "rounds_plugin:RoundsGPU"
 
 #: the stand-in's cache folder (unset: it declares none)
 CACHE_ENV = "GPUBENCH_TEST_CACHE_DIR"
+
+
+#: the stand-in's free memory before its arrays (unset: it cannot tell)
+FREE_ENV = "GPUBENCH_TEST_FREE_BYTES"
+#: id -> bytes of the device arrays alive
+_LIVE: dict[int, int] = {}
+
+
+def _track(array: np.ndarray) -> np.ndarray:
+    _LIVE[id(array)] = array.nbytes
+    weakref.finalize(array, _LIVE.pop, id(array), None)
+    return array
 
 
 def cache_dir() -> Path | None:
@@ -50,7 +63,16 @@ class RoundsGPU(Backend):
         return "stand-in GPU (host NumPy)"
 
     def free_memory(self) -> int | None:
-        return None
+        """None, or ``GPUBENCH_TEST_FREE_BYTES`` less the bytes of the stand-in's live
+        device arrays (as a GPU's free memory would read)."""
+        total = os.environ.get(FREE_ENV)
+        return None if total is None else int(total) - sum(_LIVE.values())
+
+    def to_device(self, array: np.ndarray) -> Any:
+        return _track(super().to_device(array))
+
+    def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
+        return _track(super().empty(shape, dtype))
 
     def compile_cache_dirs(self) -> list[Path]:
         where = cache_dir()

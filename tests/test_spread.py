@@ -48,11 +48,15 @@ class _Regimes(Backend):
     caller_timer = "fake clock+wait"
 
     def __init__(self, clock: _Clock, period_s: float = 1.5, device: str = "gpu",
-                 fail_after: int | None = None) -> None:
+                 fail_after: int | None = None, free: int | None = None) -> None:
         self.clock, self.period_s, self.device = clock, period_s, device
+        self.free = free
         self.calls = 0
         self.fail_after = fail_after
         self.sample_times: list[float] = []
+
+    def free_memory(self) -> int | None:
+        return self.free
 
     def slow(self) -> bool:
         return self.clock.t % self.period_s >= self.period_s / 3
@@ -191,10 +195,30 @@ def test_spread_off(spread):
                        Settings(**spread)) == "spread rounds off"
 
 
-def test_inputs_held_stay_within_four_times_the_row_cap():
+def test_inputs_held_stay_within_four_times_the_row_cap_where_free_memory_is_unknown():
     s = Spread(_Regimes(_Clock()), Settings(caller_spread_s=1.0, caller_spread_max_bytes=100))
     kept = [s.keep(i, lambda: None, FIELDS, [1e-5], "hot", 100) for i in range(6)]
     assert kept == [True] * 4 + [False] * 2 and s.held == 400
+
+
+@pytest.mark.parametrize("free, fraction, fit", [(1000, 0.25, 2), (1000, 0.3, 3),
+                                                 (10_000, 0.25, 8), (399, 1.0, 3)])
+def test_inputs_held_stay_within_a_share_of_the_free_memory(free, fraction, fit):
+    backend = _Regimes(_Clock(), free=free)
+    s = Spread(backend, Settings(caller_spread_s=1.0, caller_spread_max_bytes=100,
+                                 caller_spread_held_fraction=fraction))
+    kept = [s.keep(i, lambda: None, FIELDS, [1e-5], "hot", 100) for i in range(8)]
+    assert kept == [True] * fit + [False] * (8 - fit) and s.held == 100 * fit
+    backend.free = 0  # read once, at the first row offered: the held rows' own bytes
+    assert s.held_cap() == int(fraction * free)  # do not shrink it afterwards
+
+
+def test_release_lets_every_kept_row_go():
+    s = Spread(_Regimes(_Clock(), free=10_000), Settings(caller_spread_s=1.0))
+    for i in range(3):
+        s.keep(i, lambda: None, FIELDS, [1e-5], "hot", 100)
+    assert s.release() == 3 and s.kept == [] and s.held == 0
+    assert s.keep(3, lambda: None, FIELDS, [1e-5], "hot", 100) and s.held == 100
 
 
 def test_a_gpu_row_spreads_its_pipelined_clock_and_a_cpu_row_its_own():
@@ -342,3 +366,34 @@ def test_the_spread_rounds_let_the_device_clocks_profiler_go_first():
     spread.run(ended.append)
     assert not backend.attached
     assert max(ended[0].new) == pytest.approx(CALL_S + WAIT_S)
+
+
+def test_a_case_that_needs_the_held_memory_lets_the_spread_rows_go(rounds_plugin, tmp_path,
+                                                                   monkeypatch):
+    """The stand-in's free memory counts its live device arrays. 262,144 float32 elements
+    need 16.5 MiB with headroom (``memory_bytes`` x 1.5); 200 KiB more are free before
+    any array, less than the two 16,384-element rows kept hold (3 x 64 KiB each), so the
+    case fits only once the kept rows are let go: without that it would be skipped."""
+    from gpubench.harness import Settings
+    from gpubench.runner import run_backend
+    from gpubench.spec import Case, get_kernel
+
+    need = get_kernel("vector_add").memory_bytes(Case("vector_add", "default", 262144,
+                                                      "float32", {}))
+    need *= Settings().memory_headroom
+    monkeypatch.setenv("GPUBENCH_TEST_FREE_BYTES", str(int(need) + 200 * 2**10))
+    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
+               "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
+               "caller_spread_rounds": 2, "caller_spread_held_fraction": 1.0}
+    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
+           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
+                                      "dtypes": ["float32"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
+    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
+    df = results.read_timings(csv)
+    assert (df["status"] == "ok").all(), df[["size", "status", "reason"]]
+    # the rows let go keep their first samples and say they were not spread; the
+    # largest case's first row was let go for its second
+    spread = df.set_index(["size", "implementation"])["caller_spread_rounds"]
+    assert (spread.drop(index=(262144, "plain")) == 0).all(), spread
+    assert spread[(262144, "plain")] == 2

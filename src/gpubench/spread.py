@@ -8,16 +8,17 @@ samples all fall within ~30 ms (its rounds) reads one regime, so three runs of t
 configuration disagreed by up to 3x on host-bound rows while their device times agreed.
 
 So after a worker has measured its items, the rows it kept (ok, hot, a call of at most
-``caller_spread_max_call_s``, inputs of at most ``caller_spread_max_bytes``) are
-sampled again in ``caller_spread_rounds`` rounds spread evenly over
-``caller_spread_s`` seconds: row i of n in round r is sampled at ``t0 + (r * n + i) *
-slot``, untimed calls of the row filling any time before (the device never idles and
-clocks down), one untimed call settling what the row before left. Each round adds
-``ceil(4 * first / rounds)`` samples (``first``: the row's samples before), as many as
-fit in its slot and at least one, so the spread samples weigh up to four fifths of the
-row's statistic. GPU rows add sync samples (one call, then the wait; in the first half
-of the slot, right after its untimed sync calls) and pipelined samples (k calls, one
-wait, the row's k); CPU rows add samples of their own clock.
+``caller_spread_max_call_s``, inputs of at most ``caller_spread_max_bytes``, all of them
+within ``caller_spread_held_fraction`` of the free memory) are sampled again in
+``caller_spread_rounds`` rounds spread evenly over ``caller_spread_s`` seconds: row i of
+n in round r is sampled at ``t0 + (r * n + i) * slot``, untimed calls of the row filling
+any time before (the device never idles and clocks down), one untimed call settling what
+the row before left. Each round adds ``ceil(4 * first / rounds)`` samples (``first``:
+the row's samples before), as many as fit in its slot and at least one, so the spread
+samples weigh up to four fifths of the row's statistic. GPU rows add sync samples (one
+call, then the wait; in the first half of the slot, right after its untimed sync calls)
+and pipelined samples (k calls, one wait, the row's k); CPU rows add samples of their
+own clock.
 All of a step's kept rows share the window, so rows compared within a step met the same
 regimes. Every sample is kept; the row's statistics are those of all of them.
 """
@@ -94,9 +95,33 @@ class Spread:
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.backend, self.settings, self.clock = backend, settings, clock
         self.kept: list[Kept] = []
-        #: bytes of inputs held for the kept rows; a row that would pass
-        #: 4 x caller_spread_max_bytes in all is not kept
+        #: bytes of inputs held for the kept rows; a row that would pass :attr:`cap`
+        #: in all is not kept
         self.held = 0
+        #: the most bytes held (:meth:`held_cap`, read at the first row offered)
+        self.cap: int | None = None
+
+    def held_cap(self) -> int:
+        """The bytes the kept rows may hold in all: ``caller_spread_held_fraction`` of
+        the memory free where the backend's arrays live when first asked (the H100's
+        80 GB, not a fixed 1 GiB that the first kernel's rows filled), or
+        4 x ``caller_spread_max_bytes`` where the backend cannot tell."""
+        if self.cap is None:
+            s = self.settings
+            try:
+                free = self.backend.free_memory()
+            except Exception:  # noqa: BLE001 - unknown free memory: the fixed cap
+                free = None
+            self.cap = (int(s.caller_spread_held_fraction * free) if free
+                        else 4 * s.caller_spread_max_bytes)
+        return self.cap
+
+    def release(self) -> int:
+        """Let every kept row go (they keep the samples they had): a later case needs
+        the memory their inputs hold. Returns how many were let go."""
+        n = len(self.kept)
+        self.kept, self.held = [], 0
+        return n
 
     def keep(self, index: int, call: Callable[[], Any], fields: dict[str, Any],
              first: list[float], mode: str, nbytes: int,
@@ -107,7 +132,7 @@ class Spread:
         s = self.settings
         if keep_reason(fields, mode, nbytes, s) or not first:
             return False
-        if self.held + nbytes > 4 * s.caller_spread_max_bytes:
+        if self.held + nbytes > self.held_cap():
             return False
         gpu = self.backend.device == "gpu"
         k = int(fields.get("pipelined_k") or 1) if gpu else 1

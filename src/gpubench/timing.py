@@ -101,8 +101,13 @@ class Settings:
     #: and their samples span time already)
     caller_spread_max_call_s: float = 0.001
     #: ... and whose bytes moved are at most this many (their inputs stay resident until
-    #: the rounds; 4x this in all per worker)
+    #: the rounds)
     caller_spread_max_bytes: int = 256 * 2**20
+    #: ... while the kept rows' bytes stay within this share of the memory free where
+    #: the backend's arrays live (read at the first row kept; 4 x caller_spread_max_bytes
+    #: where the backend cannot tell). A fixed 1 GiB left most host-bound GPU rows of
+    #: 2^20 elements and more unspread, and those moved 2-3x more between runs
+    caller_spread_held_fraction: float = 0.25
     #: energy per call (cases the plan marks): the window between two updates of the
     #: energy counter lasts at least this long, calls running back to back throughout
     energy_min_time_s: float = 0.45

@@ -138,7 +138,10 @@ class TorchGPU(TorchBase):
         return self._torch.cuda.get_device_name(0)
 
     def free_memory(self) -> int | None:
-        return int(self._torch.cuda.mem_get_info()[0])
+        """Free device memory plus what PyTorch's caching allocator holds but no tensor
+        uses (reusable, as CuPy's pool)."""
+        cuda = self._torch.cuda
+        return int(cuda.mem_get_info()[0] + cuda.memory_reserved() - cuda.memory_allocated())
 
     def block(self, result: Any) -> None:
         self._torch.cuda.synchronize()
