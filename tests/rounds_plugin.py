@@ -106,3 +106,18 @@ def compiles(ctx):
 @implementation("vector_add", "rounds", "plain", devices=("gpu",))
 def plain(ctx):
     return _add(ctx)
+
+
+def capped(ctx):
+    """Skipped above 1,024 elements by its cap, not for memory."""
+    return _add(ctx)
+
+
+def register_capped() -> None:
+    """Add ``capped`` to the registry (a test's, which restores it after; a worker's,
+    when ``GPUBENCH_TEST_CAPPED`` is set)."""
+    implementation("vector_add", "rounds", "capped", devices=("gpu",), max_size=1024)(capped)
+
+
+if os.environ.get("GPUBENCH_TEST_CAPPED"):
+    register_capped()

@@ -397,3 +397,29 @@ def test_a_case_that_needs_the_held_memory_lets_the_spread_rows_go(rounds_plugin
     spread = df.set_index(["size", "implementation"])["caller_spread_rounds"]
     assert (spread.drop(index=(262144, "plain")) == 0).all(), spread
     assert spread[(262144, "plain")] == 2
+
+
+def test_an_implementations_size_cap_does_not_let_the_spread_rows_go(tmp_path, monkeypatch):
+    """A capped implementation's skip is not for memory: the kept rows stay kept."""
+    monkeypatch.setenv("GPUBENCH_TEST_CAPPED", "1")  # the worker's registry
+    _plugin(monkeypatch, "rounds_plugin")
+    import rounds_plugin
+
+    from gpubench import spec
+    from gpubench.runner import run_backend
+
+    monkeypatch.setattr(spec, "_IMPLEMENTATIONS", list(spec._IMPLEMENTATIONS))
+    if not any(i.name == "capped" for i in spec.implementations("vector_add", "rounds")):
+        rounds_plugin.register_capped()  # this process's, restored after the test
+
+    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
+               "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
+               "caller_spread_rounds": 2}
+    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
+           "kernels": {"vector_add": {"sizes": [1024, 16384], "dtypes": ["float32"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
+    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
+    df = results.read_timings(csv).set_index(["size", "implementation"])
+    assert df.at[(16384, "capped"), "status"] == "skipped"
+    ok = df[df["status"] == "ok"]
+    assert len(ok) == 5 and (ok["caller_spread_rounds"] == 2).all(), ok["caller_spread_rounds"]

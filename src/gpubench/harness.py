@@ -56,6 +56,7 @@ __all__ = [
     "measure",
     "measure_energy",
     "measure_energy_again",
+    "memory_short",
     "pipeline_depth",
     "recheck_reason",
     "skip_reason",
@@ -510,6 +511,12 @@ def skip_reason(spec: KernelSpec, impl: Implementation, case: Case, backend: Bac
     if impl.max_size is not None and case.size > impl.max_size:
         return (f"{impl.name} is capped at size {impl.max_size} "
                 f"(hand-written loop; see the implementation's max_size)")
+    return memory_short(spec, case, backend, settings)
+
+
+def memory_short(spec: KernelSpec, case: Case, backend: Backend, settings: Settings) -> str:
+    """Why the case does not fit the memory free where the backend's arrays live, or
+    ''. Apart from :func:`skip_reason` because memory is what a worker can free."""
     need = spec.memory_bytes(case) * settings.memory_headroom
     free = backend.free_memory()
     if free is not None and need > free:

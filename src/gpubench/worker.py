@@ -122,6 +122,7 @@ def main() -> int:
         Settings,
         measure,
         measure_energy_again,
+        memory_short,
         pipeline_depth,
         skip_reason,
     )
@@ -210,7 +211,7 @@ def main() -> int:
         impl = next(i for i in implementations(case.kernel, backend.framework, backend.device)
                     if i.name == item["implementation"])
         key = (case.kernel, case.variant, case.size, case.dtype)
-        if spread.held and skip_reason(spec, impl, case, backend, settings):
+        if spread.held and memory_short(spec, case, backend, settings):
             # the spread rows' inputs must not cost an item its measurement
             n = spread.release()
             spread_fields.clear()
