@@ -167,7 +167,7 @@ def test_a_row_that_fails_in_the_rounds_keeps_its_first_samples():
     s.run(ended.append)
     assert ended[0].new == [] and ended[0].rounds == 0
     assert ended[0].error == "RuntimeError: device lost"
-    fields, clocks = spread_result(ended[0], dict(FIELDS), 1.0)
+    fields, clocks = spread_result(ended[0], dict(FIELDS))
     assert fields == {"caller_spread_rounds": 0, "caller_spread_s": 0.0} and clocks == {}
 
 
@@ -217,7 +217,9 @@ def test_release_lets_every_kept_row_go():
     s = Spread(_Regimes(_Clock(), free=10_000), Settings(caller_spread_s=1.0))
     for i in range(3):
         s.keep(i, lambda: None, FIELDS, [1e-5], "hot", 100)
-    assert s.release() == 3 and s.kept == [] and s.held == 0
+    let_go = []
+    assert s.release(let_go.append) == 3 and s.kept == [] and s.held == 0
+    assert [row.index for row in let_go] == [0, 1, 2]
     assert s.keep(3, lambda: None, FIELDS, [1e-5], "hot", 100) and s.held == 100
 
 
@@ -230,14 +232,14 @@ def test_a_gpu_row_spreads_its_pipelined_clock_and_a_cpu_row_its_own():
     cpu.keep(1, cpu_backend.call, {"status": "ok", "median_s": 2e-5}, [2e-5] * 3, "hot", 64)
     assert gpu.kept[0].k == 8 and cpu.kept[0].k == 1
     row = gpu.kept[0]
-    row.new, row.rounds = [1e-5] * 6, 24
-    fields, clocks = spread_result(row, dict(FIELDS), 20.5)
+    row.new, row.rounds, row.span = [1e-5] * 6, 24, (1.0, 21.5)
+    fields, clocks = spread_result(row, dict(FIELDS))
     assert set(clocks) == {"pipelined"} and fields["pipelined_samples"] == 9
     assert fields["pipelined_median_s"] == 1e-5 and fields["caller_spread_s"] == 20.5
     assert "median_s" not in fields  # the device clock is not the host's to move
     row = cpu.kept[0]
     row.new, row.rounds = [1e-5] * 6, 24
-    fields, clocks = spread_result(row, {"status": "ok", "bytes": 3e4, "flops": 0}, 20.5)
+    fields, clocks = spread_result(row, {"status": "ok", "bytes": 3e4, "flops": 0})
     assert set(clocks) == {"device"}
     assert fields["median_s"] == fields["pipelined_median_s"] == fields["sync_median_s"] == 1e-5
     assert fields["samples"] == 9 and fields["gbps"] == pytest.approx(3e4 / 1e-5 / 1e9)
@@ -252,15 +254,17 @@ def rounds_plugin(monkeypatch: pytest.MonkeyPatch) -> str:
     return _plugin(monkeypatch, "rounds_plugin")
 
 
+@pytest.mark.parametrize("interval", [5.0, 0.001])  # after the items; between them too
 @pytest.mark.parametrize("backend_id", ["rounds-gpu", "numpy-cpu"])
 def test_spread_rows_match_their_samples_through_the_loader(rounds_plugin, tmp_path,
-                                                            backend_id):
+                                                            backend_id, interval):
     from gpubench.report import stats
     from gpubench.runner import run_backend
 
     harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
                "caller_max_time_s": 0.006, "caller_spread_s": 0.3,
-               "caller_spread_rounds": 4, "caller_spread_max_bytes": 2**20}
+               "caller_spread_rounds": 4, "caller_spread_max_bytes": 2**20,
+               "caller_spread_interval_s": interval}
     cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
            "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
                                       "dtypes": ["float32"]}}}
@@ -272,7 +276,8 @@ def test_spread_rows_match_their_samples_through_the_loader(rounds_plugin, tmp_p
     # 262,144 float32 elements move 3 MiB, over the 1 MiB cap: not spread
     small, big = ok[ok["size"] < 262144], ok[ok["size"] == 262144]
     assert (small["caller_spread_rounds"] == 4).all(), small["caller_spread_rounds"]
-    assert (small["caller_spread_s"] >= 0.3 * 3 / 4).all()
+    assert (small["caller_spread_s"] >= (0.3 * 3 / 4 if interval > 1 else 0.0)).all()
+    assert (small["caller_spread_s"] > 0).all()
     assert (big["caller_spread_rounds"] == 0).all()
     loaded = stats.load_samples(samples, df)
     clocks = (("device", "samples"),) + ((("sync", "sync_samples"),
@@ -307,7 +312,7 @@ def test_a_gpu_row_spreads_its_sync_clock_too():
     (row,) = ended
     assert row.rounds == 3 and len(row.new_sync) == 3 * math.ceil(WEIGHT * 12 / 3)
     assert len(row.new) == 3 * math.ceil(WEIGHT * 6 / 3)
-    fields, clocks = spread_result(row, dict(FIELDS), 3.0)
+    fields, clocks = spread_result(row, dict(FIELDS))
     assert clocks["sync"] == row.new_sync and clocks["pipelined"] == row.new
     assert fields["sync_samples"] == 12 + len(row.new_sync)
     assert fields["sync_median_s"] == pytest.approx(np.median(first_sync + row.new_sync))
@@ -423,3 +428,73 @@ def test_an_implementations_size_cap_does_not_let_the_spread_rows_go(tmp_path, m
     assert df.at[(16384, "capped"), "status"] == "skipped"
     ok = df[df["status"] == "ok"]
     assert len(ok) == 5 and (ok["caller_spread_rounds"] == 2).all(), ok["caller_spread_rounds"]
+
+
+# -- rounds between the items ---------------------------------------------------------------
+
+
+def _step(phase: float, interval: float) -> list[float]:
+    """A step on a host whose slow regime lasts 40 s of every minute: 8 rows kept at its
+    start, then 120 s of other items (ticks every 0.5 s), then the window after them.
+    Returns the rows' medians over all their samples."""
+    clock = _Clock(phase)
+    backend = _Regimes(clock, period_s=60.0)
+    s = Spread(backend, Settings(caller_spread_s=20.0, caller_spread_rounds=24,
+                                 caller_spread_interval_s=interval), clock=clock)
+    for i in range(8):
+        assert s.keep(i, backend.call, FIELDS, _pipelined(backend, 8, 6), "hot", 64)
+    ended: dict[int, object] = {}
+    for _ in range(240):
+        clock.t += 0.5
+        s.tick(lambda row: ended.__setitem__(row.index, row))
+    s.run(lambda row: ended.__setitem__(row.index, row))
+    assert sorted(ended) == list(range(8)) and s.kept == [] and s.held == 0
+    assert all(row.rounds == 24 for row in ended.values())
+    return [float(np.median(row.first + row.new)) for row in ended.values()]
+
+
+def test_rounds_between_the_items_ride_out_regimes_longer_than_the_window():
+    """Two runs that meet the host at different phases of a minute-long regime: with
+    all rounds in the 20 s window after the items, every row reads the regime that
+    window met (the runs disagree by the slow factor); with a round every 5 s of the
+    step, the rows' rounds span two regimes' cycles and the runs agree."""
+    window_only = np.array(_step(0.0, 0.0)) / np.array(_step(20.0, 0.0))
+    between = np.array(_step(0.0, 5.0)) / np.array(_step(20.0, 5.0))
+    assert np.all(np.abs(np.log(window_only)) > np.log(1.3)), window_only
+    assert np.all(np.abs(np.log(between)) < np.log(1.1)), between
+
+
+def test_a_tick_takes_a_round_only_once_the_interval_has_passed():
+    clock = _Clock()
+    backend = _Regimes(clock)
+    s = Spread(backend, Settings(caller_spread_s=2.0, caller_spread_rounds=2,
+                                 caller_spread_interval_s=5.0), clock=clock)
+    ended: list = []
+    assert s.tick(ended.append) == 0.0  # nothing kept: no round, no start
+    s.keep(0, backend.call, FIELDS, [CALL_S] * 3, "hot", 64)
+    assert s.tick(ended.append) == 0.0 and s.kept[0].rounds == 0  # the interval starts
+    clock.t += 4.9
+    assert s.tick(ended.append) == 0.0 and s.kept[0].rounds == 0
+    clock.t += 0.2
+    assert s.tick(ended.append) > 0 and s.kept[0].rounds == 1 and ended == []
+    clock.t += 5.0
+    s.keep(1, backend.call, FIELDS, [CALL_S] * 3, "hot", 64)
+    s.tick(ended.append)  # row 0's second and last round: done, its inputs let go
+    assert [r.index for r in ended] == [0] and [r.rounds for r in s.kept] == [1]
+    assert s.held == 64
+    s.run(ended.append)  # row 1's last round in the window
+    assert [(r.index, r.rounds) for r in ended] == [(0, 2), (1, 2)]
+    first, last = ended[0].span
+    assert first is not None and last - first > 5.0  # its rounds 5 s apart
+
+
+def test_no_rounds_between_the_items_at_interval_zero():
+    clock = _Clock()
+    backend = _Regimes(clock)
+    s = Spread(backend, Settings(caller_spread_s=2.0, caller_spread_rounds=2,
+                                 caller_spread_interval_s=0.0), clock=clock)
+    s.keep(0, backend.call, FIELDS, [CALL_S] * 3, "hot", 64)
+    for _ in range(3):
+        clock.t += 10.0
+        assert s.tick(lambda row: None) == 0.0
+    assert s.kept[0].rounds == 0

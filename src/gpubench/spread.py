@@ -68,6 +68,8 @@ class Kept:
     alive: Any = None
     #: why the row's rounds stopped ('' if they did not): its spread samples are dropped
     error: str = ""
+    #: the clock at its first spread round's start and at its last round's end
+    span: tuple[float | None, float] = (None, 0.0)
 
 
 def keep_reason(fields: dict[str, Any], mode: str, nbytes: int, settings: Settings) -> str:
@@ -100,6 +102,8 @@ class Spread:
         self.held = 0
         #: the most bytes held (:meth:`held_cap`, read at the first row offered)
         self.cap: int | None = None
+        #: when :meth:`tick` last took a round (None: it has not yet)
+        self.last_tick: float | None = None
 
     def held_cap(self) -> int:
         """The bytes the kept rows may hold in all: ``caller_spread_held_fraction`` of
@@ -116,12 +120,13 @@ class Spread:
                         else 4 * s.caller_spread_max_bytes)
         return self.cap
 
-    def release(self) -> int:
-        """Let every kept row go (they keep the samples they had): a later case needs
-        the memory their inputs hold. Returns how many were let go."""
-        n = len(self.kept)
-        self.kept, self.held = [], 0
-        return n
+    def release(self, done: Callable[[Kept], None]) -> int:
+        """Let every kept row go, ``done(row)`` for each with the rounds it had: a later
+        item needs the memory their inputs hold. Returns how many were let go."""
+        rows = list(self.kept)
+        for row in rows:
+            self._finish(row, done)
+        return len(rows)
 
     def keep(self, index: int, call: Callable[[], Any], fields: dict[str, Any],
              first: list[float], mode: str, nbytes: int,
@@ -166,52 +171,95 @@ class Spread:
         else:
             host_time(row.call, self.backend.block)
 
-    def run(self, done: Callable[[Kept], None]) -> float:
-        """The rounds; ``done(row)`` for each kept row at the end (``row.new`` holds its
-        spread samples). Returns the phase's seconds. A row whose call raises is left
-        with what it had (its ``new`` samples so far are dropped)."""
-        s = self.settings
-        if not self.kept:
-            return 0.0
-        # whatever the last item's device clock left set up (JAX's CUPTI after a cold
-        # row) goes before the first spread sample, with the untimed calls it asks for
+    def _settle(self) -> None:
+        """Whatever the last item's device clock left set up (JAX's CUPTI after a cold
+        row) goes before the first spread sample, with the untimed calls it asks for."""
         settle_s = float(self.backend.before_caller_clock() or 0.0)
-        if settle_s > 0:
+        if settle_s > 0 and self.kept:
             end = self.clock() + settle_s
             while self.clock() < end:
                 self._untimed(self.kept[0])
-        rows, t0 = self.kept, self.clock()
-        n, rounds = len(rows), int(s.caller_spread_rounds)
-        slot = s.caller_spread_s / (rounds * n)
-        failed: set[int] = set()
+
+    def _round(self, row: Kept, at: float, slot: float) -> None:
+        """One round of a row: untimed calls until ``at``, then its samples within
+        ``slot`` (at least one of each clock): the sync ones first, settled by the
+        untimed sync calls just made. A call that raises ends the row's rounds: its
+        spread samples are dropped and it keeps what it had."""
+        s = self.settings
+        try:
+            self._untimed(row)
+            while self.clock() < at:
+                self._untimed(row)
+            begin = max(at, self.clock())
+            if row.first_sync:
+                self._part(row, row.new_sync,
+                           math.ceil(WEIGHT * len(row.first_sync) / s.caller_spread_rounds),
+                           begin + slot / 2, k=1)
+            self._part(row, row.new, math.ceil(WEIGHT * len(row.first) / s.caller_spread_rounds),
+                       begin + slot)
+            row.rounds += 1
+            row.span = (row.span[0] if row.span[0] is not None else begin, self.clock())
+        except Exception as exc:  # noqa: BLE001 - a failing row keeps its first samples
+            row.error = f"{type(exc).__name__}: {exc}"[:300]
+            row.new.clear()
+            row.new_sync.clear()
+            row.rounds = 0
+
+    def _finish(self, row: Kept, done: Callable[[Kept], None]) -> None:
+        self.kept.remove(row)
+        self.held -= row.nbytes
+        done(row)
+
+    def tick(self, done: Callable[[Kept], None]) -> float:
+        """Between a step's items: once ``caller_spread_interval_s`` has passed since the
+        last round (or the first row was kept), one round of every kept row; a row that
+        has its ``caller_spread_rounds`` (or failed) is done, ``done(row)``, and lets its
+        inputs go. So an early row's rounds span minutes of its step, not only the
+        window after it, through the host's slower regimes (one lasted 30 s and more on
+        the H100). Returns the seconds taken (0 when no round was due)."""
+        s = self.settings
+        if s.caller_spread_interval_s <= 0 or not self.kept:
+            return 0.0
+        t0 = self.clock()
+        if self.last_tick is None:
+            self.last_tick = t0
+        if t0 - self.last_tick < s.caller_spread_interval_s:
+            return 0.0
+        self._settle()
+        rows = list(self.kept)
+        slot = s.caller_spread_s / (s.caller_spread_rounds * len(rows))
+        for row in rows:
+            self._round(row, self.clock(), slot)
+            if row.error or row.rounds >= s.caller_spread_rounds:
+                self._finish(row, done)
+        self.last_tick = self.clock()
+        return self.last_tick - t0
+
+    def run(self, done: Callable[[Kept], None]) -> float:
+        """The rounds the kept rows still lack, spread over their share of
+        ``caller_spread_s`` after the step's items; ``done(row)`` for each at the end
+        (``row.new`` holds its spread samples). Returns the phase's seconds. A row whose
+        call raises is left with what it had (its ``new`` samples so far are dropped)."""
+        s = self.settings
+        if not self.kept:
+            return 0.0
+        self._settle()
+        rows, t0 = list(self.kept), self.clock()
+        total = int(s.caller_spread_rounds)
+        #: rounds of the window: the most any kept row still lacks; a row lacking fewer
+        #: joins the window's last rounds
+        rounds = max(total - row.rounds for row in rows)
+        window = s.caller_spread_s * rounds / total
+        n = len(rows)
+        slot = window / (rounds * n)
         for r in range(rounds):
-            if self.clock() - t0 > OVERRUN * s.caller_spread_s:
+            if self.clock() - t0 > OVERRUN * window:
                 break
             for i, row in enumerate(rows):
-                if row.index in failed:
+                if row.error or r < rounds - (total - row.rounds):
                     continue
-                at = t0 + (r * n + i) * slot
-                per = math.ceil(WEIGHT * len(row.first) / rounds)
-                try:
-                    self._untimed(row)
-                    while self.clock() < at:
-                        self._untimed(row)
-                    # its samples, within its slot (at least one of each clock): the
-                    # sync ones first, settled by the untimed sync calls just made
-                    begin = max(at, self.clock())
-                    if row.first_sync:
-                        self._part(row, row.new_sync,
-                                   math.ceil(WEIGHT * len(row.first_sync) / rounds),
-                                   begin + slot / 2, k=1)
-                    self._part(row, row.new, per, begin + slot)
-                    row.rounds += 1
-                except Exception as exc:  # noqa: BLE001 - a failing row keeps its first samples
-                    failed.add(row.index)
-                    row.error = f"{type(exc).__name__}: {exc}"[:300]
-                    row.new.clear()
-                    row.new_sync.clear()
-                    row.rounds = 0
+                self._round(row, t0 + (r * n + i) * slot, slot)
         for row in rows:
-            done(row)
+            self._finish(row, done)
         self.kept, self.held = [], 0
         return self.clock() - t0

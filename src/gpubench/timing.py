@@ -97,6 +97,10 @@ class Settings:
     #: (gpubench.spread)
     caller_spread_s: float = 0.0
     caller_spread_rounds: int = 24
+    #: ... taken between the step's items too, one round of every kept row each time
+    #: this many seconds have passed (0: only after the items), so a row's rounds span
+    #: the rest of its step; the host's slower regimes lasted 30 s and more
+    caller_spread_interval_s: float = 5.0
     #: ... rows whose caller median is at most this long (longer calls are device-bound,
     #: and their samples span time already)
     caller_spread_max_call_s: float = 0.001

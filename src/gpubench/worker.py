@@ -203,6 +203,15 @@ def main() -> int:
         emit({"event": "energy", "index": j, "fields": energy})
         return host_inputs, ref, cached_key
 
+    def finish(row: Any) -> None:
+        """A kept row's spread rounds are done: its statistics over all its samples."""
+        if row.error:
+            print(f"{tag} spread rounds stopped for item {row.index}: {row.error}; "
+                  "the row keeps its samples from before", file=sys.stderr, flush=True)
+        fields, clocks = spread_result(row, spread_fields.pop(row.index))
+        emit({"event": "spread", "index": row.index, "fields": fields, "samples": clocks})
+
+    ticked = 0.0
     for index, item in enumerate(job["items"]):
         emit({"event": "start", "index": index})
         spec = get_kernel(item["kernel"])
@@ -213,12 +222,11 @@ def main() -> int:
         key = (case.kernel, case.variant, case.size, case.dtype)
         if spread.held and memory_short(spec, case, backend, settings):
             # the spread rows' inputs must not cost an item its measurement
-            n = spread.release()
-            spread_fields.clear()
+            n = spread.release(finish)
             gc.collect()
             print(f"{tag} {case.kernel}/{case.variant} {case.dtype} size={case.size} "
-                  f"needs the memory the spread rows held: {n} rows let go unspread",
-                  file=sys.stderr, flush=True)
+                  f"needs the memory the spread rows held: {n} rows let go with the "
+                  "rounds they had", file=sys.stderr, flush=True)
         if key != cached_key and skip_reason(spec, impl, case, backend, settings):
             # Too big for memory (or the implementation's cap): measure() records the
             # skip before touching inputs, which must not be made for a case that
@@ -277,33 +285,31 @@ def main() -> int:
         if best_energy.due(next_item(index)):
             host_inputs, ref, cached_key = read_best_energy(
                 spec, case, key, (host_inputs, ref, cached_key))
+        ticked += spread.tick(finish)
+    if ticked:
+        print(f"{tag} spread rounds between the items: {ticked:.1f} s", file=sys.stderr,
+              flush=True)
     if spread.kept:
         n = len(spread.kept)
-        print(f"{tag} spread rounds: {n} rows, {settings.caller_spread_rounds} rounds over "
-              f"{settings.caller_spread_s:g} s", file=sys.stderr, flush=True)
-        ended: list[Any] = []
-        took = spread.run(ended.append)
-        for row in ended:
-            if row.error:
-                print(f"{tag} spread rounds stopped for item {row.index}: {row.error}; "
-                      "the row keeps its samples from before", file=sys.stderr, flush=True)
-            fields, clocks = spread_result(row, spread_fields.pop(row.index), took)
-            emit({"event": "spread", "index": row.index, "fields": fields,
-                  "samples": clocks})
+        print(f"{tag} spread rounds: {n} rows, up to {settings.caller_spread_rounds} rounds "
+              f"over up to {settings.caller_spread_s:g} s", file=sys.stderr, flush=True)
+        took = spread.run(finish)
         print(f"{tag} spread rounds done in {took:.1f} s", file=sys.stderr, flush=True)
     return 0
 
 
-def spread_result(row: Any, fields: dict[str, Any], took: float
+def spread_result(row: Any, fields: dict[str, Any]
                   ) -> tuple[dict[str, Any], dict[str, list[float]]]:
     """A spread row's new statistics over all its samples (those before and the spread
-    ones) and its new samples by clock. GPU rows: the pipelined and the sync clocks (the
+    ones; ``caller_spread_s``: the seconds from its first round to its last) and its new
+    samples by clock. GPU rows: the pipelined and the sync clocks (the
     same samples where k = 1). CPU rows: the samples on the row's own
     clock, which are its caller clocks too, and the throughput they give."""
     from gpubench.harness import caller_stats, summarize
 
-    out: dict[str, Any] = {"caller_spread_rounds": row.rounds,
-                           "caller_spread_s": took if row.rounds else 0.0}
+    first, last = row.span
+    took = last - first if row.rounds and first is not None else 0.0
+    out: dict[str, Any] = {"caller_spread_rounds": row.rounds, "caller_spread_s": took}
     if not row.new:
         return out, {}
     every = row.first + row.new
