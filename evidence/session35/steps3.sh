@@ -2,8 +2,15 @@
 # Session 35's third chain (STEPS=this file): the whole default GPU suite plus the NumPy
 # baseline (evidence/verdicts/device.yaml) once on a fresh H100 machine (cold compile
 # caches), report included: every GPU step with the spread rounds between the items.
+# The samples (over 100 MB) stay behind: what comes back is at most 16 MiB a file.
 source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1
-step suite $SM --configfile config/config.yaml evidence/verdicts/device.yaml --config \
-  results_dir=results/suite logs_dir=results/suite/logs compile_cache_dir=/tmp/cc35c
+suite() {
+  $SM --configfile config/config.yaml evidence/verdicts/device.yaml --config \
+    results_dir=results/suite logs_dir=results/suite/logs compile_cache_dir=/tmp/cc35c
+  local rc=$?
+  rm -f results/suite/samples.csv results/suite/raw/*.samples.csv
+  return $rc
+}
+step suite suite
 touch /tmp/chain.done
