@@ -13,6 +13,7 @@ compiles nothing.
 from __future__ import annotations
 
 import os
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -32,6 +33,18 @@ CACHE_ENV = "GPUBENCH_TEST_CACHE_DIR"
 
 #: the stand-in's free memory before its arrays (unset: it cannot tell)
 FREE_ENV = "GPUBENCH_TEST_FREE_BYTES"
+#: set: the worker dies in its spread rounds (RoundsGPU.before_caller_clock)
+DIE_ENV = "GPUBENCH_TEST_DIE_IN_SPREAD"
+
+
+def _frames(frame: Any) -> list[Any]:
+    out = []
+    while frame is not None:
+        out.append(frame)
+        frame = frame.f_back
+    return out
+
+
 #: id -> bytes of the device arrays alive
 _LIVE: dict[int, int] = {}
 
@@ -73,6 +86,16 @@ class RoundsGPU(Backend):
 
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         return _track(super().empty(shape, dtype))
+
+    def before_caller_clock(self) -> float:
+        """With ``GPUBENCH_TEST_DIE_IN_SPREAD`` set, the process dies when the spread
+        rounds settle the device (between the items or after them), as a worker lost
+        there would."""
+        if os.environ.get(DIE_ENV) and any(
+                f.f_globals.get("__name__") == "gpubench.spread"
+                for f in _frames(sys._getframe())):
+            os._exit(3)
+        return 0.0
 
     def compile_cache_dirs(self) -> list[Path]:
         where = cache_dir()

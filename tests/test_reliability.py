@@ -120,6 +120,12 @@ CATALOGUE: tuple[Scenario, ...] = (
     Scenario("worker-crash", "hang", "a kernel that kills its worker (SIGSEGV)",
              "that one row `error` (`worker killed by SIGSEGV`); a fresh worker runs the rest",
              "test_runner_faults.py::test_every_planned_item_gets_exactly_one_row"),
+    Scenario("spread-crash", "hang", "a worker that dies as its spread rounds begin "
+             "(between the items, and after them)",
+             "no item lost: every row `ok` with the samples it had (`caller_spread_rounds` "
+             "0); the step's log says `… during the spread rounds`; a fresh worker runs "
+             "the items after",
+             "test_spread.py::test_a_worker_lost_in_its_spread_rounds_loses_no_item"),
     Scenario("case-hang", "hang", "a kernel that sleeps for an hour",
              "killed at `harness.case_timeout_s`: that row `error` (`timed out`); the next "
              "runs", "test_runner_faults.py::test_every_planned_item_gets_exactly_one_row"),

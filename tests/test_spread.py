@@ -498,3 +498,25 @@ def test_no_rounds_between_the_items_at_interval_zero():
         clock.t += 10.0
         assert s.tick(lambda row: None) == 0.0
     assert s.kept[0].rounds == 0
+
+
+def test_a_worker_lost_in_its_spread_rounds_loses_no_item(rounds_plugin, tmp_path,
+                                                         monkeypatch, capfd):
+    """The stand-in's worker dies whenever its spread rounds begin (between the items,
+    then after them). No item was in flight: every item keeps its row, ok, with the
+    samples it had, and the items after the loss go to a fresh worker."""
+    from gpubench.runner import run_backend
+
+    monkeypatch.setenv("GPUBENCH_TEST_DIE_IN_SPREAD", "1")
+    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
+               "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
+               "caller_spread_rounds": 2, "caller_spread_interval_s": 0.001}
+    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
+           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
+                                      "dtypes": ["float32"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
+    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
+    df = results.read_timings(csv)
+    assert len(df) == 6 and (df["status"] == "ok").all(), df[["size", "status", "reason"]]
+    assert (df["caller_spread_rounds"] == 0).all()
+    assert "exited with code 3 during the spread rounds" in capfd.readouterr().err

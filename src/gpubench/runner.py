@@ -369,6 +369,8 @@ class BackendRun:
         by_clock: dict[int, dict[str, list[float]]] = {}
         #: the item whose energy the worker is reading again (``energy: best``)
         energy_of: int | None = None
+        #: whether the worker is in its spread rounds (between items or after them)
+        spreading = False
         timeout = self.start_timeout
         while True:
             try:
@@ -379,6 +381,8 @@ class BackendRun:
                 if energy_of is not None:
                     return self._energy_failed(
                         rows[energy_of], done, f"timed out after {timeout:.0f} s")
+                if spreading:
+                    return self._spread_failed(done, f"timed out after {timeout:.0f} s")
                 what = "starting the framework" if current is None else "this case"
                 reason = f"timed out after {timeout:.0f} s while {what} (harness.case_timeout_s)"
                 return self._fail_from(indices, done, current, hello, reason)
@@ -387,6 +391,8 @@ class BackendRun:
                 if energy_of is not None:
                     return self._energy_failed(rows[energy_of], done,
                                                f"worker {describe_exit(code)}")
+                if spreading:
+                    return self._spread_failed(done, f"worker {describe_exit(code)}")
                 if done == len(indices):
                     return done
                 reason = f"worker {describe_exit(code)}; see the step's log"
@@ -408,7 +414,9 @@ class BackendRun:
                     return len(indices)
                 timeout = self.case_timeout
             elif event == "start":
-                current = msg["index"]
+                current, spreading = msg["index"], False
+            elif event in ("spread_start", "spread_end"):
+                current, spreading = None, event == "spread_start"
             elif event == "energy_start":
                 energy_of = msg["index"]
             elif event == "energy":
@@ -435,6 +443,14 @@ class BackendRun:
                                            if k in results.COLUMN_NAMES})
                 for clock, times in msg.get("samples", {}).items():
                     by_clock[msg["index"]].setdefault(clock, []).extend(times)
+
+    def _spread_failed(self, done: int, what: str) -> int:
+        """The worker was lost in its spread rounds, with no item in flight: the rows
+        it wrote keep the samples they had (their spread rounds never came), and the
+        items after them go to a fresh worker."""
+        self.say(f"{what} during the spread rounds; the {done} rows it wrote keep the "
+                 "samples they had; see the step's log")
+        return done
 
     def _energy_failed(self, row: dict[str, Any], done: int, what: str) -> int:
         """The worker stopped while reading a row's energy again (``energy: best``): the

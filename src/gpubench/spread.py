@@ -210,6 +210,16 @@ class Spread:
         self.held -= row.nbytes
         done(row)
 
+    def due(self) -> bool:
+        """Whether :meth:`tick` would take a round now (the first call with rows kept
+        starts the interval)."""
+        if self.settings.caller_spread_interval_s <= 0 or not self.kept:
+            return False
+        now = self.clock()
+        if self.last_tick is None:
+            self.last_tick = now
+        return now - self.last_tick >= self.settings.caller_spread_interval_s
+
     def tick(self, done: Callable[[Kept], None]) -> float:
         """Between a step's items: once ``caller_spread_interval_s`` has passed since the
         last round (or the first row was kept), one round of every kept row; a row that
@@ -218,13 +228,9 @@ class Spread:
         window after it, through the host's slower regimes (one lasted 30 s and more on
         the H100). Returns the seconds taken (0 when no round was due)."""
         s = self.settings
-        if s.caller_spread_interval_s <= 0 or not self.kept:
+        if not self.due():
             return 0.0
         t0 = self.clock()
-        if self.last_tick is None:
-            self.last_tick = t0
-        if t0 - self.last_tick < s.caller_spread_interval_s:
-            return 0.0
         self._settle()
         rows = list(self.kept)
         slot = s.caller_spread_s / (s.caller_spread_rounds * len(rows))

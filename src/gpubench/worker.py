@@ -285,7 +285,11 @@ def main() -> int:
         if best_energy.due(next_item(index)):
             host_inputs, ref, cached_key = read_best_energy(
                 spec, case, key, (host_inputs, ref, cached_key))
-        ticked += spread.tick(finish)
+        if spread.due():
+            # the runner knows no item is in flight: a worker lost here loses none
+            emit({"event": "spread_start"})
+            ticked += spread.tick(finish)
+            emit({"event": "spread_end"})
     if ticked:
         print(f"{tag} spread rounds between the items: {ticked:.1f} s", file=sys.stderr,
               flush=True)
@@ -293,7 +297,9 @@ def main() -> int:
         n = len(spread.kept)
         print(f"{tag} spread rounds: {n} rows, up to {settings.caller_spread_rounds} rounds "
               f"over up to {settings.caller_spread_s:g} s", file=sys.stderr, flush=True)
+        emit({"event": "spread_start"})
         took = spread.run(finish)
+        emit({"event": "spread_end"})
         print(f"{tag} spread rounds done in {took:.1f} s", file=sys.stderr, flush=True)
     return 0
 
