@@ -373,6 +373,23 @@ def test_the_spread_rounds_let_the_device_clocks_profiler_go_first():
     assert max(ended[0].new) == pytest.approx(CALL_S + WAIT_S)
 
 
+def _three_sizes(tmp_path, **harness):
+    """The stand-in GPU's vector_add at 1,024, 16,384 and 262,144 float32 elements through
+    the real runner and worker, with 2 spread rounds over 0.2 s and ``harness`` over
+    those; its timings."""
+    from gpubench.runner import run_backend
+
+    settings = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
+                "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
+                "caller_spread_rounds": 2, **harness}
+    cfg = {"threads": [1], "harness": settings, "gpu_modes": ["hot"],
+           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
+                                      "dtypes": ["float32"]}}}
+    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
+    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
+    return results.read_timings(csv)
+
+
 def test_a_case_that_needs_the_held_memory_lets_the_spread_rows_go(rounds_plugin, tmp_path,
                                                                    monkeypatch):
     """The stand-in's free memory counts its live device arrays. 262,144 float32 elements
@@ -380,22 +397,13 @@ def test_a_case_that_needs_the_held_memory_lets_the_spread_rows_go(rounds_plugin
     any array, less than the two 16,384-element rows kept hold (3 x 64 KiB each), so the
     case fits only once the kept rows are let go: without that it would be skipped."""
     from gpubench.harness import Settings
-    from gpubench.runner import run_backend
     from gpubench.spec import Case, get_kernel
 
     need = get_kernel("vector_add").memory_bytes(Case("vector_add", "default", 262144,
                                                       "float32", {}))
     need *= Settings().memory_headroom
     monkeypatch.setenv("GPUBENCH_TEST_FREE_BYTES", str(int(need) + 200 * 2**10))
-    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
-               "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
-               "caller_spread_rounds": 2, "caller_spread_held_fraction": 1.0}
-    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
-           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
-                                      "dtypes": ["float32"]}}}
-    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
-    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
-    df = results.read_timings(csv)
+    df = _three_sizes(tmp_path, caller_spread_held_fraction=1.0)
     assert (df["status"] == "ok").all(), df[["size", "status", "reason"]]
     # the rows let go keep their first samples and say they were not spread; the
     # largest case's first row was let go for its second
@@ -505,18 +513,9 @@ def test_a_worker_lost_in_its_spread_rounds_loses_no_item(rounds_plugin, tmp_pat
     """The stand-in's worker dies whenever its spread rounds begin (between the items,
     then after them). No item was in flight: every item keeps its row, ok, with the
     samples it had, and the items after the loss go to a fresh worker."""
-    from gpubench.runner import run_backend
 
     monkeypatch.setenv("GPUBENCH_TEST_DIE_IN_SPREAD", "1")
-    harness = {"warmup": 1, "min_samples": 3, "max_time_s": 0.01,
-               "caller_max_time_s": 0.006, "caller_spread_s": 0.2,
-               "caller_spread_rounds": 2, "caller_spread_interval_s": 0.001}
-    cfg = {"threads": [1], "harness": harness, "gpu_modes": ["hot"],
-           "kernels": {"vector_add": {"sizes": [1024, 16384, 262144],
-                                      "dtypes": ["float32"]}}}
-    csv, samples = tmp_path / "t.csv", tmp_path / "t.samples.csv"
-    run_backend("rounds-gpu", cfg, 1, str(csv), str(samples))
-    df = results.read_timings(csv)
+    df = _three_sizes(tmp_path, caller_spread_interval_s=0.001)
     assert len(df) == 6 and (df["status"] == "ok").all(), df[["size", "status", "reason"]]
     assert (df["caller_spread_rounds"] == 0).all()
     assert "exited with code 3 during the spread rounds" in capfd.readouterr().err
