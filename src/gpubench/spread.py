@@ -274,5 +274,4 @@ class Spread:
                 self._round(row, t0 + (r * n + i) * slot, slot)
         for row in rows:
             self._finish(row, done)
-        self.kept, self.held = [], 0
         return self.clock() - t0
