@@ -64,8 +64,8 @@ def run(out: Path, runs: int, backends: list[str]) -> None:
 
 
 def analyse(out: Path) -> None:
-    for b in sorted({p.name.rsplit("_", 1)[0] for p in out.glob("*_[0-9][0-9].csv")}):
-        paths = sorted(out.glob(f"{b}_*.csv"))
+    for b in sorted({p.name.rsplit("_", 1)[0] for p in out.glob("*_[0-9][0-9].csv*")}):
+        paths = sorted(out.glob(f"{b}_[0-9][0-9].csv*"))
         frames = []
         for i, p in enumerate(paths):
             d = pd.read_csv(p)
