@@ -41,6 +41,7 @@ import numpy as np
 from gpubench import energy as energy_meter
 from gpubench import memory as memory_meter
 from gpubench.backends.base import Backend
+from gpubench.ledger import Ledger
 from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
 
@@ -537,6 +538,7 @@ def measure(
     mode: str = "hot",
     energy: bool = False,
     caller_floor: float | None = None,
+    ledger: Ledger | None = None,
 ) -> Measurement:
     """Measure one implementation on one case; never raises for the implementation's faults.
 
@@ -545,7 +547,8 @@ def measure(
     implementation per case later, :func:`measure_energy_again`). ``caller_floor``: the
     least pipelined median of this implementation's earlier sizes of the same kernel,
     variant and dtype (the worker keeps it), which the caller's clock is rechecked
-    against (:func:`recheck_reason`)."""
+    against (:func:`recheck_reason`). ``ledger``: gets the row's seconds by stage."""
+    ledger = ledger if ledger is not None else Ledger()
     timer, timed = backend.device_timer(spec)
     fields: dict[str, Any] = {
         "bytes": spec.bytes_moved(case),
@@ -558,6 +561,7 @@ def measure(
     if reason:
         return Measurement({**fields, "status": "skipped", "reason": reason}, [])
     stage = "placing inputs on the device"
+    ledger.enter("placing inputs")
     caller: dict[str, list[float]] = {}
     notes: list[str] = []
     try:
@@ -568,27 +572,33 @@ def measure(
         # whether the framework's persistent compilation cache served this row's build
         # and first call or gained from them; read outside the timed regions
         cache_dirs = _cache_dirs(backend)
+        ledger.enter("cache scans")
         cache_before = cache_snapshot(cache_dirs)
         try:
             stage = "building"
+            ledger.enter("building")
             t0 = time.perf_counter()
             call = impl.builder(ctx)
             fields["setup_s"] = time.perf_counter() - t0
             for buf in outputs.values():
                 backend.poison(buf)
             stage = "first call"
+            ledger.enter("first call")
             # The wait a user sees (compilation, autotuning, the run) on the host clock,
             # whatever times the samples: a device timer would miss the host-side work.
             result, fields["first_call_s"] = host_time(call, backend.block)
         finally:
+            ledger.enter("cache scans")
             fields["cache_state"] = ("none" if not cache_dirs else
                                      cache_state(cache_before, cache_snapshot(cache_dirs)))
+        ledger.enter("checks")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = check.rel_err
         if not check.passed:
             return Measurement({**fields, "status": "wrong_result",
                                 "reason": f"first call: {check.reason}"}, [])
         stage = "warm-up"
+        ledger.enter("warm-up")
         warm_up(lambda: backend.block(call()), settings.warmup, settings.warmup_s)
         for buf in outputs.values():
             backend.poison(buf)
@@ -597,11 +607,13 @@ def measure(
         def device_clock(then: str = "timed calls") -> None:
             nonlocal stage
             stage = "timed calls"
+            ledger.enter("device clock")
             device["samples"], device["stop"], device["result"] = time_samples(
                 call, backend, settings, cold=mode == "cold", hide_launch=spec.hide_launch,
                 host_timed=spec.host_timed, timer=timed)
             progress(f"{len(device['samples'])} samples ({device['stop']})")
             stage = then
+            ledger.enter(then if then != "timed calls" else "device clock")
 
         if backend.device == "gpu" and mode == "hot" and settings.caller_clocks:
             # the device clock's samples between the caller's first two rounds (with one
@@ -611,6 +623,7 @@ def measure(
             if not spread:
                 device_clock()
             stage = "caller clocks"
+            ledger.enter("caller clocks")
             cc.run(interlude=(lambda: device_clock("caller clocks")) if spread else None,
                    device_s=lambda: float(np.median(device["samples"])),
                    floor_s=caller_floor)
@@ -624,6 +637,7 @@ def measure(
         samples, stop = device["samples"], device["stop"]
         if energy:
             stage = "energy"
+            ledger.enter("energy")
             k = int(fields.get("pipelined_k") or
                     pipeline_depth(float(np.median(samples)), settings))
             energy_fields, last = measure_energy(call, backend, settings, k)
@@ -631,6 +645,7 @@ def measure(
             result = result if last is None else last
         # the last call of the last clock is checked: a result that only goes wrong when
         # calls run back to back (a buffer reused too early) fails here
+        ledger.enter("checks")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err
         if not check.passed:
@@ -640,6 +655,7 @@ def measure(
         # peak device memory: one more call, untimed; the last result let go first, so
         # a call that returns a new array does not count it twice
         stage = "memory"
+        ledger.enter("memory")
         data = memory_meter.row_data(spec.place_inputs, host_inputs, outputs, result)
         result = None
         fields.update(memory_meter.peak_fields(call, backend, data, memory_base))

@@ -126,6 +126,7 @@ def main() -> int:
         pipeline_depth,
         skip_reason,
     )
+    from gpubench.ledger import Ledger
     from gpubench.spec import Case, get_kernel, implementations
     from gpubench.spread import Spread
 
@@ -149,6 +150,9 @@ def main() -> int:
         return 0
     emit(hello)
     tag = f"[{backend_id} t={threads}]"
+    #: the worker's seconds by stage, from here on (its log's last line)
+    ledger = Ledger()
+    ledger.enter("between rows")
     print(f"{tag} started in {hello['start_s']:.2f} s on {hello['device_name']}",
           file=sys.stderr, flush=True)
     cached_key: tuple | None = None
@@ -176,6 +180,7 @@ def main() -> int:
             return held
         j, impl, fields = best
         emit({"event": "energy_start", "index": j})
+        ledger.enter("energy of the fastest")
         host_inputs, ref, cached_key = held
         t0 = time.perf_counter()
         try:
@@ -201,6 +206,7 @@ def main() -> int:
               f"of the fastest, {impl.name}: {got} ({time.perf_counter() - t0:.2f} s)",
               file=sys.stderr, flush=True)
         emit({"event": "energy", "index": j, "fields": energy})
+        ledger.enter("between rows")
         return host_inputs, ref, cached_key
 
     def finish(row: Any) -> None:
@@ -237,10 +243,13 @@ def main() -> int:
             host_inputs, ref, cached_key = {}, None, None
             rng = np.random.default_rng(case.seed(settings.seed))
             try:
+                ledger.enter("inputs")
                 host_inputs = spec.make_inputs(case, rng)
+                ledger.enter("reference")
                 ref = refcache.reference(spec, case, host_inputs, case.seed(settings.seed),
                                          job.get("ref_cache"))
                 cached_key = key
+                ledger.enter("between rows")
             except MemoryError as exc:
                 emit({"event": "result", "index": index, "samples": [],
                       "fields": {"status": "skipped",
@@ -252,7 +261,9 @@ def main() -> int:
         t0 = time.perf_counter()
         mode = item.get("mode", "hot")
         m = measure(spec, impl, case, backend, settings, host_inputs, ref, mode=mode,
-                    energy=bool(item.get("energy")), caller_floor=floors.get(item))
+                    energy=bool(item.get("energy")), caller_floor=floors.get(item),
+                    ledger=ledger)
+        ledger.enter("between rows")
         if m.caller:
             floors.update(item, m.fields)
         med = m.fields.get("median_s")
@@ -288,7 +299,9 @@ def main() -> int:
         if spread.due():
             # the runner knows no item is in flight: a worker lost here loses none
             emit({"event": "spread_start"})
+            ledger.enter("spread rounds")
             ticked += spread.tick(finish)
+            ledger.enter("between rows")
             emit({"event": "spread_end"})
     if ticked:
         print(f"{tag} spread rounds between the items: {ticked:.1f} s", file=sys.stderr,
@@ -298,9 +311,14 @@ def main() -> int:
         print(f"{tag} spread rounds: {n} rows, up to {settings.caller_spread_rounds} rounds "
               f"over up to {settings.caller_spread_s:g} s", file=sys.stderr, flush=True)
         emit({"event": "spread_start"})
+        ledger.enter("spread rounds")
         took = spread.run(finish)
+        ledger.enter(None)
         emit({"event": "spread_end"})
         print(f"{tag} spread rounds done in {took:.1f} s", file=sys.stderr, flush=True)
+    ledger.enter(None)
+    print(f"{tag} time by stage, {ledger.total():.1f} s after the start: {ledger.line()}",
+          file=sys.stderr, flush=True)
     return 0
 
 
