@@ -157,6 +157,26 @@ def test_rows_share_the_window_in_turn():
     assert starts[0] < 0.01 and 3.5 <= starts[-1] < 3.6
 
 
+def test_the_window_lasts_the_rounds_the_rows_lack_on_average_not_at_most():
+    """Issue 27: three rows with 3 of 4 rounds from between the items and one kept in the
+    step's last seconds: the window holds 7 slots of 0.5 s (3.5 s), not 4 rounds of 4
+    slots (the whole 8 s), and the late row's 4 rounds still span it."""
+    clock = _Clock()
+    backend = _Regimes(clock, device="cpu")
+    s = Spread(backend, Settings(caller_spread_s=8.0, caller_spread_rounds=4), clock=clock)
+    for i in range(4):
+        assert s.keep(i, backend.call, {"status": "ok", "median_s": CALL_S}, [CALL_S],
+                      "hot", 64)
+    for row in s.kept[1:]:
+        row.rounds = 3
+    ended: list = []
+    took = s.run(ended.append)
+    assert [(r.index, r.rounds) for r in ended] == [(0, 4), (1, 4), (2, 4), (3, 4)]
+    assert 3.0 <= took < 3.6
+    first, last = ended[0].span
+    assert first is not None and last - first >= 1.5  # slots 0, 1, 2 and 3 of 7
+
+
 def test_a_row_that_fails_in_the_rounds_keeps_its_first_samples():
     clock = _Clock()
     backend = _Regimes(clock, fail_after=200)

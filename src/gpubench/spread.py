@@ -25,9 +25,10 @@ regimes. Every sample is kept; the row's statistics are those of all of them.
 Between the items too (:meth:`Spread.tick`, every ``caller_spread_interval_s``): one
 round of every row kept so far, so an early row's rounds span the rest of its step; a
 row with all its rounds is done there and lets its inputs go, and the window after the
-items takes only the rounds the rows still lack. A step's rows kept in its last 30 s of
-items met regimes 14-23 % faster than the same rows in other runs on the H100 machine
-(evidence/session35), longer than a 20 s window rides out.
+items takes only the rounds the rows still lack, slot after slot (it lasts
+``caller_spread_s`` times the share of rounds they lack on average). A step's rows kept
+in its last 30 s of items met regimes 14-23 % faster than the same rows in other runs
+on the H100 machine (evidence/session35), longer than a 20 s window rides out.
 """
 
 from __future__ import annotations
@@ -249,29 +250,37 @@ class Spread:
         return self.last_tick - t0
 
     def run(self, done: Callable[[Kept], None]) -> float:
-        """The rounds the kept rows still lack, spread over their share of
-        ``caller_spread_s`` after the step's items; ``done(row)`` for each at the end
-        (``row.new`` holds its spread samples). Returns the phase's seconds. A row whose
-        call raises is left with what it had (its ``new`` samples so far are dropped)."""
+        """The rounds the kept rows still lack, after the step's items; ``done(row)`` for
+        each at the end (``row.new`` holds its spread samples). Returns the phase's
+        seconds. A row whose call raises is left with what it had (its ``new`` samples
+        so far are dropped).
+
+        Each row's round gets the slot it gets between the items
+        (``caller_spread_s / (caller_spread_rounds * rows)``), and the slots follow each
+        other: round r holds the rows that still lack that many rounds, so a row lacking
+        every round has them spread over the whole window, one lacking a few joins its
+        last rounds. The window lasts ``caller_spread_s`` times the share of rounds the
+        rows lack on average, not at most: one row kept in the step's last seconds no
+        longer costs the whole ``caller_spread_s`` (issue 27; 20 s a GPU step)."""
         s = self.settings
         if not self.kept:
             return 0.0
         self._settle()
         rows, t0 = list(self.kept), self.clock()
         total = int(s.caller_spread_rounds)
-        #: rounds of the window: the most any kept row still lacks; a row lacking fewer
-        #: joins the window's last rounds
-        rounds = max(total - row.rounds for row in rows)
-        window = s.caller_spread_s * rounds / total
-        n = len(rows)
-        slot = window / (rounds * n)
+        lacking = [max(0, total - row.rounds) for row in rows]
+        rounds = max(lacking)
+        slot = s.caller_spread_s / (total * len(rows))
+        window = slot * sum(lacking)
+        at = t0
         for r in range(rounds):
             if self.clock() - t0 > OVERRUN * window:
                 break
-            for i, row in enumerate(rows):
-                if row.error or r < rounds - (total - row.rounds):
+            for row, lacks in zip(rows, lacking, strict=True):
+                if row.error or r < rounds - lacks:
                     continue
-                self._round(row, t0 + (r * n + i) * slot, slot)
+                self._round(row, at, slot)
+                at += slot
         for row in rows:
             self._finish(row, done)
         return self.clock() - t0
