@@ -142,13 +142,20 @@ def test_the_spread_samples_span_the_window_and_weigh_four_fifths():
     assert not s.kept and s.held == 0
 
 
-def test_rows_share_the_window_in_turn():
+def _cpu_rows(n: int, spread_s: float, rounds: int) -> tuple[_Clock, _Regimes, Spread]:
+    """n one-sample CPU rows kept for spread rounds on a fake clock."""
     clock = _Clock()
     backend = _Regimes(clock, device="cpu")
-    s = Spread(backend, Settings(caller_spread_s=4.0, caller_spread_rounds=2), clock=clock)
-    for i in range(4):
+    s = Spread(backend, Settings(caller_spread_s=spread_s, caller_spread_rounds=rounds),
+               clock=clock)
+    for i in range(n):
         assert s.keep(i, backend.call, {"status": "ok", "median_s": CALL_S}, [CALL_S],
                       "hot", 64)
+    return clock, backend, s
+
+
+def test_rows_share_the_window_in_turn():
+    _, backend, s = _cpu_rows(4, 4.0, 2)
     order: list[tuple[int, float]] = []
     s.run(lambda row: order.append((row.index, row.rounds)))
     assert order == [(i, 2) for i in range(4)]
@@ -161,12 +168,7 @@ def test_the_window_lasts_the_rounds_the_rows_lack_on_average_not_at_most():
     """Issue 27: three rows with 3 of 4 rounds from between the items and one kept in the
     step's last seconds: the window holds 7 slots of 0.5 s (3.5 s), not 4 rounds of 4
     slots (the whole 8 s), and the late row's 4 rounds still span it."""
-    clock = _Clock()
-    backend = _Regimes(clock, device="cpu")
-    s = Spread(backend, Settings(caller_spread_s=8.0, caller_spread_rounds=4), clock=clock)
-    for i in range(4):
-        assert s.keep(i, backend.call, {"status": "ok", "median_s": CALL_S}, [CALL_S],
-                      "hot", 64)
+    _, _, s = _cpu_rows(4, 8.0, 4)
     for row in s.kept[1:]:
         row.rounds = 3
     ended: list = []
