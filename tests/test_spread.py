@@ -298,7 +298,10 @@ def test_spread_rows_match_their_samples_through_the_loader(rounds_plugin, tmp_p
     # 262,144 float32 elements move 3 MiB, over the 1 MiB cap: not spread
     small, big = ok[ok["size"] < 262144], ok[ok["size"] == 262144]
     assert (small["caller_spread_rounds"] == 4).all(), small["caller_spread_rounds"]
-    assert (small["caller_spread_s"] >= (0.3 * 3 / 4 if interval > 1 else 0.0)).all()
+    # every row lacks all 4 rounds after a short step: its first round opens the window,
+    # its last starts 3/4 of it later (slots on the real clock: a first round that
+    # began a few µs late, behind the row before it, shortens the span by that much)
+    assert (small["caller_spread_s"] >= (0.9 * 0.3 * 3 / 4 if interval > 1 else 0.0)).all()
     assert (small["caller_spread_s"] > 0).all()
     assert (big["caller_spread_rounds"] == 0).all()
     loaded = stats.load_samples(samples, df)
