@@ -63,10 +63,9 @@ class TorchBase(Backend):
         it, finished on return. On the CPU that is a host copy; to a GPU the transfer is
         the copy: a host copy before it took 20 s of the PyTorch step's 150 s on the H100
         (its time by stage, evidence/session37)."""
-        host = np.ascontiguousarray(array)
         if self.device == "cpu":
-            return self._torch.from_numpy(host.copy())
-        out = self._torch.from_numpy(host).to(self.torch_device)
+            return self._torch.from_numpy(np.array(array, copy=True))
+        out = self._torch.from_numpy(np.ascontiguousarray(array)).to(self.torch_device)
         self._torch.cuda.synchronize()
         return out
 
