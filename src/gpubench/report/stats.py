@@ -206,10 +206,11 @@ class PairwiseDifferences:
             below, upto = int(lt.sum()), int(le.sum())
             if below <= k < upto:
                 return t
+            # the counts lie in [a, b]: they are the narrowed window's new ends
             if k < below:
-                b = np.minimum(b, lt)
+                b = lt
             else:
-                a = np.maximum(a, le)
+                a = le
         raise RuntimeError(f"difference {k} of {self.size} not found")  # a bug, not data
 
     def median(self) -> float:
