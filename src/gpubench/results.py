@@ -104,7 +104,7 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "warm (it existed and gained nothing: a compile, if any, was served from it or "
            "not stored; JAX stores only compiles over 1 s unless told otherwise, as the "
            "step does in its own folder), none (no persistent cache in "
-           "use: NumPy, Numba (no cache=True here), CUDA Python's NVRTC, JAX without a "
+           "use: NumPy, Numba (no cache=True here), JAX without a "
            "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
            "never built"),
     Column("bytes", "float", "fewest bytes moved per call"),

@@ -41,6 +41,8 @@ COMPILE_CACHE_VARS = {
     "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's FX graphs, code
     "TRITON_CACHE_DIR": "triton",             # Triton's compiled kernels
     "NUMBA_CACHE_DIR": "numba",               # Numba's cache=True functions (none here)
+    # CUDA Python's NVRTC cubins (gpubench.backends.cuda_python_gpu.NVRTC_CACHE_ENV)
+    "GPUBENCH_NVRTC_CACHE_DIR": "nvrtc",
 }
 #: what goes with the folders: JAX stores every compile (its defaults keep only those
 #: over 1 s, which leaves the first call of most kernels uncached) of any size

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import hashlib
 import io
+import json
 import math
+import os
 import re
+import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,6 +152,10 @@ class DeviceArray:
 
 
 _MODULES: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+#: the folder of CUDA Python's persistent cubin cache (the step sets it under its
+#: ``compile_cache_dir``, as CuPy's ``CUPY_CACHE_DIR``); unset: none, every process
+#: runs NVRTC again
+NVRTC_CACHE_ENV = "GPUBENCH_NVRTC_CACHE_DIR"
 
 
 def compile_module(source: str, name_expressions: tuple[str, ...] = (),
@@ -157,15 +165,23 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
     Returns a ``cuda.core`` ObjectCode (cubin for ``sm_<arch>``, so the driver need not
     JIT PTX). ``-std=c++17``, no ``--use_fast_math``: the kernels must pass the float64
     reference checks. ``name_expressions`` instantiate template kernels (their names then
-    work in ``get_kernel``). Cached per (source, arch, name expressions), so every case
-    of a kernel compiles once per process and only the first build pays for NVRTC.
+    work in ``get_kernel``). Cached per (source, arch, name expressions) in this process,
+    and in ``$GPUBENCH_NVRTC_CACHE_DIR`` across processes (:func:`_cached_cubin`), so a
+    re-run of a step loads its cubins instead of paying NVRTC again.
     """
     core = import_core()
     if arch is None:
         arch = "".join(str(v) for v in core.Device().compute_capability)
     key = (source, arch, tuple(name_expressions))
     if key not in _MODULES:
-        options = core.ProgramOptions(std="c++17", arch=f"sm_{arch}")
+        settings = {"std": "c++17", "arch": f"sm_{arch}"}
+        options = core.ProgramOptions(**settings)
+        folder = os.environ.get(NVRTC_CACHE_ENV)
+        cache_key = _cache_key(core, source, tuple(name_expressions), settings)
+        cached = _cached_cubin(core, Path(folder), cache_key) if folder else None
+        if cached is not None:
+            _MODULES[key] = cached
+            return cached
         program = core.Program(source, "c++", options=options)
         log = io.StringIO()
         try:
@@ -174,7 +190,58 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
         except Exception as exc:
             raise RuntimeError(f"NVRTC compile failed: {_readable_log(source, str(exc))}\n"
                                f"{_readable_log(source, log.getvalue())}") from exc
+        if folder:
+            _store_cubin(Path(folder), cache_key, _MODULES[key])
     return _MODULES[key]
+
+
+def _cache_key(core: Any, source: str, name_expressions: tuple[str, ...],
+               settings: dict[str, str]) -> str:
+    """What a cubin depends on: the source, the instantiations, the options (the target
+    among them) and the compiler (NVRTC's and cuda.core's versions): a new CUDA toolkit or changed
+    option compiles anew instead of loading a stale cubin."""
+    try:
+        from cuda.bindings import nvrtc
+
+        _, major, minor = nvrtc.nvrtcVersion()
+        compiler = f"nvrtc {major}.{minor}"
+    except Exception:  # noqa: BLE001 - no version known: the key still names cuda.core's
+        compiler = "nvrtc ?"
+    text = json.dumps([source, list(name_expressions), sorted(settings.items()), compiler,
+                       getattr(core, "__version__", "?")])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _cached_cubin(core: Any, folder: Path, cache_key: str) -> Any | None:
+    """The ObjectCode stored under ``cache_key`` in ``folder``, or None (absent,
+    unreadable, or written by a cuda.core that cannot load it: compile anew)."""
+    try:
+        cubin = (folder / f"{cache_key}.cubin").read_bytes()
+        names = json.loads((folder / f"{cache_key}.json").read_text())
+        mapping = {k: v.encode("latin-1") for k, v in names["symbol_mapping"].items()}
+        return core.ObjectCode.from_cubin(cubin, symbol_mapping=mapping)
+    except Exception:  # noqa: BLE001 - any fault of the cache is a miss, never a failure
+        return None
+
+
+def _store_cubin(folder: Path, cache_key: str, module: Any) -> None:
+    """Keep ``module``'s cubin and its template names' mangled symbols for later
+    processes. Each file is written to a temporary and renamed, the names last, so a
+    concurrent step never loads half a cubin; a cache that cannot be written is skipped
+    (the row is measured all the same)."""
+    try:
+        mapping = {k: (v.decode("latin-1") if isinstance(v, bytes) else str(v))
+                   for k, v in dict(getattr(module, "symbol_mapping", None) or {}).items()}
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in ((f"{cache_key}.cubin", bytes(module.code)),
+                           (f"{cache_key}.json",
+                            json.dumps({"symbol_mapping": mapping}).encode())):
+            with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.",
+                                             delete=False) as tmp:
+                tmp.write(data)
+            os.replace(tmp.name, folder / name)
+    except OSError:
+        return
 
 
 def _readable_log(source: str, text: str) -> str:
@@ -225,9 +292,10 @@ class CudaPythonGPU(CudaBuffersBackend):
                              "monte_carlo_pi": "nvrtc"}
 
     def compile_cache_dirs(self) -> list[Path]:
-        """None: NVRTC compiles each source to a cubin in this process and
-        :func:`compile_module` keeps it in memory only; a new process compiles anew."""
-        return []
+        """The cubin cache of :func:`compile_module` (``$GPUBENCH_NVRTC_CACHE_DIR``, set
+        by the step under its ``compile_cache_dir``); none where it is unset."""
+        folder = os.environ.get(NVRTC_CACHE_ENV)
+        return [Path(folder)] if folder else []
 
     def start(self, threads: int) -> dict[str, str]:
         """Import cuda.core/cuda.bindings, select device 0, create the stream and events.
