@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gpubench import harness
 from gpubench.backends.numpy_cpu import NumpyCPU
 from gpubench.harness import Settings, measure, summarize, time_samples
 from gpubench.spec import Case, Implementation, get_kernel
@@ -87,6 +88,26 @@ def test_exception_becomes_error_row():
 
     m = _run(builder)
     assert m.fields["status"] == "error" and "boom" in m.fields["reason"]
+
+
+def test_an_error_rows_traceback_goes_to_the_log_once(capsys, monkeypatch):
+    """The row keeps one line; the step's log gets the frames that raised it, once per
+    reason (216 rows failing alike log one traceback)."""
+    monkeypatch.setattr(harness, "_TRACEBACKS_LOGGED", set())
+    def failing_helper():
+        raise PermissionError(13, "Permission denied", "/some/cache/root")
+
+    def builder(ctx):
+        def call():
+            failing_helper()
+
+        return call
+
+    for _ in range(2):
+        assert _run(builder).fields["status"] == "error"
+    err = capsys.readouterr().err
+    assert err.count("Traceback (most recent call last)") == 1
+    assert "failing_helper" in err and "/some/cache/root" in err
 
 
 def test_memory_error_becomes_skipped_row():

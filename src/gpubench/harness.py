@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -487,6 +488,23 @@ def cache_state(before: tuple[int, int] | None, after: tuple[int, int] | None) -
     return "warm"
 
 
+#: the error reasons whose tracebacks this process has logged
+_TRACEBACKS_LOGGED: set[str] = set()
+
+
+def log_traceback(reason: str, exc: BaseException) -> None:
+    """The whole traceback of an ``error`` row on stderr (the step's log), once per
+    distinct reason in a process: the row keeps one line, and a failure inside a
+    framework (a cache folder it could not make, sessions 33-38) needs the frames to
+    be traced."""
+    if reason in _TRACEBACKS_LOGGED:
+        return
+    _TRACEBACKS_LOGGED.add(reason)
+    print(f"traceback of the error '{reason[:200]}' (uid {getattr(os, 'getuid', lambda: '?')()}):\n"
+          + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip(),
+          file=sys.stderr, flush=True)
+
+
 def _cache_dirs(backend: Backend) -> list[Path]:
     try:
         return [Path(d) for d in backend.compile_cache_dirs()]
@@ -671,6 +689,8 @@ def measure(
     except Exception as exc:  # noqa: BLE001 - one failing implementation must not stop the rest
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         status = "skipped" if _is_oom(exc) else "error"
+        if status == "error":
+            log_traceback(f"{stage}: {tb}", exc)
         return Measurement({**fields, "status": status, "reason": f"{stage}: {tb}"[:500]}, [])
     stats = summarize(samples)
     med = stats["median_s"]
