@@ -247,6 +247,43 @@ def test_jax_pads_up_to_an_earlier_mark_so_a_smaller_call_still_shows(
     assert dev.in_use == 1600 + 400  # the pad is gone again; the result stays
 
 
+def test_jax_reads_the_same_with_a_pad_past_the_mark(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pad in whole chunks overshoots the gap to the mark by up to PAD_UNIT: the
+    floor is read after it, so the call's peak comes out the same."""
+    dev = FakeJaxDevice(in_use=1000, peak=50_000)
+    monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: Pad(dev, n + 777))
+    backend = jax_backend(dev)
+    base = memory.baseline(backend)
+    dev.alloc(600)
+    f = memory.peak_fields(jax_call(dev, 3000, 400), backend,
+                           memory.RowData(600, 400, 600), base)
+    assert f["memory_call_bytes"] == 3400 and f["memory_peak_bytes"] == 4000
+    assert dev.in_use == 1600 + 400
+
+
+def test_jax_pads_in_few_shapes_and_let_them_go() -> None:
+    """The real pad, on JAX's CPU device: at least the bytes asked, under a unit more,
+    in power-of-two multiples of the unit, so many sizes reuse a few compiled shapes."""
+    jax = pytest.importorskip("jax")
+    probe = memory.JaxProbe.__new__(memory.JaxProbe)
+    probe.device, probe.jax = jax.devices("cpu")[0], jax
+    shapes: set[int] = set()
+    for n in (1, memory.PAD_UNIT - 1, memory.PAD_UNIT, 3 * memory.PAD_UNIT + 5,
+              5 * memory.PAD_UNIT, 11 * memory.PAD_UNIT - 3):
+        pad = probe.pad(n)
+        assert pad is not None
+        assert n <= pad.nbytes < n + memory.PAD_UNIT
+        sizes = [int(a.size) for a in pad.arrays]
+        assert len(set(sizes)) == len(sizes)
+        assert all(s % memory.PAD_UNIT == 0 and (s // memory.PAD_UNIT).bit_count() == 1
+                   for s in sizes)
+        shapes.update(sizes)
+        arrays = list(pad.arrays)
+        pad.delete()
+        assert all(a.is_deleted() for a in arrays)
+    assert len(shapes) <= 4  # 1, 2, 4 and 8 units
+
+
 def test_jax_without_a_pad_says_the_earlier_mark_hides_the_call(
         monkeypatch: pytest.MonkeyPatch) -> None:
     dev = FakeJaxDevice(in_use=1000, peak=50_000)
