@@ -261,7 +261,7 @@ class Spread:
         every round has them spread over the whole window, one lacking a few joins its
         last rounds. The window lasts ``caller_spread_s`` times the share of rounds the
         rows lack on average, not at most: one row kept in the step's last seconds no
-        longer costs the whole ``caller_spread_s`` (issue 27; 20 s a GPU step then, 5 s now)."""
+        longer costs the whole ``caller_spread_s`` (issue 27; 20 s a GPU step)."""
         s = self.settings
         if not self.kept:
             return 0.0
