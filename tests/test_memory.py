@@ -231,34 +231,24 @@ def test_jax_reads_a_call_that_lifts_the_mark(monkeypatch: pytest.MonkeyPatch,
     assert f["memory_multiple"] == pytest.approx(4.0)
 
 
+@pytest.mark.parametrize("overshoot", [0, 777])
 def test_jax_pads_up_to_an_earlier_mark_so_a_smaller_call_still_shows(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, overshoot: int) -> None:
+    """The pad lifts the bytes in use to an earlier, higher mark. A pad in whole chunks
+    overshoots the gap by up to PAD_UNIT: the floor is read after it, so the call's peak
+    comes out the same."""
     dev = FakeJaxDevice(in_use=1000, peak=50_000)  # an earlier row peaked far higher
-    pads: list[Pad] = []
+    asked: list[int] = []
     monkeypatch.setattr(memory.JaxProbe, "pad",
-                        lambda self, n: pads.append(Pad(dev, n)) or pads[-1])
+                        lambda self, n: asked.append(n) or Pad(dev, n + overshoot))
     backend = jax_backend(dev)
     base = memory.baseline(backend)
     dev.alloc(600)
     f = memory.peak_fields(jax_call(dev, 3000, 400), backend,
                            memory.RowData(600, 400, 600), base)
     assert f["memory_call_bytes"] == 3400 and f["memory_peak_bytes"] == 4000
-    assert pads and pads[0].n == 50_000 - 1600
+    assert asked == [50_000 - 1600]
     assert dev.in_use == 1600 + 400  # the pad is gone again; the result stays
-
-
-def test_jax_reads_the_same_with_a_pad_past_the_mark(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pad in whole chunks overshoots the gap to the mark by up to PAD_UNIT: the
-    floor is read after it, so the call's peak comes out the same."""
-    dev = FakeJaxDevice(in_use=1000, peak=50_000)
-    monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: Pad(dev, n + 777))
-    backend = jax_backend(dev)
-    base = memory.baseline(backend)
-    dev.alloc(600)
-    f = memory.peak_fields(jax_call(dev, 3000, 400), backend,
-                           memory.RowData(600, 400, 600), base)
-    assert f["memory_call_bytes"] == 3400 and f["memory_peak_bytes"] == 4000
-    assert dev.in_use == 1600 + 400
 
 
 def test_jax_pads_in_few_shapes_and_let_them_go() -> None:
