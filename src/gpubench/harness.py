@@ -500,8 +500,9 @@ def log_traceback(reason: str, exc: BaseException) -> None:
     if reason in _TRACEBACKS_LOGGED:
         return
     _TRACEBACKS_LOGGED.add(reason)
-    print(f"traceback of the error '{reason[:200]}' (uid {getattr(os, 'getuid', lambda: '?')()}):\n"
-          + "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)).rstrip(),
+    uid = getattr(os, "getuid", lambda: "?")()
+    frames = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    print(f"traceback of the error '{reason[:200]}' (uid {uid}):\n{frames.rstrip()}",
           file=sys.stderr, flush=True)
 
 

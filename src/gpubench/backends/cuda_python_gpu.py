@@ -198,8 +198,8 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
 def _cache_key(core: Any, source: str, name_expressions: tuple[str, ...],
                settings: dict[str, str]) -> str:
     """What a cubin depends on: the source, the instantiations, the options (the target
-    among them) and the compiler (NVRTC's and cuda.core's versions): a new CUDA toolkit or changed
-    option compiles anew instead of loading a stale cubin."""
+    among them) and the compiler (NVRTC's and cuda.core's versions): a new CUDA toolkit
+    or a changed option compiles anew instead of loading a stale cubin."""
     try:
         from cuda.bindings import nvrtc
 
