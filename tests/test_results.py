@@ -76,6 +76,18 @@ def test_atomic_write_leaves_no_partial_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_atomic_write_bytes_writes_them_exactly_with_a_plain_files_mode(tmp_path):
+    from gpubench.files import atomic_write_bytes
+
+    data = bytes(range(256)) * 3 + b"\r\n\x00"  # no newline translation, no encoding
+    atomic_write_bytes(tmp_path / "sub" / "k.cubin", data)
+    assert (tmp_path / "sub" / "k.cubin").read_bytes() == data
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "sub" / "k.cubin").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert [p.name for p in (tmp_path / "sub").iterdir()] == ["k.cubin"]
+
+
 def test_schema_markdown_lists_every_column():
     text = results.schema_markdown()
     for name in results.COLUMN_NAMES:

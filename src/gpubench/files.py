@@ -10,12 +10,17 @@ from pathlib import Path
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write via a temporary file in the same folder and rename: never half a file."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """:func:`atomic_write_text` for bytes (a compiled kernel, say)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp creates 0600; give the file the mode a plain open() would have

@@ -24,7 +24,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,7 @@ from gpubench.backends.cuda_common import (
     selection_uuid,
 )
 from gpubench.cuda_launch import THREADS, grid_blocks
+from gpubench.files import atomic_write_bytes, atomic_write_text
 from gpubench.timing import EventPair
 
 
@@ -232,14 +232,8 @@ def _store_cubin(folder: Path, cache_key: str, module: Any) -> None:
     try:
         mapping = {k: (v.decode("latin-1") if isinstance(v, bytes) else str(v))
                    for k, v in dict(getattr(module, "symbol_mapping", None) or {}).items()}
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, data in ((f"{cache_key}.cubin", bytes(module.code)),
-                           (f"{cache_key}.json",
-                            json.dumps({"symbol_mapping": mapping}).encode())):
-            with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{name}.",
-                                             delete=False) as tmp:
-                tmp.write(data)
-            os.replace(tmp.name, folder / name)
+        atomic_write_bytes(folder / f"{cache_key}.cubin", bytes(module.code))
+        atomic_write_text(folder / f"{cache_key}.json", json.dumps({"symbol_mapping": mapping}))
     except OSError:
         return
 
