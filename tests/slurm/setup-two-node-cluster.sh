@@ -171,8 +171,12 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...
     for _ in $(seq $((t * 2))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.5; done
     die "$what did not come up in ${t}s (logs: $LOGDIR)"
 }
-alive() {  # alive PIDFILE: the daemon that wrote it still runs
-    [[ -s $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null
+alive() {  # alive PIDFILE: the daemon that wrote it still runs (its PID, by that name:
+    # a pid file left by an interrupted run may name a PID since reused by another
+    # process, which must be neither taken for the daemon nor killed)
+    local name
+    name=$(basename "$1" .pid)
+    [[ -s $1 ]] && [[ $(ps -o comm= -p "$(cat "$1")" 2>/dev/null) == "${name%%.*}" ]]
 }
 started() {  # started NAME PIDFILE: record the daemon's PID once it wrote its pidfile
     wait_for 30 "$1 (pid file $2)" test -s "$2"

@@ -30,6 +30,8 @@ if [[ -s $RUN/pids ]]; then
     done
     rm -f "$RUN/pids"
 fi
+# the daemons' own pid files: a later setup must not take a reused PID for one of them
+rm -f "$RUN"/*.pid
 for ns in "${NS[@]}"; do
     ip netns list | grep -qw "$ns" || continue
     for pid in $(ip netns pids "$ns"); do
