@@ -177,7 +177,7 @@ def compile_module(source: str, name_expressions: tuple[str, ...] = (),
         settings = {"std": "c++17", "arch": f"sm_{arch}"}
         options = core.ProgramOptions(**settings)
         folder = os.environ.get(NVRTC_CACHE_ENV)
-        cache_key = _cache_key(core, source, tuple(name_expressions), settings)
+        cache_key = _cache_key(core, source, tuple(name_expressions), settings) if folder else ""
         cached = _cached_cubin(core, Path(folder), cache_key) if folder else None
         if cached is not None:
             _MODULES[key] = cached
