@@ -23,7 +23,8 @@ class Matmul(KernelSpec):
     ceiling = "gemm"
     unit = "GFLOP/s"
     report_class = "GEMM"
-    target_pct = 90.0
+    #: issue 27: the library GEMM of every framework
+    target_pct = 98.0
     description = "C = A·B for two distinct random square matrices"
     size_meaning = "matrix order n (n×n)"
     dtypes = ("float32", "float64")

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.lines import Line2D
 
-from gpubench import devices, plausibility
+from gpubench import devices, ncu, plausibility
 from gpubench.ceilings import (
     FALLBACK_L2_BYTES,
     L2_MULTIPLE,
@@ -268,13 +268,16 @@ def targets() -> list[tuple[str, str, float]]:
             for s in kernel_specs() if s.target_pct]
 
 
-def targets_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
+def targets_table(df: pd.DataFrame, mode: str, profiles: pd.DataFrame | None = None,
+                  gpu: str | None = None) -> pd.DataFrame | None:
     """Per GPU backend and target kernel: the weakest case of its best implementations.
 
     For each (kernel, variant, dtype) at its largest size the backend's best
     implementation counts; the table shows the lowest of those, so one slow dtype or
     variant is not hidden behind a fast one. Matmul counts library calls only
     (hand-written naive and tiled kernels are reported as % of cuBLAS elsewhere).
+    With ``profiles`` (:func:`gpubench.ncu.load_profiles`) a missed target says why:
+    Nsight Compute's reading of that implementation on ``gpu`` at the same code.
     """
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & (df["device"] == "gpu")
             & df["pct_of_ceiling"].notna()]
@@ -286,19 +289,27 @@ def targets_table(df: pd.DataFrame, mode: str) -> pd.DataFrame | None:
             continue
         largest = k.groupby(["kernel", "variant", "dtype"])["size_key"].transform("max")
         k = k[k["size_key"] == largest]
-        best = k.groupby(["backend", "variant", "dtype"])["pct_of_ceiling"].max().reset_index()
+        best = k.loc[k.groupby(["backend", "variant", "dtype"])["pct_of_ceiling"].idxmax()]
         for backend, g in best.groupby("backend", sort=True):
             worst = g.sort_values(["pct_of_ceiling", "variant", "dtype"],
                                   kind="mergesort").iloc[0]
             pct = float(worst["pct_of_ceiling"])
-            rows.append([kernel, backend, f"{worst['variant']} / {worst['dtype']}",
-                         f"{pct:.1f} %", f"≥ {target:.0f} % of {ceiling}",
-                         "met" if pct >= target else "MISSED"])
+            met = pct >= target
+            row = [kernel, backend, f"{worst['variant']} / {worst['dtype']}",
+                   f"{pct:.1f} %", f"≥ {target:.0f} % of {ceiling}",
+                   "met" if met else "MISSED", str(worst["implementation"])]
+            if profiles is not None:
+                row.append("" if met else ncu.why(
+                    profiles, gpu, backend.rsplit("-", 1)[0], str(worst["implementation"]),
+                    kernel, str(worst["variant"]), str(worst["dtype"])))
+            rows.append(row)
     if not rows:
         return None
-    return text_table(["kernel", "backend", "weakest case (variant / dtype)",
-                  "its best implementation", "target", "verdict"], rows,
-                 frozenset({"its best implementation"}))
+    header = ["kernel", "backend", "weakest case (variant / dtype)",
+              "its best implementation", "target", "verdict", "implementation"]
+    if profiles is not None:
+        header.append("why (Nsight Compute)")
+    return text_table(header, rows, frozenset({"its best implementation"}))
 
 
 def roofline_points(df: pd.DataFrame, device: str, mode: str) -> pd.DataFrame:
@@ -414,7 +425,9 @@ def build(df: pd.DataFrame, env_data: Mapping[str, Any]) -> Ceilings:
         rooflines.append((device.upper(), Figure(alt, roofline_figure,
                                                  (pts, title, bw, compute), "roofline")))
     note, vendor = vendor_table(env_data)
-    return Ceilings(mode, ceiling_table(env_data), targets_table(df, mode),
+    gpu = devices.gpu_name(env_data)
+    return Ceilings(mode, ceiling_table(env_data),
+                    targets_table(df, mode, ncu.load_profiles(), gpu),
                     pct_table(df, mode, env_data), rooflines, note, vendor,
-                    devices.vendor_peak(devices.gpu_name(env_data)), FLAG_ABOVE_PCT,
+                    devices.vendor_peak(gpu), FLAG_ABOVE_PCT,
                     flagged_table(df, env_data))
