@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -288,89 +286,11 @@ class JaxGPU(JaxBase):
     def flush_cache(self) -> None:
         self._touch(self._scratch).block_until_ready()
 
-    #: the CUDA driver for the staged copy-back (:class:`Driver`), made at its first use
-    _driver: Any = None
-    #: the first staged copy is compared with JAX's own copy before any is trusted
-    _staging_verified = False
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        if self._driver is None:
-            self._driver = Driver(int(getattr(self._device, "local_hardware_id", 0) or 0))
-        return self._driver.pinned(nbytes)
-
-    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
-        """A single-device array's bytes copied into the reused page-locked buffer with
-        ``cuMemcpyDtoH`` (its device pointer from ``unsafe_buffer_pointer``). Why:
-        ``np.asarray`` copies into fresh pageable memory, and the JAX step's checks took
-        31-35 s of its 170-250 s on the H100 (session 38), about 90 ms a row against
-        28 ms for CuPy's staged ones. JAX's own copy checks the first staged one; a
-        mismatch or any failure sends every later result through ``np.asarray``."""
-        devices = getattr(value, "devices", None)
-        if not callable(devices) or len(devices()) != 1 or not value.is_fully_addressable:
-            return None
-        try:
-            dtype = np.dtype(value.dtype)
-        except TypeError:
-            return None
-        host = self._staging_view(int(value.nbytes), dtype, tuple(value.shape))
-        self._driver.copy_to_host(host, int(value.unsafe_buffer_pointer()))
-        if not self._staging_verified:
-            if not np.array_equal(host.view(np.uint8), np.asarray(value).view(np.uint8)):
-                raise RuntimeError("the staged copy differs from JAX's own copy")
-            self._staging_verified = True
-        return host
-
     def free_memory(self) -> int | None:
         stats = getattr(self._device, "memory_stats", lambda: None)() or {}
         if "bytes_limit" in stats:
             return int(stats["bytes_limit"] - stats.get("bytes_in_use", 0))
         return None
-
-
-class Driver:
-    """The few CUDA driver calls JAX's staged copy-back needs, through ctypes: the JAX
-    environments have no CUDA Python. Works in the device's primary context, the one
-    XLA runs in. ``lib``: the loaded driver (tests give a stand-in)."""
-
-    def __init__(self, ordinal: int, lib: Any = None) -> None:
-        self.lib = lib if lib is not None else ctypes.CDLL("libcuda.so.1")
-        for name, args in (("cuInit", [ctypes.c_uint]),
-                           ("cuDeviceGet", [ctypes.POINTER(ctypes.c_int), ctypes.c_int]),
-                           ("cuDevicePrimaryCtxRetain", [ctypes.POINTER(ctypes.c_void_p),
-                                                         ctypes.c_int]),
-                           ("cuCtxSetCurrent", [ctypes.c_void_p]),
-                           ("cuMemHostAlloc", [ctypes.POINTER(ctypes.c_void_p),
-                                               ctypes.c_size_t, ctypes.c_uint]),
-                           ("cuMemFreeHost", [ctypes.c_void_p]),
-                           ("cuMemcpyDtoH_v2", [ctypes.c_void_p, ctypes.c_uint64,
-                                                ctypes.c_size_t])):
-            fn = getattr(self.lib, name)
-            fn.argtypes, fn.restype = args, ctypes.c_int
-        dev, ctx = ctypes.c_int(), ctypes.c_void_p()
-        self._call("cuInit", 0)
-        self._call("cuDeviceGet", ctypes.byref(dev), ordinal)
-        self._call("cuDevicePrimaryCtxRetain", ctypes.byref(ctx), dev)
-        self.context = ctx
-
-    def _call(self, name: str, *args: Any) -> None:
-        status = getattr(self.lib, name)(*args)
-        if status != 0:
-            raise RuntimeError(f"{name} failed with CUresult {status}")
-
-    def pinned(self, nbytes: int) -> np.ndarray:
-        """``nbytes`` of page-locked host memory as uint8, freed when the array goes."""
-        self._call("cuCtxSetCurrent", self.context)
-        ptr = ctypes.c_void_p()
-        self._call("cuMemHostAlloc", ctypes.byref(ptr), max(1, nbytes), 1)  # PORTABLE
-        raw = (ctypes.c_byte * max(1, nbytes)).from_address(ptr.value)
-        weakref.finalize(raw, self.lib.cuMemFreeHost, ptr.value)
-        return np.frombuffer(raw, dtype=np.uint8, count=nbytes)
-
-    def copy_to_host(self, host: np.ndarray, device_ptr: int) -> None:
-        """A blocking copy of ``host.nbytes`` from ``device_ptr`` (the array is ready:
-        the check waited for it)."""
-        self._call("cuCtxSetCurrent", self.context)
-        self._call("cuMemcpyDtoH_v2", host.ctypes.data, device_ptr, host.nbytes)
 
 
 def cupti_hooks() -> Any:
