@@ -31,7 +31,8 @@ from gpubench.report.sections.crossover import crossings
 
 def load(run: Path) -> tuple[pd.DataFrame, dict]:
     """The run's rows, prepared as the report prepares them, and its probe's ceilings."""
-    path = next(p for p in (run / "timings.csv", run / "timings.csv.gz") if p.exists())
+    path = next(p for p in (run / "timings.csv", run / "timings.csv.gz",
+                                run / "timings.csv.xz") if p.exists())
     text = (run / "logs" / "probe.log").read_text()
     ceilings = ast.literal_eval(re.search(r"ceilings: (\{.*\})\s*$", text, re.M).group(1))
     return prepare(pd.read_csv(path)), {"ceilings": ceilings}
