@@ -13,10 +13,9 @@ as % of peak, the bytes DRAM moved against the bytes the kernel must move, achie
 occupancy, instructions per element, the largest warp stall, and a fingerprint of the
 implementation's source.
 
-The report reads the profiles shipped with the package (``report/profiles.csv``, made on
-the project's GPU machines) and any ``--profiles`` file, and shows a profile beside a
-missed target only for the same GPU model and the same source fingerprint: a profile of
-code that has since changed explains nothing.
+The report reads the profiles packaged with gpubench (``report/profiles.csv``, where
+present) and shows a profile beside a missed target only for the same GPU model and the
+same source fingerprint: a profile of code that has since changed explains nothing.
 """
 
 from __future__ import annotations
