@@ -213,3 +213,16 @@ def test_cli_reports_a_failed_cell_with_ncus_reason(tmp_path: Path) -> None:
 def test_cli_without_ncu_says_so(tmp_path: Path) -> None:
     done = _cli(tmp_path, tmp_path / "no-ncu", "numba cuda_jit vector_add default float32")
     assert done.returncode == 2 and "Nsight Compute is needed" in done.stderr
+
+
+def test_targets_table_keeps_the_best_implementations_name_with_a_repeated_index() -> None:
+    """Rows gathered from several frames can repeat index labels: the best
+    implementation is still the one with the highest share, named beside it."""
+    rows = pd.DataFrame([
+        {"backend": "numba-gpu", "framework": "numba", "implementation": i,
+         "kernel": "vector_add", "variant": "default", "dtype": "float32",
+         "size_key": SIZE, "pct_of_ceiling": pct, "status": "ok", "mode": "hot",
+         "device": "gpu"} for i, pct in [("vectorize_cuda", 80.0), ("cuda_jit", 92.0)]],
+        index=[0, 0])
+    md = sections.targets_table(rows, "hot").report.markdown()
+    assert "| 92.0 % |" in md and "| cuda_jit |" in md and "vectorize_cuda" not in md

@@ -289,7 +289,9 @@ def targets_table(df: pd.DataFrame, mode: str, profiles: pd.DataFrame | None = N
             continue
         largest = k.groupby(["kernel", "variant", "dtype"])["size_key"].transform("max")
         k = k[k["size_key"] == largest]
-        best = k.loc[k.groupby(["backend", "variant", "dtype"])["pct_of_ceiling"].idxmax()]
+        # each backend's best implementation per (variant, dtype), its name kept
+        best = k.sort_values("pct_of_ceiling", ascending=False, kind="mergesort"
+                             ).drop_duplicates(["backend", "variant", "dtype"])
         for backend, g in best.groupby("backend", sort=True):
             worst = g.sort_values(["pct_of_ceiling", "variant", "dtype"],
                                   kind="mergesort").iloc[0]
