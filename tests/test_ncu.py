@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpubench import ncu
 from gpubench.report import sections
@@ -226,3 +228,45 @@ def test_targets_table_keeps_the_best_implementations_name_with_a_repeated_index
         index=[0, 0])
     md = sections.targets_table(rows, "hot").report.markdown()
     assert "| 92.0 % |" in md and "| cuda_jit |" in md and "vectorize_cuda" not in md
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["numba-gpu", "cupy-gpu"]),
+                          st.sampled_from(["a", "b", "c"]),
+                          st.sampled_from(["float32", "float64"]),
+                          st.sampled_from([1 << 20, SIZE]),
+                          st.floats(min_value=50.0, max_value=105.0)),
+                min_size=1, max_size=12))
+def test_targets_verdict_is_the_weakest_case_of_the_best_implementations(cells) -> None:
+    """Property: per backend, the share shown is the minimum over (variant, dtype) at
+    the largest size of the maximum over implementations, and MISSED exactly when it
+    is under the kernel's target; smaller sizes never count."""
+    rows = pd.DataFrame([
+        {"backend": b, "framework": b.split("-")[0], "implementation": impl,
+         "kernel": "vector_add", "variant": "default", "dtype": dtype, "size_key": size,
+         "pct_of_ceiling": pct, "status": "ok", "mode": "hot", "device": "gpu"}
+        for b, impl, dtype, size, pct in cells])
+    md = sections.targets_table(rows, "hot").report.markdown()
+    target = next(t for k, _, t in sections.ceilings.targets() if k == "vector_add")
+    for backend, g in rows.groupby("backend"):
+        # the largest size per dtype over every backend's rows, as the table reads it
+        kernel_largest = rows.groupby("dtype")["size_key"].transform("max")[g.index]
+        at = g[g["size_key"] == kernel_largest]
+        line = next((ln for ln in md.splitlines() if f"| {backend} |" in ln), None)
+        if at.empty:
+            assert line is None
+            continue
+        want = at.groupby("dtype")["pct_of_ceiling"].max().min()
+        assert f"| {want:.1f} % |" in line
+        assert ("MISSED" in line) == (want < target)
+
+
+@pytest.mark.parametrize("pct, verdict", [(95.0, "met"), (94.99, "MISSED")])
+def test_a_share_equal_to_the_target_meets_it(pct: float, verdict: str) -> None:
+    rows = pd.DataFrame([{"backend": "cupy-gpu", "framework": "cupy",
+                          "implementation": "array_ops", "kernel": "vector_add",
+                          "variant": "default", "dtype": "float32", "size_key": SIZE,
+                          "pct_of_ceiling": pct, "status": "ok", "mode": "hot",
+                          "device": "gpu"}])
+    line = sections.targets_table(rows, "hot").report.markdown().splitlines()[-1]
+    assert f"| {verdict} |" in line
