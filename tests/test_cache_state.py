@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ from conftest import ROOT, _plugin
 from gpubench import results
 from gpubench.backends.numpy_cpu import NumpyCPU
 from gpubench.harness import Settings, cache_snapshot, cache_state, measure
-from gpubench.spec import Case, Implementation, get_kernel
+from gpubench.spec import Case, Implementation, get_kernel, implementations
 
 SPEC = get_kernel("vector_add")
 CASE = Case("vector_add", "default", 1024, "float64", {})
@@ -181,6 +182,53 @@ def test_torch_declares_inductors_cache_as_torch_would_choose_it(monkeypatch, tm
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
     assert TorchCPU().compile_cache_dirs() == [Path(default_cache_dir())]
+
+
+def test_an_implementation_that_never_touches_the_cache_is_none_and_not_scanned(tmp_path):
+    """PyTorch's eager rows run precompiled kernels: their rows say none (and keep their
+    first calls in the first-call figures), even where the folder changes meanwhile."""
+    cache = tmp_path / "ind"
+    cache.mkdir()
+
+    class Eager(_Cached):
+        def uses_compile_cache(self, implementation: str) -> bool:
+            return False
+
+    m = _measure(Eager(cache), _builder(write=cache / "k.cubin"))
+    assert m.fields["status"] == "ok" and m.fields["cache_state"] == "none"
+
+    class CannotSay(_Cached):
+        def uses_compile_cache(self, implementation: str) -> bool:
+            raise RuntimeError("unknown")
+
+    m = _measure(CannotSay(cache), _builder(write=cache / "k2.cubin"))
+    assert m.fields["cache_state"] == "cold"  # watched, as before
+
+
+def test_torch_watches_its_caches_only_for_the_rows_that_compile():
+    from gpubench.backends.torch_backend import TorchCPU, TorchGPU
+    from gpubench.plugins import load_plugins
+    from gpubench.spec import kernel_names
+
+    load_plugins()
+    names = {i.name for k in kernel_names() for i in implementations(k, "torch")}
+    assert TorchGPU.compiling <= names  # the set names registered implementations
+    for backend in (TorchCPU(), TorchGPU()):
+        assert backend.uses_compile_cache("compile") and backend.uses_compile_cache("triton")
+        assert not backend.uses_compile_cache("eager")
+        assert not backend.uses_compile_cache("autograd")
+    # every PyTorch implementation whose module compiles is in the set
+    for k in kernel_names():
+        for impl in implementations(k, "torch"):
+            source = Path(sys.modules[impl.source_file].__file__).read_text()
+            compiles = any(w in source for w in ("torch.compile", "compile_static",
+                                                 "triton.jit"))
+            if compiles and impl.name not in TorchGPU.compiling:
+                tree = ast.parse(source)
+                fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                          and n.name == impl.builder.__name__)
+                body = ast.get_source_segment(source, fn) or ""
+                assert not any(w in body for w in ("compile", "triton")), impl
 
 
 def test_frameworks_without_a_persistent_cache_declare_none():

@@ -513,6 +513,13 @@ def _cache_dirs(backend: Backend) -> list[Path]:
         return []
 
 
+def _uses_cache(backend: Backend, implementation: str) -> bool:
+    try:
+        return bool(backend.uses_compile_cache(implementation))
+    except Exception:  # noqa: BLE001 - a backend that cannot say: watch its folders
+        return True
+
+
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
     # the whole device first: work a call sent to another stream must be finished
     # before its output is read (the timing gates judge such a call, not the check)
@@ -590,7 +597,7 @@ def measure(
         outputs = ctx.outputs
         # whether the framework's persistent compilation cache served this row's build
         # and first call or gained from them; read outside the timed regions
-        cache_dirs = _cache_dirs(backend)
+        cache_dirs = _cache_dirs(backend) if _uses_cache(backend, impl.name) else []
         ledger.enter("cache scans")
         cache_before = cache_snapshot(cache_dirs)
         try:

@@ -373,6 +373,13 @@ class Backend:
         import anything the step has not imported already."""
         return []
 
+    def uses_compile_cache(self, implementation: str) -> bool:
+        """Whether the implementation's build or first call can read or write the
+        folders of :meth:`compile_cache_dirs`. Rows of one that cannot are not scanned
+        and say ``cache_state`` none, so their first calls stay in the first-call
+        figures (a cache it never touches says nothing of a warm start)."""
+        return True
+
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run ``fn`` once to completion and return (result, seconds) on this backend's
         clock (:attr:`timer`): between :attr:`event_pair` where the backend has one (the

@@ -51,6 +51,15 @@ class TorchBase(Backend):
         self._torch = torch
         return {"torch": torch.__version__, "torch_threads": str(torch.get_num_threads())}
 
+    #: the implementations that compile through TorchInductor or Triton: the others
+    #: (eager, autograd, copies) run PyTorch's own precompiled kernels and never touch
+    #: those caches (session 39: on a first run 201 such rows read "warm" and were left
+    #: out of the first-call figures)
+    compiling = frozenset({"compile", "triton"})
+
+    def uses_compile_cache(self, implementation: str) -> bool:
+        return implementation in self.compiling
+
     def compile_cache_dirs(self) -> list[Path]:
         """TorchInductor's cache (``torch.compile``: FX graphs, generated code, compiled
         kernels, and on GPUs Triton's cubins in its ``triton/`` folder):
