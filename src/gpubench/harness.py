@@ -506,18 +506,18 @@ def log_traceback(reason: str, exc: BaseException) -> None:
           file=sys.stderr, flush=True)
 
 
-def _cache_dirs(backend: Backend) -> list[Path]:
+def _cache_dirs(backend: Backend, implementation: str) -> list[Path]:
+    """The cache folders to watch for a row: none where the implementation never
+    touches them (:meth:`Backend.uses_compile_cache`); a backend that cannot say
+    whether it does is watched, one that cannot name its folders has none."""
     try:
-        return [Path(d) for d in backend.compile_cache_dirs()]
+        uses = bool(backend.uses_compile_cache(implementation))
+    except Exception:  # noqa: BLE001 - cannot say: watch its folders
+        uses = True
+    try:
+        return [Path(d) for d in backend.compile_cache_dirs()] if uses else []
     except Exception:  # noqa: BLE001 - a framework that cannot say has none we can watch
         return []
-
-
-def _uses_cache(backend: Backend, implementation: str) -> bool:
-    try:
-        return bool(backend.uses_compile_cache(implementation))
-    except Exception:  # noqa: BLE001 - a backend that cannot say: watch its folders
-        return True
 
 
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
@@ -597,7 +597,7 @@ def measure(
         outputs = ctx.outputs
         # whether the framework's persistent compilation cache served this row's build
         # and first call or gained from them; read outside the timed regions
-        cache_dirs = _cache_dirs(backend) if _uses_cache(backend, impl.name) else []
+        cache_dirs = _cache_dirs(backend, impl.name)
         ledger.enter("cache scans")
         cache_before = cache_snapshot(cache_dirs)
         try:
