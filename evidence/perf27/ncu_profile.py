@@ -18,9 +18,6 @@ The raw ``ncu --csv --page raw`` output of each cell is written to ``--out``.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import os
 import re
 import shutil
 import subprocess
@@ -50,6 +47,11 @@ CELLS = [
     ("torch", "triton", "moving_average", "default", "float32"),
 ]
 
+sys.path.insert(0, str(ROOT / "src"))
+from gpubench.ncu import STALL, Cell, parse_raw  # noqa: E402 - the project's own, since session 39
+from gpubench.ncu import child as ncu_child  # noqa: E402
+
+#: gpubench.ncu's metrics and, for this table, the SM throughput and the launch shape
 METRICS = ",".join([
     "gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
     "dram__bytes_read.sum", "dram__bytes_write.sum",
@@ -57,45 +59,14 @@ METRICS = ",".join([
     "sm__warps_active.avg.pct_of_peak_sustained_active", "launch__registers_per_thread",
     "launch__grid_size", "launch__block_size", "smsp__inst_executed.sum",
     "lts__t_sector_hit_rate.pct"])
-STALL = re.compile(r"smsp__average_warps_issue_stalled_(\w+?)_per_issue_active\.ratio")
 
 
 def child(framework: str, impl_name: str, kernel: str, variant: str, dtype: str) -> int:
     """Build the cell's implementation and make the profiled calls."""
-    sys.path.insert(0, str(ROOT / "src"))
-    import numpy as np
-    from cuda.bindings import runtime as rt
-
-    from gpubench.backends import load_backend
-    from gpubench.harness import build_context
-    from gpubench.spec import get_kernel, implementations
-    from gpubench.timing import Settings
-
-    backend = load_backend(f"{framework}-gpu")
-    backend.start(os.cpu_count() or 1)
-    spec = get_kernel(kernel)
-    impl = next(i for i in implementations(kernel, framework, "gpu") if i.name == impl_name)
-    case = spec.cases([SIZE], [dtype], [variant])[0]
-    settings = Settings()
-    inputs = spec.make_inputs(case, np.random.default_rng(case.seed(settings.seed)))
-    ctx = build_context(spec, case, backend, settings, inputs)
-    call = impl.builder(ctx)
-    for _ in range(3):
-        backend.device_sync(call())
-    rt.cudaProfilerStart()
-    for _ in range(3):
-        backend.device_sync(call())
-    rt.cudaProfilerStop()
-    print(f"bytes={spec.bytes_moved(case)} elements={SIZE}", file=sys.stderr)
-    return 0
+    return ncu_child(Cell(framework, impl_name, kernel, variant, dtype), SIZE)
 
 
-def parse(text: str) -> list[dict[str, str]]:
-    """The rows of ``ncu --csv --page raw`` (its header, then a units row, then one row
-    per profiled kernel); lines that are not CSV (ncu's own messages) are skipped."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
-    return rows[1:] if rows and rows[0].get("ID", "") == "" else rows
+parse = parse_raw
 
 
 def num(row: dict[str, str], key: str) -> float:
