@@ -4,6 +4,7 @@ warm persistent compilation cache, from each backend's declared cache folders.""
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -205,30 +206,43 @@ def test_an_implementation_that_never_touches_the_cache_is_none_and_not_scanned(
     assert m.fields["cache_state"] == "cold"  # watched, as before
 
 
-def test_torch_watches_its_caches_only_for_the_rows_that_compile():
-    from gpubench.backends.torch_backend import TorchCPU, TorchGPU
+@pytest.mark.parametrize("backend_id, words", [
+    # the words a builder that compiles through the framework's cache must use
+    ("torch-gpu", ("torch.compile", "compile_static", "triton")),
+    ("torch-cpu", ("torch.compile", "compile_static", "triton")),
+    ("cuda_python-gpu", ("compile_module", "cuda_sources", "nvrtc")),
+])
+def test_a_backend_watches_its_caches_only_for_the_rows_that_compile(backend_id, words):
+    """PyTorch (Inductor, Triton) and CUDA Python (NVRTC) name the implementations that
+    compile through their caches: the set names registered implementations, and any
+    other implementation's module never compiles (so its rows rightly say none)."""
+    from gpubench.backends import load_backend
     from gpubench.plugins import load_plugins
     from gpubench.spec import kernel_names
 
     load_plugins()
-    names = {i.name for k in kernel_names() for i in implementations(k, "torch")}
-    assert TorchGPU.compiling <= names  # the set names registered implementations
-    for backend in (TorchCPU(), TorchGPU()):
-        assert backend.uses_compile_cache("compile") and backend.uses_compile_cache("triton")
-        assert not backend.uses_compile_cache("eager")
-        assert not backend.uses_compile_cache("autograd")
-    # every PyTorch implementation whose module compiles is in the set
-    for k in kernel_names():
-        for impl in implementations(k, "torch"):
-            source = Path(sys.modules[impl.source_file].__file__).read_text()
-            compiles = any(w in source for w in ("torch.compile", "compile_static",
-                                                 "triton.jit"))
-            if compiles and impl.name not in TorchGPU.compiling:
-                tree = ast.parse(source)
-                fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
-                          and n.name == impl.builder.__name__)
-                body = ast.get_source_segment(source, fn) or ""
-                assert not any(w in body for w in ("compile", "triton")), impl
+    backend = load_backend(backend_id)
+    framework, device = backend_id.split("-")
+    impls = [i for k in kernel_names() for i in implementations(k, framework, device)]
+    assert backend.compiling and backend.compiling <= {i.name for i in
+                                                       implementations_all(framework)}
+    mixed = {i.source_file for i in implementations_all(framework)
+             if i.name in backend.compiling}
+    for impl in impls:
+        if impl.name in backend.compiling:
+            assert backend.uses_compile_cache(impl.name)
+            continue
+        assert not backend.uses_compile_cache(impl.name)
+        # its builder, or its whole module where no implementation there compiles
+        text = (inspect.getsource(impl.builder) if impl.source_file in mixed else
+                inspect.getsource(sys.modules[impl.source_file]))
+        assert not any(w in text for w in words), (impl.kernel, impl.name)
+
+
+def implementations_all(framework: str) -> list:
+    from gpubench.spec import kernel_names
+
+    return [i for k in kernel_names() for i in implementations(k, framework)]
 
 
 def test_frameworks_without_a_persistent_cache_declare_none():

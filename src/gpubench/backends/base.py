@@ -373,12 +373,17 @@ class Backend:
         import anything the step has not imported already."""
         return []
 
+    #: the implementations whose build or first call can use the folders of
+    #: :meth:`compile_cache_dirs`; None: any of them can
+    compiling: frozenset[str] | None = None
+
     def uses_compile_cache(self, implementation: str) -> bool:
         """Whether the implementation's build or first call can read or write the
-        folders of :meth:`compile_cache_dirs`. Rows of one that cannot are not scanned
-        and say ``cache_state`` none, so their first calls stay in the first-call
-        figures (a cache it never touches says nothing of a warm start)."""
-        return True
+        folders of :meth:`compile_cache_dirs` (:attr:`compiling`). Rows of one that
+        cannot are not scanned and say ``cache_state`` none, so their first calls stay
+        in the first-call figures (a cache it never touches says nothing of a warm
+        start)."""
+        return self.compiling is None or implementation in self.compiling
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run ``fn`` once to completion and return (result, seconds) on this backend's

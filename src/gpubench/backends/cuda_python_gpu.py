@@ -285,6 +285,10 @@ class CudaPythonGPU(CudaBuffersBackend):
     local_implementations = {"reduction": "nvrtc", "matmul": "tiled",
                              "monte_carlo_pi": "nvrtc"}
 
+    #: the implementations built from CUDA C through NVRTC (its cache); the copies,
+    #: allocations and interop rows compile nothing
+    compiling = frozenset({"nvrtc", "nvrtc_sliding", "naive", "tiled"})
+
     def compile_cache_dirs(self) -> list[Path]:
         """The cubin cache of :func:`compile_module` (``$GPUBENCH_NVRTC_CACHE_DIR``, set
         by the step under its ``compile_cache_dir``); none where it is unset."""

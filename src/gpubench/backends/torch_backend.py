@@ -57,9 +57,6 @@ class TorchBase(Backend):
     #: out of the first-call figures)
     compiling = frozenset({"compile", "triton"})
 
-    def uses_compile_cache(self, implementation: str) -> bool:
-        return implementation in self.compiling
-
     def compile_cache_dirs(self) -> list[Path]:
         """TorchInductor's cache (``torch.compile``: FX graphs, generated code, compiled
         kernels, and on GPUs Triton's cubins in its ``triton/`` folder):
