@@ -308,7 +308,7 @@ def targets_table(df: pd.DataFrame, mode: str, profiles: pd.DataFrame | None = N
     if not rows:
         return None
     header = ["kernel", "backend", "weakest case (variant / dtype)",
-              "its best implementation", "target", "verdict", "implementation"]
+              "its best implementation", "target", "verdict", "which implementation"]
     if profiles is not None:
         header.append("why (Nsight Compute)")
     return text_table(header, rows, frozenset({"its best implementation"}))
