@@ -201,7 +201,22 @@ def test_cli_writes_one_row_per_cell_and_a_rerun_replaces_it(tmp_path: Path) -> 
     assert set(out["ncu_version"]) == {"2025.3.1.0"} and set(out["commit"]) == {"f00ba12"}
     assert out["fingerprint"].iloc[0] == ncu.fingerprint("numba", "cuda_jit", "vector_add")
     assert _cli(tmp_path, script, cells[0]).returncode == 0
-    assert len(pd.read_csv(tmp_path / "out.csv")) == 2  # replaced, not added
+    again = ncu.read_profiles(tmp_path / "out.csv")
+    assert len(again) == 2  # replaced, not added
+    assert set(again["fingerprint"]) == set(out["fingerprint"].astype(str))
+
+
+def test_a_fingerprint_of_digits_only_survives_a_rewrite(tmp_path: Path) -> None:
+    """A hex digest can be all digits, with a leading zero: read back as a number it
+    would never match the code's fingerprint again."""
+    path = tmp_path / "p.csv"
+    row = {c: "x" for c in ncu.KEY}
+    row.update(fingerprint="0123456789012345", commit="0071234", size=SIZE)
+    ncu.write_rows(path, [row])
+    ncu.write_rows(path, [{**row, "dtype": "y"}])
+    got = ncu.read_profiles(path)
+    assert list(got["fingerprint"]) == ["0123456789012345"] * 2
+    assert list(got["commit"]) == ["0071234"] * 2
 
 
 def test_cli_reports_a_failed_cell_with_ncus_reason(tmp_path: Path) -> None:

@@ -198,12 +198,17 @@ def explain(p: Mapping[str, Any]) -> str:
             f"{p.get('commit') or '?'})")
 
 
+def read_profiles(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """One profiles CSV, its names and hashes read as text (a fingerprint of digits
+    only must not become a number)."""
+    return pd.read_csv(path, dtype={c: str for c in (*KEY, "fingerprint", "commit",
+                                                     "top_stall", "ncu_version")})
+
+
 def load_profiles(paths: Iterable[str | os.PathLike[str]] = ()) -> pd.DataFrame:
     """The shipped profiles and those in ``paths`` (later files win for a cell)."""
-    frames = []
-    for path in [SHIPPED, *map(Path, paths)]:
-        if Path(path).is_file():
-            frames.append(pd.read_csv(path, dtype={"commit": str, "fingerprint": str}))
+    frames = [read_profiles(path) for path in [SHIPPED, *map(Path, paths)]
+              if Path(path).is_file()]
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     out = pd.concat(frames, ignore_index=True)
@@ -306,8 +311,7 @@ def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
 
     frame = pd.DataFrame(list(rows), columns=COLUMNS)
     if path.is_file():
-        frame = pd.concat([pd.read_csv(path, dtype={"commit": str}), frame],
-                          ignore_index=True)
+        frame = pd.concat([read_profiles(path), frame], ignore_index=True)
         frame = frame.drop_duplicates(KEY, keep="last")
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, frame.to_csv(index=False, float_format="%.6g"))
