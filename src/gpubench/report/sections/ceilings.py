@@ -302,7 +302,7 @@ def targets_table(df: pd.DataFrame, mode: str, profiles: pd.DataFrame | None = N
                    "met" if met else "MISSED", str(worst["implementation"])]
             if profiles is not None:
                 row.append("" if met else ncu.why(
-                    profiles, gpu, backend.rsplit("-", 1)[0], str(worst["implementation"]),
+                    profiles, gpu, str(worst["framework"]), str(worst["implementation"]),
                     kernel, str(worst["variant"]), str(worst["dtype"])))
             rows.append(row)
     if not rows:
