@@ -175,7 +175,7 @@ def fake_ncu(tmp_path: Path, fail: bool = False) -> Path:
         "#!/bin/sh\n"
         'if [ "$1" = --version ]; then echo "Version 2025.3.1.0 (build 1)"; exit 0; fi\n'
         + ("echo 'CUDA error' >&2; exit 1\n" if fail else
-           f"cat {csv_file}\necho 'gpubench-ncu bytes={NEED} gpu=NVIDIA H100 80GB HBM3' >&2\n"))
+           f"cat {csv_file}\necho '{ncu.marker(NEED, 'NVIDIA H100 80GB HBM3')}' >&2\n"))
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return script
 
@@ -285,3 +285,13 @@ def test_a_share_equal_to_the_target_meets_it(pct: float, verdict: str) -> None:
                           "device": "gpu"}])
     line = sections.targets_table(rows, "hot").report.markdown().splitlines()[-1]
     assert f"| {verdict} |" in line
+
+
+@pytest.mark.parametrize("need", [NEED, float(NEED), 268435460.0, 1.5e12])
+def test_the_childs_line_reads_back_whatever_number_type_bytes_moved_gives(need) -> None:
+    """kernels' bytes_moved returns floats (session 40's run lost every cell to a
+    parser that took only digits)."""
+    text = "==PROF== noise\n" + ncu.marker(need, "NVIDIA H100 80GB HBM3") + "\nmore\n"
+    assert ncu.read_marker(text) == (float(need), "NVIDIA H100 80GB HBM3")
+    assert ncu.read_marker("gpubench-ncu bytes=x gpu=y") is None
+    assert ncu.read_marker("nothing") is None

@@ -124,9 +124,24 @@ def child(cell: Cell, size: int) -> int:
     for _ in range(CALLS):
         backend.device_sync(call())
     rt.cudaProfilerStop()
-    print(f"gpubench-ncu bytes={spec.bytes_moved(case)} gpu={backend.device_name()}",
-          file=sys.stderr)
+    print(marker(spec.bytes_moved(case), backend.device_name()), file=sys.stderr)
     return 0
+
+
+def marker(need_bytes: float, gpu: str) -> str:
+    """The child's line to the parent: the bytes the cell must move, and the GPU."""
+    return f"gpubench-ncu bytes={float(need_bytes)!r} gpu={gpu}"
+
+
+def read_marker(text: str) -> tuple[float, str] | None:
+    """(bytes, GPU name) from the child's :func:`marker` line in ``text``, or None."""
+    found = re.search(r"gpubench-ncu bytes=(\S+) gpu=(.*)", text)
+    if found is None:
+        return None
+    try:
+        return float(found.group(1)), found.group(2).strip()
+    except ValueError:
+        return None
 
 
 def parse_raw(text: str) -> list[dict[str, str]]:
@@ -257,14 +272,14 @@ def profile(cell: Cell, ncu: str, size: int, raw_dir: Path | None = None
         raw_dir.mkdir(parents=True, exist_ok=True)
         (raw_dir / ("_".join(cell) + ".csv")).write_text(done.stdout)
         (raw_dir / ("_".join(cell) + ".err")).write_text(done.stderr)
-    info = re.search(r"gpubench-ncu bytes=(\d+) gpu=(.*)", done.stderr)
+    info = read_marker(done.stderr)
     rows = parse_raw(done.stdout)
     if done.returncode or not rows or info is None:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1][:300]
         raise RuntimeError(f"exit {done.returncode}: {tail}")
-    return {"gpu_name": info.group(2).strip(), **cell._asdict(),
+    return {"gpu_name": info[1], **cell._asdict(),
             "fingerprint": fingerprint(cell.framework, cell.implementation, cell.kernel),
-            **summarise(rows, float(info.group(1)), size)}
+            **summarise(rows, info[0], size)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
