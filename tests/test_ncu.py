@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -295,3 +296,47 @@ def test_the_childs_line_reads_back_whatever_number_type_bytes_moved_gives(need)
     assert ncu.read_marker(text) == (float(need), "NVIDIA H100 80GB HBM3")
     assert ncu.read_marker("gpubench-ncu bytes=x gpu=y") is None
     assert ncu.read_marker("nothing") is None
+
+
+def test_the_child_keeps_the_cells_buffers_alive_while_it_calls(monkeypatch) -> None:
+    """CUDA Python's builders keep raw pointers only: a child that let the build context
+    go freed the inputs before the first call (session 40: CUDA_ERROR_ILLEGAL_ADDRESS
+    on every CUDA Python cell, with or without ncu)."""
+    import weakref
+
+    import cuda.bindings
+
+    from gpubench import backends, spec
+    from gpubench.backends.numpy_cpu import NumpyCPU
+
+    class Buffer:
+        def __init__(self, host):
+            self.host = host
+
+    class Backend(NumpyCPU):
+        def to_device(self, host):
+            return Buffer(host)
+
+        def empty(self, shape, dtype):
+            return Buffer(np.empty(shape, dtype))
+
+        def device_name(self):
+            return "stand-in"
+
+    calls: list[bool] = []
+
+    def builder(ctx):
+        alive = [weakref.ref(buf) for buf in (*ctx.inputs.values(), *ctx.outputs.values())]
+
+        def call():
+            calls.append(all(ref() is not None for ref in alive))
+        return call
+
+    impl = type("Impl", (), {"name": "raw", "builder": staticmethod(builder)})()
+    fake_rt = type("rt", (), {"cudaProfilerStart": staticmethod(lambda: None),
+                              "cudaProfilerStop": staticmethod(lambda: None)})
+    monkeypatch.setattr(cuda.bindings, "runtime", fake_rt, raising=False)
+    monkeypatch.setattr(backends, "load_backend", lambda name: Backend())
+    monkeypatch.setattr(spec, "implementations", lambda *a: [impl])
+    assert ncu.child(ncu.Cell("numpy", "raw", "vector_add", "default", "float32"), 1024) == 0
+    assert calls == [True] * (2 * ncu.CALLS)

@@ -117,13 +117,17 @@ def child(cell: Cell, size: int) -> int:
     case = spec.cases([size], [cell.dtype], [cell.variant])[0]
     settings = Settings()
     inputs = spec.make_inputs(case, np.random.default_rng(case.seed(settings.seed)))
-    call = impl.builder(build_context(spec, case, backend, settings, inputs))
+    # keep the context: its device buffers are freed with it, and builders that pass
+    # raw pointers (CUDA Python's) hold nothing that keeps them alive
+    ctx = build_context(spec, case, backend, settings, inputs)
+    call = impl.builder(ctx)
     for _ in range(CALLS):
         backend.device_sync(call())
     rt.cudaProfilerStart()
     for _ in range(CALLS):
         backend.device_sync(call())
     rt.cudaProfilerStop()
+    del ctx
     print(marker(spec.bytes_moved(case), backend.device_name()), file=sys.stderr)
     return 0
 
