@@ -226,14 +226,18 @@ def read_profiles(path: str | os.PathLike[str]) -> pd.DataFrame:
 
 def load_profiles(paths: Iterable[str | os.PathLike[str]] = ()) -> pd.DataFrame:
     """The shipped profiles and those in ``paths`` (later files win for a cell)."""
-    frames = [read_profiles(path) for path in [SHIPPED, *map(Path, paths)]
-              if Path(path).is_file()]
+    frames = []
+    for path in [SHIPPED, *map(Path, paths)]:
+        if not Path(path).is_file():
+            continue
+        frame = read_profiles(path)
+        missing = [c for c in COLUMNS if c not in frame.columns]
+        if missing:  # each file alone: concatenating would fill another's columns
+            raise ValueError(f"profiles {path} lack columns {missing}")
+        frames.append(frame)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     out = pd.concat(frames, ignore_index=True)
-    missing = [c for c in COLUMNS if c not in out.columns]
-    if missing:
-        raise ValueError(f"profiles lack columns {missing}")
     return out.drop_duplicates(KEY, keep="last").reset_index(drop=True)
 
 
