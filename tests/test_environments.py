@@ -9,6 +9,7 @@ every row, and that a spec with a typo gives unavailable rows with pip's error.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -162,6 +163,94 @@ def test_error_tail_keeps_pips_error():
     assert envs.error_tail(output) == [
         "ERROR: Could not find a version that satisfies the requirement nmupy",
         "ERROR: No matching distribution found for nmupy"]
+
+
+# -- reusing a venv built from the same inputs (a new results folder) ---------------------
+
+INFO = {"python": "3.11.2 CPython", "platform": "linux-x86_64 glibc-2.36",
+        "interpreter": "/v/bin/python", "packages": ["numpy==2.1.0", "pandas==2.2.3"]}
+
+
+@pytest.fixture
+def fake_build(tmp_path, monkeypatch):
+    """build_venv with pip and the venv's interpreter stood in for: ``installs`` counts
+    the fresh builds, ``info`` is what the venv's interpreter reports, ``imports`` whether
+    it imports gpubench's dependencies."""
+    spec = tmp_path / "numpy.txt"
+    spec.write_text("numpy\n")
+    state = {"installs": 0, "info": dict(INFO), "imports": True, "spec": spec,
+             "venv": tmp_path / "venv", "lock": tmp_path / "lock.txt",
+             "marker": tmp_path / "venv" / "gpubench-env.json"}
+
+    def build(lock, spec, venv, python, pip_args, log, timeout):
+        state["installs"] += 1
+        (venv / "bin").mkdir(parents=True, exist_ok=True)
+        lock.header.update(status="ok", python=state["info"]["python"],
+                           platform=state["info"]["platform"],
+                           interpreter=state["info"]["interpreter"])
+        lock.packages = list(state["info"]["packages"])
+        return lock
+
+    monkeypatch.setattr(envs, "_build", build)
+    monkeypatch.setattr(envs, "_run", lambda cmd, log, env=None, timeout=None:
+                        (0 if state["imports"] else 1, ""))
+    monkeypatch.setattr(envs, "inspect_interpreter", lambda python: state["info"])
+
+    def run(reuse=True, pip_args=(), python=sys.executable):
+        return envs.build_venv(SMALL, str(state["spec"]), str(state["venv"]),
+                               str(state["lock"]), str(state["marker"]), python, pip_args,
+                               reuse=reuse, log=open(os.devnull, "w"))
+    state["run"] = run
+    return state
+
+
+def test_a_venv_built_from_the_same_inputs_is_reused_not_reinstalled(fake_build):
+    first = fake_build["run"]()
+    assert first.ok and fake_build["installs"] == 1
+    again = fake_build["run"]()
+    assert fake_build["installs"] == 1, "reinstalled a venv built from the same inputs"
+    assert again.ok and again.hash == first.hash and again.packages == first.packages
+    assert any(n.startswith("reused") for n in again.notes)
+    written = envs.read_lock(fake_build["lock"])
+    assert written.hash == first.hash and any("reused" in n for n in written.notes)
+    marker = json.loads(fake_build["marker"].read_text())
+    assert marker["status"] == "ok" and marker["env_lock"] == first.hash
+
+
+@pytest.mark.parametrize("change", ["spec", "include", "pip_args", "python", "packages",
+                                    "imports", "no_reuse", "built_from"])
+def test_a_venv_is_rebuilt_when_anything_it_was_built_from_changed(fake_build, change,
+                                                                    tmp_path):
+    fake_build["run"]()
+    kwargs = {}
+    if change == "spec":
+        fake_build["spec"].write_text("numpy\npandas\n")
+    elif change == "include":
+        (tmp_path / "common.txt").write_text("scipy\n")
+        fake_build["spec"].write_text("-r common.txt\nnumpy\n")
+    elif change == "pip_args":
+        kwargs["pip_args"] = ["--index-url=https://mirror.example/simple"]
+    elif change == "python":
+        other = tmp_path / "python3"
+        other.symlink_to(sys.executable)
+        kwargs["python"] = str(other)
+    elif change == "packages":  # someone pip-installed into the venv since
+        fake_build["info"] = {**INFO, "packages": [*INFO["packages"], "rich==13.0"]}
+    elif change == "imports":
+        fake_build["imports"] = False
+    elif change == "no_reuse":
+        kwargs["reuse"] = False
+    elif change == "built_from":  # a venv this project did not build (or a broken record)
+        (fake_build["venv"] / envs.BUILT_FROM).write_text("not json")
+    lock = fake_build["run"](**kwargs)
+    assert fake_build["installs"] == 2, f"{change}: reused"
+    assert not any(n.startswith("reused") for n in lock.notes)
+
+
+def test_a_failed_build_leaves_nothing_to_reuse(fake_build, monkeypatch):
+    monkeypatch.setattr(envs, "_build", lambda lock, *a: lock)  # status stays failed
+    assert not fake_build["run"]().ok
+    assert not (fake_build["venv"] / envs.BUILT_FROM).exists()
 
 
 def test_inspect_current_lists_this_interpreter():
@@ -365,6 +454,28 @@ def test_second_run_builds_nothing(built):
 
 
 @pytest.mark.workflow
+def test_a_new_results_folder_checks_the_venvs_instead_of_reinstalling(built, tmp_path):
+    """Issue 27: `make run` into a new results folder re-made every framework's venv
+    (153 s of 706 s on the 2-core VM). Built from the same inputs, they are now reused:
+    the locks are read again from the venvs, with the same hash, and pip does not run."""
+    cfg = yaml.safe_load(built["cfg"].read_text())
+    cfg.update(results_dir=str(tmp_path / "results"), logs_dir=str(tmp_path / "logs"))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    python = built["base"] / "venvs" / SMALL / "bin" / "python"
+    before = python.lstat().st_mtime_ns
+    locks = [tmp_path / "results" / "envs" / e / "lock.txt" for e in (SMALL, "numba")]
+    out = snakemake("--configfile", str(tmp_path / "config.yaml"), "--", *map(str, locks))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    for new, old in zip(locks, built["locks"]):
+        lock = envs.read_lock(new)
+        assert lock.ok and lock.hash == envs.read_lock(old).hash
+        assert any(n.startswith("reused") for n in lock.notes), lock.notes
+    assert python.lstat().st_mtime_ns == before, "the venv was made again"
+    log = (tmp_path / "logs" / "build_env" / f"{SMALL}.log").read_text()
+    assert "pip install" not in log
+
+
+@pytest.mark.workflow
 def test_step_runs_in_its_venv_and_rows_carry_the_lock(built):
     res = built["base"] / "results"
     out = snakemake("--configfile", str(built["cfg"]), "--", str(res / "raw" / "numpy-cpu.csv"))
@@ -400,9 +511,10 @@ def test_editing_a_spec_rebuilds_that_environment_only(built):
 
 
 @pytest.mark.workflow
-def test_forcerun_of_one_lock_rebuilds_that_environment_only(built):
+def test_forcerun_of_one_lock_remakes_that_environment_only(built):
     """The README's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
-    (the profile's Snakemake), rebuilds that environment and no other."""
+    (the profile's Snakemake), makes that environment's lock again (checking the venv,
+    rebuilding it if it differs from its build) and no other."""
     numpy_lock, other_lock = built["locks"]
     numpy_before = numpy_lock.stat().st_mtime_ns
     other_before = other_lock.stat().st_mtime_ns

@@ -379,15 +379,72 @@ def _run(cmd: Sequence[str], log: Any, env: Mapping[str, str] | None = None,
     return proc.returncode, proc.stdout
 
 
+#: inside a venv this project built: what it was built from, and its env_lock
+BUILT_FROM = "gpubench-built-from.json"
+
+
+def _built_from(spec: str, python: str, pip_args: Sequence[str]) -> dict[str, Any]:
+    """What a venv's build depends on: the spec files' contents, the interpreter that
+    created it (and its version), pip's extra arguments, this project's dependencies."""
+    try:
+        version = subprocess.run([python, "-c", "import sys; print(sys.version)"],
+                                 capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        version = ""
+    return {"spec": describe_spec(spec), "python": python, "python_version": version,
+            "pip_args": list(pip_args)}
+
+
+def reuse_venv(env: str, spec: str, venv: Path, python: str, pip_args: Sequence[str],
+               log: Any) -> Lock | None:
+    """The lock of ``venv`` when it can stand for a new build: built by this project from
+    the same spec, interpreter and pip arguments, it still imports gpubench's own
+    dependencies and holds exactly the packages it was built with (same env_lock).
+    None (with the reason in ``log``) otherwise: then it is built afresh."""
+    try:
+        built = json.loads((venv / BUILT_FROM).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(built, dict):
+        return None
+    want = _built_from(spec, python, pip_args)
+    changed = [k for k in want if built.get(k) != want[k]]
+    if changed:
+        print(f"environment {env}: not reused, its {', '.join(changed)} changed", file=log)
+        return None
+    code, _ = _run([str(venv / "bin" / "python"), "-c", "import gpubench.runner, gpubench.worker"],
+                   log, env_with_src(), 300)
+    try:
+        info = inspect_interpreter(str(venv / "bin" / "python")) if code == 0 else None
+    except (subprocess.SubprocessError, OSError, ValueError):
+        info = None
+    if info is None:
+        print(f"environment {env}: not reused, it no longer imports or runs", file=log)
+        return None
+    lock = Lock({"env": env, "status": "ok", "mode": "venv", "spec": want["spec"],
+                 "python": info["python"], "platform": info["platform"],
+                 "interpreter": info["interpreter"]}, list(info["packages"]))
+    if lock.hash != built.get("env_lock"):
+        print(f"environment {env}: not reused, its packages changed since it was built "
+              f"(env_lock {built.get('env_lock')} -> {lock.hash})", file=log)
+        return None
+    lock.notes.append(f"reused: built {built.get('built_at', '?')} from the same spec, "
+                      "interpreter and pip arguments; its packages read again, unchanged")
+    return lock
+
+
 def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
                python: str | None = None, pip_args: Sequence[str] = (),
                build: str = "yes", log: Any = None,
-               timeout: float | None = 3600) -> Lock:
+               timeout: float | None = 3600, reuse: bool = False) -> Lock:
     """Build ``venv`` from the pip spec and write its lock and marker; never raises for a
     failed build: the lock then says ``failed`` with the tail of pip's output.
 
     ``build`` is ``yes``, ``no-gpu`` (a GPU environment on a host where NVML sees no GPU,
-    environments.gpu_envs: auto) or ``never`` (environments.gpu_envs: never).
+    environments.gpu_envs: auto) or ``never`` (environments.gpu_envs: never). ``reuse``:
+    keep a venv built from the same inputs that still holds what it was built with
+    (:func:`reuse_venv`; the workflow asks for it, so a new results folder or a forced
+    re-run checks the environment in seconds instead of reinstalling every framework).
     """
     log = log or sys.stdout
     t0 = time.monotonic()
@@ -395,6 +452,11 @@ def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
     venv_path = Path(venv)
     header = {"env": env, "status": "failed", "mode": "venv", "spec": describe_spec(spec)}
     lock = Lock(header)
+    reused = reuse_venv(env, spec, venv_path, python, pip_args, log) if (
+        reuse and build == "yes") else None
+    if reused is not None:
+        reused.notes.append(f"checked in {time.monotonic() - t0:.1f} s")
+        return _write(reused, env, venv_path, lock_path, marker_path, log)
     shutil.rmtree(venv_path, ignore_errors=True)
     if build != "yes":
         lock.header["status"] = "skipped"
@@ -412,6 +474,17 @@ def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
     if build == "yes":
         lock.notes.append(f"{'built' if lock.ok else 'failed'} in "
                           f"{time.monotonic() - t0:.1f} s")
+    if lock.ok:
+        atomic_write_text(venv_path / BUILT_FROM, json.dumps({
+            **_built_from(spec, python, pip_args), "env_lock": lock.hash,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2) + "\n")
+    return _write(lock, env, venv_path, lock_path, marker_path, log)
+
+
+def _write(lock: Lock, env: str, venv_path: Path, lock_path: str, marker_path: str,
+           log: Any) -> Lock:
+    """The lock into the results folder, the marker into the venv."""
+    header = lock.header
     atomic_write_text(lock_path, lock.text())
     atomic_write_text(marker_path, json.dumps({
         "env": env, "status": lock.status, "env_lock": lock.hash,
@@ -465,7 +538,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--python", default=None, help="interpreter that creates the venv")
     p.add_argument("--pip-arg", action="append", default=[], help="extra pip install arg")
     p.add_argument("--build", choices=("yes", "no-gpu", "never"), default="yes")
+    p.add_argument("--reuse", action="store_true",
+                   help="keep the venv if built from the same spec, interpreter and pip "
+                   "arguments and still holding what it was built with")
     args = p.parse_args(argv)
     build_venv(args.env, args.spec, args.venv, args.lock, args.marker, args.python or None,
-               args.pip_arg, args.build)
+               args.pip_arg, args.build, reuse=args.reuse)
     return 0

@@ -35,5 +35,5 @@ rule build_env:
     shell:
         "{params.driver} {params.script} --env {wildcards.env} --spec {input.spec:q}"
         " --venv {params.venv:q} --lock {output.lock:q} --marker {output.marker:q}"
-        " --python {params.python:q} --build {params.build} {params.pip_args}"
+        " --python {params.python:q} --build {params.build} --reuse {params.pip_args}"
         " > {log} 2>&1"
