@@ -230,9 +230,10 @@ def test_a_venv_is_rebuilt_when_anything_it_was_built_from_changed(fake_build, c
         fake_build["spec"].write_text("-r common.txt\nnumpy\n")
     elif change == "pip_args":
         kwargs["pip_args"] = ["--index-url=https://mirror.example/simple"]
-    elif change == "python":
+    elif change == "python":  # another base interpreter, or the same one upgraded
         other = tmp_path / "python3"
-        other.symlink_to(sys.executable)
+        other.write_text("#!/bin/sh\necho /opt/python3.12/bin/python3.12; echo 3.12.1\n")
+        other.chmod(0o755)
         kwargs["python"] = str(other)
     elif change == "packages":  # someone pip-installed into the venv since
         fake_build["info"] = {**INFO, "packages": [*INFO["packages"], "rich==13.0"]}
@@ -245,6 +246,16 @@ def test_a_venv_is_rebuilt_when_anything_it_was_built_from_changed(fake_build, c
     lock = fake_build["run"](**kwargs)
     assert fake_build["installs"] == 2, f"{change}: reused"
     assert not any(n.startswith("reused") for n in lock.notes)
+
+
+def test_any_path_to_the_same_interpreter_reuses_the_venv(fake_build, tmp_path):
+    """`make envs` runs Snakemake as .venv/bin/python3, `gpubench run` as
+    .venv/bin/python: the same interpreter, the same venv (session 40 rebuilt them)."""
+    fake_build["run"]()
+    link = tmp_path / "another-name-for-python"
+    link.symlink_to(sys.executable)
+    lock = fake_build["run"](python=str(link))
+    assert fake_build["installs"] == 1 and any(n.startswith("reused") for n in lock.notes)
 
 
 def test_a_failed_build_leaves_nothing_to_reuse(fake_build, monkeypatch):
@@ -466,7 +477,7 @@ def test_a_new_results_folder_checks_the_venvs_instead_of_reinstalling(built, tm
     locks = [tmp_path / "results" / "envs" / e / "lock.txt" for e in (SMALL, "numba")]
     out = snakemake("--configfile", str(tmp_path / "config.yaml"), "--", *map(str, locks))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    for new, old in zip(locks, built["locks"]):
+    for new, old in zip(locks, built["locks"], strict=True):
         lock = envs.read_lock(new)
         assert lock.ok and lock.hash == envs.read_lock(old).hash
         assert any(n.startswith("reused") for n in lock.notes), lock.notes

@@ -383,15 +383,22 @@ def _run(cmd: Sequence[str], log: Any, env: Mapping[str, str] | None = None,
 BUILT_FROM = "gpubench-built-from.json"
 
 
+#: the base interpreter a venv made by ``python -m venv`` runs on, and its version
+_BASE = ("import os, sys; print(os.path.realpath(getattr(sys, '_base_executable', '') "
+         "or sys.executable)); print(sys.version)")
+
+
 def _built_from(spec: str, python: str, pip_args: Sequence[str]) -> dict[str, Any]:
-    """What a venv's build depends on: the spec files' contents, the interpreter that
-    created it (and its version), pip's extra arguments, this project's dependencies."""
+    """What a venv's build depends on: the spec files' contents, the base interpreter the
+    venv runs on and its version (any path to the same one: ``.venv/bin/python`` and
+    ``python3`` make the same venv), pip's extra arguments."""
     try:
-        version = subprocess.run([python, "-c", "import sys; print(sys.version)"],
-                                 capture_output=True, text=True, timeout=60).stdout.strip()
+        out = subprocess.run([python, "-c", _BASE], capture_output=True, text=True,
+                             timeout=60).stdout.splitlines()
     except (OSError, subprocess.SubprocessError):
-        version = ""
-    return {"spec": describe_spec(spec), "python": python, "python_version": version,
+        out = []
+    base, version = out[:2] if len(out) >= 2 else (python, "")
+    return {"spec": describe_spec(spec), "python": base, "python_version": version,
             "pip_args": list(pip_args)}
 
 
