@@ -8,29 +8,17 @@
 #   ab_*: the spread window's A/B on one machine (evidence/session39/ab_decide.py):
 #     CUDA Python's GPU step alternately with the default 20 s window (A) and a 5 s one
 #     (B), three times each, warm compile caches after a first untimed run.
-source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
-TREE=/tmp/tree40
-mkdir -p "$TREE"
-tar cf - --exclude=./results --exclude=./.whl --exclude=./.snakemake . | tar xf - -C "$TREE"
-export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$TREE/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
+source evidence/refactor29/commands/step.sh  # ROOT, SM, step, snapshot, suite_run
+snapshot /tmp/tree40
 { id; env | grep -E '^(CC|CXX|CFLAGS)=' || echo "no CC/CXX in the environment"; } > /tmp/where.log
 printf 'backends: [cuda_python-gpu]\n' > /tmp/ab_A.yaml
 printf 'backends: [cuda_python-gpu]\ngpu_harness: {caller_spread_s: 5}\n' > /tmp/ab_B.yaml
-run() {  # run NAME CACHE_FOLDER EXTRA_CONFIGFILE
-  local name=$1 cache=$2; shift 2
-  (cd "$TREE" && $SM --configfile config/config.yaml evidence/verdicts/device.yaml "$@" \
-    --config results_dir="$ROOT/results/$name" logs_dir="$ROOT/results/$name/logs" \
-    compile_cache_dir="$cache")
-  local rc=$?
-  rm -f "$ROOT/results/$name/samples.csv" "$ROOT"/results/$name/raw/*.samples.csv
-  return $rc
-}
 mkdir -p "$ROOT/results/ncu"
 step ncu bash -c "cd $TREE && OUT=$ROOT/results/ncu bash evidence/session39/ncu.sh"
 cp /tmp/where.log "$ROOT/results/ncu/" 2>/dev/null
-step ab_warmup run ab_warmup "$ROOT/results/ccab" /tmp/ab_A.yaml
+step ab_warmup suite_run ab_warmup "$ROOT/results/ccab" /tmp/ab_A.yaml
 for i in 1 2 3; do
-  step ab_A$i run ab_A$i "$ROOT/results/ccab" /tmp/ab_A.yaml
-  step ab_B$i run ab_B$i "$ROOT/results/ccab" /tmp/ab_B.yaml
+  step ab_A$i suite_run ab_A$i "$ROOT/results/ccab" /tmp/ab_A.yaml
+  step ab_B$i suite_run ab_B$i "$ROOT/results/ccab" /tmp/ab_B.yaml
 done
 touch /tmp/chain.done
