@@ -381,6 +381,8 @@ def _run(cmd: Sequence[str], log: Any, env: Mapping[str, str] | None = None,
 
 #: inside a venv this project built: what it was built from, and its env_lock
 BUILT_FROM = "gpubench-built-from.json"
+#: the harness itself must import in an environment (checked at its build and reuse)
+HARNESS_IMPORT = "import gpubench.runner, gpubench.worker"
 
 
 #: the base interpreter a venv made by ``python -m venv`` runs on, and its version
@@ -419,8 +421,8 @@ def reuse_venv(env: str, spec: str, venv: Path, python: str, pip_args: Sequence[
     if changed:
         print(f"environment {env}: not reused, its {', '.join(changed)} changed", file=log)
         return None
-    code, _ = _run([str(venv / "bin" / "python"), "-c", "import gpubench.runner, gpubench.worker"],
-                   log, env_with_src(), 300)
+    code, _ = _run([str(venv / "bin" / "python"), "-c", HARNESS_IMPORT], log,
+                   env_with_src(), 300)
     try:
         info = inspect_interpreter(str(venv / "bin" / "python")) if code == 0 else None
     except (subprocess.SubprocessError, OSError, ValueError):
@@ -428,9 +430,8 @@ def reuse_venv(env: str, spec: str, venv: Path, python: str, pip_args: Sequence[
     if info is None:
         print(f"environment {env}: not reused, it no longer imports or runs", file=log)
         return None
-    lock = Lock({"env": env, "status": "ok", "mode": "venv", "spec": want["spec"],
-                 "python": info["python"], "platform": info["platform"],
-                 "interpreter": info["interpreter"]}, list(info["packages"]))
+    lock = _installed(Lock({"env": env, "status": "failed", "mode": "venv",
+                            "spec": want["spec"]}), info)
     if lock.hash != built.get("env_lock"):
         print(f"environment {env}: not reused, its packages changed since it was built "
               f"(env_lock {built.get('env_lock')} -> {lock.hash})", file=log)
@@ -511,8 +512,7 @@ def _build(lock: Lock, spec: str, venv: Path, python: str, pip_args: Sequence[st
                                 "-r", str(spec)], None),
         # the benchmark harness itself must import in the environment
         ("the environment cannot import gpubench's own dependencies",
-         [str(venv / "bin" / "python"), "-c", "import gpubench.runner, gpubench.worker"],
-         env_with_src()),
+         [str(venv / "bin" / "python"), "-c", HARNESS_IMPORT], env_with_src()),
     ]
     for what, cmd, env in steps:
         code, output = _run(cmd, log, env, timeout)
@@ -525,6 +525,12 @@ def _build(lock: Lock, spec: str, venv: Path, python: str, pip_args: Sequence[st
     except (subprocess.SubprocessError, OSError, ValueError) as exc:
         lock.header["reason"] = f"reading the installed packages failed: {exc}"
         return lock
+    return _installed(lock, info)
+
+
+def _installed(lock: Lock, info: Mapping[str, Any]) -> Lock:
+    """``lock`` made ok with what the environment's interpreter reported
+    (:func:`inspect_interpreter`)."""
     lock.header.update(status="ok", python=info["python"], platform=info["platform"],
                        interpreter=info["interpreter"])
     lock.header.pop("reason", None)
