@@ -404,19 +404,18 @@ def _built_from(spec: str, python: str, pip_args: Sequence[str]) -> dict[str, An
             "pip_args": list(pip_args)}
 
 
-def reuse_venv(env: str, spec: str, venv: Path, python: str, pip_args: Sequence[str],
-               log: Any) -> Lock | None:
+def reuse_venv(env: str, venv: Path, want: Mapping[str, Any], log: Any) -> Lock | None:
     """The lock of ``venv`` when it can stand for a new build: built by this project from
-    the same spec, interpreter and pip arguments, it still imports gpubench's own
-    dependencies and holds exactly the packages it was built with (same env_lock).
-    None (with the reason in ``log``) otherwise: then it is built afresh."""
+    ``want`` (:func:`_built_from`: the same spec, interpreter and pip arguments), it
+    still imports gpubench's own dependencies and holds exactly the packages it was built
+    with (same env_lock). None (with the reason in ``log``) otherwise: then it is built
+    afresh."""
     try:
         built = json.loads((venv / BUILT_FROM).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(built, dict):
         return None
-    want = _built_from(spec, python, pip_args)
     changed = [k for k in want if built.get(k) != want[k]]
     if changed:
         print(f"environment {env}: not reused, its {', '.join(changed)} changed", file=log)
@@ -460,8 +459,9 @@ def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
     venv_path = Path(venv)
     header = {"env": env, "status": "failed", "mode": "venv", "spec": describe_spec(spec)}
     lock = Lock(header)
-    reused = reuse_venv(env, spec, venv_path, python, pip_args, log) if (
-        reuse and build == "yes") else None
+    # what the venv is built from, read once for the reuse check and the record
+    source = _built_from(spec, python, pip_args) if build == "yes" else {}
+    reused = reuse_venv(env, venv_path, source, log) if reuse and source else None
     if reused is not None:
         reused.notes.append(f"checked in {time.monotonic() - t0:.1f} s")
         return _write(reused, env, venv_path, lock_path, marker_path, log)
@@ -484,7 +484,7 @@ def build_venv(env: str, spec: str, venv: str, lock_path: str, marker_path: str,
                           f"{time.monotonic() - t0:.1f} s")
     if lock.ok:
         atomic_write_text(venv_path / BUILT_FROM, json.dumps({
-            **_built_from(spec, python, pip_args), "env_lock": lock.hash,
+            **source, "env_lock": lock.hash,
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=2) + "\n")
     return _write(lock, env, venv_path, lock_path, marker_path, log)
 
