@@ -280,6 +280,50 @@ def plan_of(config: dict[str, Any], **kwargs: Any) -> gw.Plan:
     return gw.Plan(gw.check_config(config), **kwargs)
 
 
+def fake_venv(tmp_path: Path, copies: bool = False) -> Path:
+    """A venv's bin/: python links to a base interpreter, python3 and python3.X to
+    python (as ``python -m venv`` makes them); with ``copies``, python3 is a copy."""
+    base = tmp_path / "base" / "python3.11"
+    base.parent.mkdir(parents=True)
+    base.write_text("#!/bin/sh\n")
+    bin_ = tmp_path / "venv" / "bin"
+    bin_.mkdir(parents=True)
+    (bin_ / "python").symlink_to(base)
+    if copies:
+        shutil.copy(base, bin_ / "python3")
+    else:
+        (bin_ / "python3").symlink_to("python")
+    (bin_ / "python3.11").symlink_to("python")
+    return bin_
+
+
+def test_every_name_of_a_venvs_interpreter_gives_one_params_value(config, tmp_path):
+    """`make run` starts Snakemake as .venv/bin/python3 and `gpubench run` as
+    .venv/bin/python: the rules' params (which Snakemake re-runs jobs on) must not see
+    two interpreters."""
+    bin_ = fake_venv(tmp_path)
+    names = {gw.canonical_python(str(bin_ / n)) for n in ("python", "python3", "python3.11")}
+    assert names == {str(bin_ / "python")}
+    plan = plan_of(config, python=str(bin_ / "python3"))
+    assert plan.python == plan.step_python(wc()) == plan.env_python(wc()) == str(bin_ / "python")
+
+
+def test_canonical_python_never_swaps_a_venv_for_its_base(tmp_path):
+    """The venv's name is kept (the base interpreter it links to has none of its
+    packages); a copy that is not the same file, a name that is not python's, and a
+    missing path are left as given."""
+    bin_ = fake_venv(tmp_path)
+    base = str(tmp_path / "base" / "python3.11")
+    assert gw.canonical_python(base) == base
+    assert gw.canonical_python(str(bin_ / "python")) == str(bin_ / "python")
+    copied = fake_venv(tmp_path / "c", copies=True)
+    assert gw.canonical_python(str(copied / "python3")) == str(copied / "python3")
+    assert gw.canonical_python(str(copied / "python3.11")) == str(copied / "python")
+    (bin_ / "pypy").symlink_to("python")
+    assert gw.canonical_python(str(bin_ / "pypy")) == str(bin_ / "pypy")
+    assert gw.canonical_python("/nowhere/bin/python3") == "/nowhere/bin/python3"
+
+
 def test_mpi_steps_follow_jobs_backends_and_ranks(config):
     config["backends"] = ["numpy-cpu", "cupy-gpu", "jax-gpu"]
     config["mpi"].update(backends=["numpy-cpu", "cupy-gpu", "numba-gpu"], ranks=[1, 2],

@@ -263,6 +263,28 @@ def prepare(config: Mapping[str, Any], *,
 # -- each step's inputs and parameters -----------------------------------------------------
 
 
+def canonical_python(path: str) -> str:
+    """One name for an interpreter that has several in its ``bin/`` folder.
+
+    A venv's ``python``, ``python3`` and ``python3.X`` are one interpreter, but the
+    Makefile's ``snakemake`` script starts as one name and ``gpubench run`` as another.
+    The name reaches every rule's params, and Snakemake re-runs a job whose params
+    changed: without this, switching between the two re-ran every step. Only names in
+    the same folder that are the same file are merged, so a venv is never swapped for
+    the interpreter it links to."""
+    p = Path(path)
+    if not p.name.startswith("python"):
+        return path
+    for name in ("python", "python3"):
+        other = p.with_name(name)
+        try:
+            if other.is_file() and os.path.samefile(other, p):
+                return str(other)
+        except OSError:
+            continue
+    return path
+
+
 class Plan:
     """The files and parameters of a run's steps, from its (validated) config.
 
@@ -284,7 +306,7 @@ class Plan:
         self.env_mode: str = self.env["mode"]
         self.venvs = str(Path(self.env["venv_dir"]))
         self.specs = Path(self.env["spec_dir"])
-        self.python = python
+        self.python = canonical_python(python)
         self._cores, self._retries, self._gpus = cores, retries, gpus
         self._environ = environ
 

@@ -60,6 +60,8 @@ except gslurm.SettingError as exc:
 RESULTS = PLAN.results
 LOGS = PLAN.logs
 VENVS = PLAN.venvs
+# the interpreter running Snakemake, one name for it (gpubench.workflow.canonical_python)
+DRIVER_PYTHON = PLAN.python
 SCRIPTS = Path(workflow.basedir) / "scripts"
 
 

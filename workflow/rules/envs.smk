@@ -26,7 +26,7 @@ rule build_env:
     conda:
         driver_conda_env
     params:
-        driver=sys.executable,
+        driver=DRIVER_PYTHON,
         script=SCRIPTS / "build_env.py",
         python=env_python,
         pip_args=env_pip_args,
