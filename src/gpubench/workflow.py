@@ -266,10 +266,11 @@ def prepare(config: Mapping[str, Any], *,
 def canonical_python(path: str) -> str:
     """One name for an interpreter that has several in its ``bin/`` folder.
 
-    A venv's ``python``, ``python3`` and ``python3.X`` are one interpreter, but the
-    Makefile's ``snakemake`` script starts as one name and ``gpubench run`` as another.
-    The name reaches every rule's params, and Snakemake re-runs a job whose params
-    changed: without this, switching between the two re-ran every step. Only names in
+    A venv's ``python``, ``python3`` and ``python3.X`` are one interpreter, but a
+    ``snakemake`` script installed through ``python3`` starts as that name while
+    ``gpubench run`` starts as ``python``. The name reaches every rule's params, and
+    Snakemake re-runs a job whose params changed: without this, switching between the
+    two re-ran every step. Only names in
     the same folder that are the same file are merged, so a venv is never swapped for
     the interpreter it links to."""
     p = Path(path)
