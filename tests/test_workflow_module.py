@@ -298,9 +298,9 @@ def fake_venv(tmp_path: Path, copies: bool = False) -> Path:
 
 
 def test_every_name_of_a_venvs_interpreter_gives_one_params_value(config, tmp_path):
-    """`make run` starts Snakemake as .venv/bin/python3 and `gpubench run` as
-    .venv/bin/python: the rules' params (which Snakemake re-runs jobs on) must not see
-    two interpreters."""
+    """A `snakemake` script installed through python3 starts Snakemake as
+    .venv/bin/python3, `gpubench run` as .venv/bin/python: the rules' params (which
+    Snakemake re-runs jobs on) must not see two interpreters."""
     bin_ = fake_venv(tmp_path)
     names = {gw.canonical_python(str(bin_ / n)) for n in ("python", "python3", "python3.11")}
     assert names == {str(bin_ / "python")}
