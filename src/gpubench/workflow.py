@@ -270,9 +270,8 @@ def canonical_python(path: str) -> str:
     ``snakemake`` script installed through ``python3`` starts as that name while
     ``gpubench run`` starts as ``python``. The name reaches every rule's params, and
     Snakemake re-runs a job whose params changed: without this, switching between the
-    two re-ran every step. Only names in
-    the same folder that are the same file are merged, so a venv is never swapped for
-    the interpreter it links to."""
+    two re-ran every step. Only names in the same folder that are the same file are
+    merged, so a venv is never swapped for the interpreter it links to."""
     p = Path(path)
     if not p.name.startswith("python"):
         return path
