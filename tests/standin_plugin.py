@@ -38,7 +38,7 @@ class StandinCPU(Backend):
     version_keys = ("standin",)
     key_packages = ("numpy",)
     probe_packages = ("numpy",)
-    multi_device = "none"
+    multi_device = ()
 
     def start(self, threads: int) -> dict[str, str]:
         self.started_on = self.device_index

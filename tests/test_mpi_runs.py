@@ -121,7 +121,21 @@ def test_jax_cpu_ranks_and_sharding(tmp_path):
         assert (frame["path"] == "staged").all()  # JAX arrays cannot receive in place
     frame, _ = run("multi_gpu", "jax-cpu", tmp_path)  # one process, 2 CPU devices
     assert (frame["status"] == "ok").all(), frame[["status", "reason"]]
-    assert frame["mode"].iloc[0] == "jax_sharding" and frame["launcher"].iloc[0] == "none"
+    assert list(frame["mode"]) == ["jax_sharding", "jax_shard_map"]
+    assert (frame["launcher"] == "none").all() and (frame["rel_err"] < 1e-6).all()
+
+
+def test_numba_several_gpus_from_one_process_in_the_simulator(tmp_path, monkeypatch):
+    """One process, one Numba context per device; the simulator has one device, so the
+    2-device item says so in an error row and the 1-device item is checked."""
+    monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+    frame, _ = run("multi_gpu", "numba-gpu", tmp_path, ranks=1)
+    assert list(frame["mode"]) == ["numba_devices"]
+    assert frame["status"].iloc[0] == "ok", frame["reason"].iloc[0]
+    assert frame["rel_err"].iloc[0] <= frame["tolerance"].iloc[0]
+    frame, _ = run("multi_gpu", "numba-gpu", tmp_path, ranks=2)
+    assert frame["status"].iloc[0] == "error"
+    assert "2 GPUs needed, 1 visible" in frame["reason"].iloc[0]
 
 
 def test_numba_cuda_simulator_direct_and_staged(tmp_path, monkeypatch):

@@ -495,13 +495,18 @@ def test_cuda_python_rank_launches_match_the_ptx(dtype):
 
 
 def test_mpi_backends_are_the_registered_backends_that_say_so():
-    """The built-in backends with ``mpi = True`` (plugins a test loaded may add more)."""
+    """The built-in backends some MPI job runs on (plugins a test loaded may add more):
+    ``mpi = True`` for the jobs across ranks, a ``multi_device`` mode for the one-process
+    several-GPU job (PyTorch has only that one), ``peer_copy`` for the link reference."""
     from gpubench.backends import BACKENDS
-    from gpubench.mpi import mpi_backends
+    from gpubench.mpi import job_runs_on, mpi_backends
 
     built_in = [b for b in mpi_backends() if BACKENDS[b].startswith("gpubench.")]
     assert built_in == ["numpy-cpu", "jax-cpu", "cupy-gpu", "numba-gpu", "jax-gpu",
-                        "cuda_python-gpu"]
+                        "torch-gpu", "cuda_python-gpu"]
+    assert job_runs_on("multi_gpu", "torch-gpu") and not job_runs_on("halo", "torch-gpu")
+    assert not job_runs_on("multi_gpu", "cuda_python-gpu")
+    assert [b for b in built_in if job_runs_on("peer_copy", b)] == ["cupy-gpu"]
 
 
 # -- several nodes (tests/test_slurm_two_node.py runs them on a two-node cluster) ---------
@@ -776,3 +781,57 @@ def test_hidden_time_is_the_blocking_halos_communication_less_the_overlapped():
     assert hidden[("halo_overlap", 2)] == pytest.approx(2e-3)
     assert np.isnan(hidden[("halo_overlap", 4)])
     assert np.isnan(hidden[("halo", 2)]) and np.isnan(hidden[("reduction", 2)])
+
+
+# -- the link between GPUs, measured ------------------------------------------------------
+
+
+def test_peer_copy_plans_both_directions_between_the_first_gpu_and_each_other():
+    items = step.plan("peer_copy", "cupy-gpu", 3,
+                      {"jobs": {"peer_copy": {"min_bytes": 1, "max_bytes": 4}}})
+    assert [(it["mode"], it["size"]) for it in items] == [
+        (m, s) for m in ("0->1", "1->0", "0->2", "2->0") for s in (1, 2, 4)]
+    assert {it["devices"] for it in items} == {3} and {it["path"] for it in items} == {"n/a"}
+    assert "needs 2 ranks" in step.pre_skip("peer_copy", "cupy-gpu", 1, items[0], "n/a")
+
+
+def _link_rows():
+    """Peer copies on host a (400 and 200 GB/s at the largest size), p2p and allreduce
+    rows on hosts a and b."""
+    rows = []
+
+    def add(job, path, mode, size, gbps, host="a", ranks=2, **kw):
+        r = schema.empty_row()
+        r.update(job=job, backend="cupy-gpu", ranks=ranks, size=size, dtype="uint8",
+                 path=path, mode=mode, status="ok", median_s=1.0, gbps=gbps, host=host, **kw)
+        rows.append(r)
+
+    add("peer_copy", "n/a", "0->1", 1024, 10.0)
+    add("peer_copy", "n/a", "0->1", 1 << 28, 400.0)
+    add("peer_copy", "n/a", "1->0", 1 << 28, 200.0)
+    add("peer_copy", "n/a", "0->2", 1 << 28, 900.0)  # another pair: not the reference
+    add("p2p", "direct", "", 1 << 28, 200.0)
+    add("p2p", "host", "", 1 << 28, 8.0)
+    add("p2p", "direct", "", 1 << 28, 200.0, host="b")
+    add("allreduce", "direct", "nccl", 1 << 28, 100.0, bus_gbps=400 / 3, ranks=4)
+    add("allreduce", "direct", "nccl", 1 << 28, 100.0, bus_gbps=0.0, ranks=1)
+    return schema.rows_frame(rows)
+
+
+def test_measured_link_is_the_harmonic_mean_of_the_reference_pair():
+    """A round trip crosses the link once each way: 2 / (1/400 + 1/200) GB/s."""
+    assert schema.link_reference(_link_rows()) == {"a": pytest.approx(800 / 3)}
+    bad = _link_rows()
+    bad.loc[2, ["status", "reason"]] = ["error", "boom"]  # 1->0 failed: 0->1 alone
+    assert schema.link_reference(bad) == {"a": pytest.approx(400.0)}
+
+
+def test_pct_of_measured_link_only_between_ranks_on_the_same_host():
+    out = schema.add_link(_link_rows())
+    pct = out["pct_of_link_ref"].tolist()
+    assert pct[4] == pytest.approx(75.0)  # p2p direct, 200 of 266.7 GB/s
+    assert pct[7] == pytest.approx(50.0)  # allreduce bus bandwidth, 133.3 of 266.7
+    assert out["link_ref_gbps"].iloc[4] == pytest.approx(800 / 3)
+    # the peer copies themselves, host buffers, another host, one rank: none
+    for i in (0, 1, 2, 3, 5, 6, 8):
+        assert math.isnan(pct[i]), i

@@ -16,12 +16,12 @@ from conftest import ROOT, _plugin
 
 import gpubench.kernels
 from gpubench.backends import Backend, backend_classes
+from gpubench.mpi.jobs import MULTI_DEVICE
 from gpubench.spec import BOUNDS, CEILINGS, UNITS, KernelSpec, kernel_names, kernel_specs
 
 #: the facts each backend class (or a framework base class of its own) must declare
 BACKEND_FACTS = ("environment", "display_name", "order", "version_keys", "key_packages",
                  "probe_packages", "multi_device")
-MULTI_DEVICE_MODES = ("cupy_devices", "jax_sharding", "none")
 CLAIM_KINDS = ("verbosity", "jit", "loops", "cuda_c", "often_fast", "drop_in")
 
 
@@ -67,8 +67,7 @@ def backend_problems(cls: type[Backend]) -> list[str]:
         out.append("key_packages empty")
     if not cls.probe_packages:
         out.append("probe_packages empty")
-    if cls.multi_device not in MULTI_DEVICE_MODES:
-        out.append(f"multi_device {cls.multi_device!r}")
+    out += [f"multi_device {m!r}" for m in cls.multi_device if m not in MULTI_DEVICE]
     out += [f"claim kind {k!r}" for k, _, _ in cls.claims if k not in CLAIM_KINDS]
     return out
 
@@ -269,7 +268,8 @@ def test_mpi_facts_drive_the_step_and_the_report() -> None:
     assert step.BUFFER_JOBS == tuple(n for n, j in facts.items() if j.buffers)
     assert SINGLE_PROCESS_JOBS == tuple(n for n, j in facts.items() if j.single_process)
     assert set(schema.STRONG_JOBS) < set(report_mpi.SCALING_JOBS)
-    assert set(report_mpi.MESSAGE_JOBS) <= set(step.BUFFER_JOBS)
+    # messages between ranks carry device buffers; the one-process peer copy is their link
+    assert set(report_mpi.MESSAGE_JOBS) <= set(step.BUFFER_JOBS) | set(SINGLE_PROCESS_JOBS)
     # the one job whose dtype is fixed by its kernel runs in it, whatever the config says
     for name, job in facts.items():
         if job.dtype and not job.message:

@@ -392,10 +392,63 @@ def test_mpi_split_and_overlap_tables(tmp_path: Path) -> None:
            "1 ms | 2.5 ms | 900 µs | 57 % | 3.75 ms |" in split
     overlap = s.overlap.report.markdown()
     assert "| cupy-gpu | staged | weak | 4,096 | 2 | 1 GPU, shared | 4 ms | 3 ms | 1.33× " \
-           "| 2.5 ms | 1 ms | 1.5 ms |" in overlap
+           "| 2.5 ms | 1 ms | 1.5 ms | 60 % |" in overlap
     assert "multi-GPU figures (one GPU per rank) come when a multi-GPU machine" in s.multi_gpu
     md = mpi_report.mpi_markdown(mpi_report.load_mpi(tmp_path / "mpi.csv"))
     assert "Halo exchange: blocking vs overlapped" in md and s.multi_gpu in md
     spread = mpi_report.section(mpi_report.load_mpi(_split_rows(tmp_path, "GPU-0;GPU-1")))
     assert spread.multi_gpu == ""
     assert "| 2 GPUs |" in spread.overlap.report.markdown()
+
+
+def _p2p_rows(tmp_path: Path, uuids: str, direct_small_s: float = 2e-6) -> Path:
+    """p2p ping-pongs of CuPy ranks at 1 B and 256 MiB, direct and staged (quartiles
+    apart unless ``direct_small_s`` says otherwise), and the peer copy's reference."""
+    from gpubench.mpi import schema
+
+    rows = []
+
+    def add(job: str, path: str, mode: str, size: int, t: float) -> None:
+        one_way = t if job == "peer_copy" else t / 2  # a ping-pong's sample: a round trip
+        r = schema.empty_row()
+        r.update(job=job, backend="cupy-gpu", framework="cupy", device="gpu", ranks=2,
+                 size=size, dtype="uint8", path=path, mode=mode, status="ok", samples=9,
+                 median_s=t, q1_s=0.98 * t, q3_s=1.02 * t, gbps=size / one_way / 1e9,
+                 latency_us=one_way * 1e6, host="h", link_gbps=450.0,
+                 gpu_uuids="" if job == "peer_copy" else uuids)
+        rows.append(r)
+
+    big = 1 << 28
+    add("peer_copy", "n/a", "0->1", big, big / 400e9)
+    add("peer_copy", "n/a", "1->0", big, big / 400e9)
+    add("p2p", "direct", "", big, 2 * big / 300e9)
+    add("p2p", "staged", "", big, 2 * big / 3e9)
+    add("p2p", "direct", "", 1, direct_small_s)
+    add("p2p", "staged", "", 1, 2e-5)
+    frame = schema.add_link(schema.rows_frame(rows))
+    frame.to_csv(tmp_path / "mpi.csv", index=False)
+    return tmp_path / "mpi.csv"
+
+
+def test_mpi_link_table_and_the_staging_verdict(tmp_path: Path) -> None:
+    """Each path against the link measured on the same host (peer copy: 400 GB/s), and
+    the claim that CUDA-aware MPI beats staging judged on ranks with a GPU each: direct
+    faster at both ends holds; slower latency does not; ranks sharing a GPU: not judged."""
+    from gpubench.report import mpi as mpi_report
+
+    s = mpi_report.section(mpi_report.load_mpi(_p2p_rows(tmp_path, "GPU-0;GPU-1")))
+    link = s.link.report.markdown()
+    assert "| p2p | cupy-gpu | direct | — | 2 | 2 GPUs | 268,435,456 | 300 | 75 % | 67 % | " \
+           "1 | 1 |" in link
+    assert "| peer_copy | cupy-gpu | n/a | 0 → 1 | 2 | one process | 268,435,456 | 400 | — | " \
+           "89 % |" in link
+    assert s.staging.startswith(mpi_report.STAGING_CLAIM + ": holds, on two ranks")
+    assert "direct 100× faster" in s.staging and "75 % of the measured link" in s.staging
+    md = mpi_report.mpi_markdown(mpi_report.load_mpi(tmp_path / "mpi.csv"))
+    assert s.staging in md and "measured: peer copy on the same host" in md
+    slow = mpi_report.section(mpi_report.load_mpi(
+        _p2p_rows(tmp_path, "GPU-0;GPU-1", direct_small_s=4e-5))).staging
+    assert ": holds for some" not in slow and ": does not hold" in slow
+    assert "direct 2× slower" in slow
+    shared = mpi_report.section(mpi_report.load_mpi(_p2p_rows(tmp_path, "GPU-0;GPU-0")))
+    assert shared.staging == "" and shared.link is not None

@@ -308,3 +308,26 @@ def test_warm_up_decides_on_the_agreed_time():
 
     # the slowest rank has spent twice as long: 2 calls reach 3 s there, not 3
     assert timing.warm_up(call, 0, 3.0, clock, agree=lambda s: 2 * s) == 2
+
+
+def test_torch_several_devices_split_and_sum(monkeypatch):
+    """PyTorch's one-process version on CPU stand-ins for ``cuda:<d>``: three uneven parts
+    on three "devices", summed to the float64 reference within float32's tolerance."""
+    pytest.importorskip("torch")
+    import time
+    from types import SimpleNamespace
+
+    from gpubench.mpi import jobs
+
+    monkeypatch.setattr(jobs, "TORCH_DEVICE", "cpu")
+    mpi = SimpleNamespace(Wtime=time.perf_counter, MAX="max")
+    comm = SimpleNamespace(Get_rank=lambda: 0, Get_size=lambda: 1,
+                           allreduce=lambda v, op=None: v)
+    item = {"size": 1001, "dtype": "float32", "mode": "torch_devices", "devices": 3}
+    ctx = jobs.Context(comm, mpi, SimpleNamespace(device="cpu"), item,
+                       Settings.mpi(warmup=0, min_samples=3, max_samples=3), seed=1)
+    res = jobs.job_multi_gpu(ctx)
+    assert res["status"] == "ok" and res["rel_err"] <= res["tolerance"], res
+    item["mode"] = "no_such_mode"
+    with pytest.raises(ValueError, match="unknown multi_gpu mode"):
+        jobs.job_multi_gpu(ctx)

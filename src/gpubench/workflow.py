@@ -37,15 +37,9 @@ from gpubench import runlock, safety
 from gpubench.backends import split_backend_id
 from gpubench.config import ConfigError, validate_config
 from gpubench.mpi import JOBS as MPI_JOBS
+from gpubench.mpi import catalog_of_jobs
+from gpubench.mpi import job_runs_on as mpi_job_runs_on
 from gpubench.mpi import launch as mpi_launch
-
-
-def multi_device_backends() -> tuple[str, ...]:
-    """Backends with a single-process several-device version (the multi_gpu job): those
-    whose class declares a :attr:`~gpubench.backends.base.Backend.multi_device` mode."""
-    from gpubench.backends import backend_classes
-
-    return tuple(b for b, cls in backend_classes().items() if cls.multi_device != "none")
 
 #: how the scheduling Snakemake tells the jobs it starts how many attempts a step has
 #: (set here, not by the user: no envvars directive)
@@ -348,10 +342,10 @@ class Plan:
             for backend in self.mpi["backends"]:
                 if backend not in self.config["backends"]:
                     continue
-                if job == "multi_gpu" and backend not in multi_device_backends():
+                if not mpi_job_runs_on(job, backend):
                     continue
                 for ranks in self.mpi.get("ranks", [1, 2]):
-                    if job == "p2p" and ranks < 2:
+                    if ranks < catalog_of_jobs()[job].min_ranks:
                         continue
                     steps.append((job, backend, ranks))
         return steps

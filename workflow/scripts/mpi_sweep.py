@@ -18,9 +18,8 @@ from pathlib import Path
 import yaml
 
 from gpubench.config import validate_config
-from gpubench.mpi import JOBS
+from gpubench.mpi import JOBS, catalog_of_jobs, job_runs_on
 from gpubench.mpi.step import collect_main, run_step
-from gpubench.workflow import multi_device_backends
 
 
 def main() -> int:
@@ -49,10 +48,10 @@ def main() -> int:
         for backend in mpi.get("backends", []):
             if args.backends and backend not in args.backends:
                 continue
-            if job == "multi_gpu" and backend not in multi_device_backends():
+            if not job_runs_on(job, backend):
                 continue
             for ranks in mpi.get("ranks", [1, 2]):
-                if job == "p2p" and ranks < 2:
+                if ranks < catalog_of_jobs()[job].min_ranks:
                     continue
                 csv = out / "mpi" / "raw" / f"{job}.{backend}.n{ranks}.csv"
                 if csv.exists() and not args.force:

@@ -59,9 +59,13 @@ class Backend:
     key_packages: tuple[str, ...] = ()
     #: distributions whose versions the probe records (:func:`gpubench.probe.packages`)
     probe_packages: tuple[str, ...] = ()
-    #: how one process drives several devices (the MPI ``multi_gpu`` job):
-    #: "cupy_devices", "jax_sharding", or "none" (no such version: the job skips it)
-    multi_device: str = "none"
+    #: how one process drives several devices (the MPI ``multi_gpu`` job), one row per
+    #: mode: "cupy_devices", "torch_devices", "numba_p2p", "jax_sharding",
+    #: "jax_shard_map"; empty: no such version (the job does not run on it)
+    multi_device: tuple[str, ...] = ()
+    #: copies between two GPUs of one process (the MPI ``peer_copy`` job: the measured
+    #: link every device-buffer path between ranks is compared with)
+    peer_copy: bool = False
     #: the MPI p2p/allreduce jobs also move device buffers through NCCL
     nccl: bool = False
     #: what the comparison guide says of this framework, checked by the report's claims

@@ -276,7 +276,7 @@ class CudaPythonGPU(CudaBuffersBackend):
     version_keys = ("cuda-bindings", "cuda-core")
     key_packages = ("cuda-python", "numpy")
     probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
-    multi_device = "none"
+    multi_device = ()
     claims = (("verbosity", True, "CUDA Python: verbose"),)
     caller_timer = "perf_counter+cuCtxSynchronize"
     memory_probe = "gpubench.memory:DriverProbe"

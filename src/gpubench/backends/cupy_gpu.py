@@ -33,7 +33,8 @@ class CupyGPU(CudaBuffersBackend):
     version_keys = ("cupy",)
     key_packages = ("cupy*", "fastrlock", "numpy")
     probe_packages = ("cupy-cuda12x", "cupy-cuda13x")
-    multi_device = "cupy_devices"
+    multi_device = ("cupy_devices",)
+    peer_copy = True
     nccl = True
     claims = (("verbosity", False, "CuPy: gentle, low verbosity"),
               ("jit", False, "CuPy: no compilation overhead for standard operations"),

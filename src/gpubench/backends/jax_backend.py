@@ -170,7 +170,7 @@ class JaxCPU(JaxBase):
                "≥ half the cases)"),)
     fast_against = ("numpy-cpu", "numba-cpu")
     #: several CPU "devices" for the sharding path (the XLA flag; newer JAX's option)
-    multi_device = "jax_sharding"
+    multi_device = ("jax_sharding", "jax_shard_map")
 
     @classmethod
     def prepare_devices(cls, devices: int) -> None:
@@ -202,7 +202,7 @@ class JaxGPU(JaxBase):
     device = "gpu"
     platform = "gpu"
     environment = "jax"
-    multi_device = "jax_sharding"
+    multi_device = ("jax_sharding", "jax_shard_map")
     claims = (("jit", True, "JAX: JIT (XLA) compiles on the first call"),)
     timer = "perf_counter+sync"
     #: JAX has no device-wide wait: the result's, and every pending effect's

@@ -15,7 +15,7 @@ class NumbaFacts(Backend):
     order = 40
     version_keys = ("numba", "numba-cuda")
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
-    multi_device = "none"
+    multi_device = ()
     # ("loops", True, claim): its compiled loops against the same loops in plain Python
     # (python-cpu), judged in gpubench.report.matrix.loop_claim
     claims = (("loops", True, "Numba: 10–100× faster than plain Python loops"),)

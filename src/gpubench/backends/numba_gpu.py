@@ -171,6 +171,8 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     caller_timer = "perf_counter+numba.cuda.synchronize"
     memory_probe = "gpubench.memory:NumbaProbe"
     probe_module = "numba.cuda"
+    #: several GPUs from one process: one context per device (``cuda.gpus[d]``)
+    multi_device = ("numba_devices",)
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
                              "monte_carlo_pi": "xoroshiro"}

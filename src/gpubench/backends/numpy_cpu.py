@@ -14,7 +14,7 @@ class NumpyCPU(Backend):
     version_keys = ("numpy",)
     key_packages = ("numpy", "scipy")  # scipy: the fft kernel's scipy_fft
     probe_packages = ("numpy",)
-    multi_device = "none"
+    multi_device = ()
     mpi = True
 
     def start(self, threads: int) -> dict[str, str]:

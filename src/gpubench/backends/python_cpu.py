@@ -28,7 +28,7 @@ class PythonCPU(Backend):
     version_keys = ("python",)
     key_packages = ("numpy",)
     probe_packages = ("numpy",)
-    multi_device = "none"
+    multi_device = ()
 
     def start(self, threads: int) -> dict[str, str]:
         import numpy as np

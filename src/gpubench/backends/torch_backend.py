@@ -37,7 +37,7 @@ class TorchBase(Backend):
     version_keys = ("torch",)
     key_packages = ("torch", "triton", "numpy")
     probe_packages = ("torch",)
-    multi_device = "none"
+    multi_device = ()
     torch_device = "cpu"
     #: torch.compile (Inductor fuses) against eager, the same expression
     fusion = (("compile",), ("eager",), ("elementwise", "reduction"))
@@ -105,6 +105,7 @@ class TorchGPU(TorchBase):
     caller_timer = "perf_counter+torch.cuda.synchronize"
     memory_probe = "gpubench.memory:TorchProbe"
     supports_cold = True
+    multi_device = ("torch_devices",)
 
     def _alloc_pinned(self, nbytes: int) -> np.ndarray:
         self._staging_tensor = self._torch.empty(nbytes, dtype=self._torch.uint8,

@@ -28,14 +28,21 @@ def backend_class(backend_id: str) -> type:
 
 
 def mpi_backends() -> tuple[str, ...]:
-    """Backends with an MPI version: every registered backend whose class says it runs
-    the MPI jobs (``mpi = True``), plugins' included (``GPUBENCH_PLUGINS``), so
-    registering a backend is all it takes. Built in: NumPy on CPU ranks, CuPy, Numba,
-    JAX and CUDA Python on GPUs, and JAX on CPU ranks (the JAX path without a GPU)."""
+    """Backends with an MPI version: every registered backend that some job runs on
+    (:func:`job_runs_on`), plugins' included (``GPUBENCH_PLUGINS``), so registering a
+    backend is all it takes. Built in: NumPy on CPU ranks, CuPy, Numba, JAX and CUDA
+    Python on GPUs, JAX on CPU ranks (the JAX path without a GPU), and PyTorch on GPUs
+    for the single-process several-GPU job only."""
     from gpubench.backends import BACKENDS, load_plugins
 
     load_plugins()
-    return tuple(b for b in BACKENDS if getattr(backend_class(b), "mpi", False))
+    return tuple(b for b in BACKENDS if any(job_runs_on(j, b) for j in catalog_of_jobs()))
+
+
+def job_runs_on(job: str, backend_id: str) -> bool:
+    """Whether ``job`` has a version on this backend: the backend class has the fact the
+    job :attr:`~gpubench.mpi.catalog.MpiJob.needs` (``mpi``, ``multi_device``, ...)."""
+    return bool(getattr(backend_class(backend_id), catalog_of_jobs()[job].needs, False))
 
 
 def catalog_of_jobs() -> dict[str, MpiJob]:

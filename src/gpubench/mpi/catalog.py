@@ -47,6 +47,12 @@ class MpiJob:
     row_per_rank: bool = False
     #: the kernel whose implementation computes the local part (its spec), if any
     kernel: Any = None
+    #: the Backend fact a backend must have (truthy) for the job to run on it: ``mpi``
+    #: (its ranks run the jobs), ``multi_device`` (one process drives several devices)
+    #: or ``peer_copy``
+    needs: str = "mpi"
+    #: fewest ranks (or devices) the job means anything at (p2p: a pair)
+    min_ranks: int = 1
 
 
 _registered: dict[str, MpiJob] = {}

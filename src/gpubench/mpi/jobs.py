@@ -705,6 +705,7 @@ def job_halo_overlap(ctx: Context) -> dict[str, Any] | None:
 
 
 @mpi_job(order=60, size_meaning="message bytes", buffers=True, message=True, dtype="uint8",
+         min_ranks=2,
          defaults={"min_bytes": 1, "max_bytes": 1 << 20})
 def job_p2p(ctx: Context) -> dict[str, Any] | None:
     """Ping-pong between ranks 0 and 1 (osu_latency / osu_bw style): one sample is a
@@ -917,73 +918,233 @@ def job_device_selection(ctx: Context) -> dict[str, Any] | None:
     return res
 
 
+def one_process_samples(ctx: Context, step: Callable[[], Any]) -> list[float]:
+    """Warm up, then time ``step`` (which must end synchronised) in the one process that
+    drives every device: no ranks to agree with, and the loop's cap is its wall time,
+    not the sum of the samples (that let a microsecond step loop for hours)."""
+    ctx.warm_up(step)
+    clock = ctx.mpi.Wtime  # the one process's stand-in: time.perf_counter
+
+    def sample() -> tuple[None, float]:
+        t0 = clock()
+        step()
+        return None, clock() - t0
+
+    return sample_until(sample, ctx.settings.rule(), clock).samples
+
+
+def _cupy_devices(_ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
+    """CuPy: one device context per part; every device's dot queued before any result is
+    read back (each ``.get()`` waits for its own device only)."""
+    import cupy
+
+    have = cupy.cuda.runtime.getDeviceCount()
+    if have < len(parts):
+        raise RuntimeError(f"{len(parts)} GPUs needed, {have} visible")
+    on_device = []
+    for d, part in enumerate(parts):
+        with cupy.cuda.Device(d):
+            on_device.append(cupy.asarray(part))
+
+    def step() -> float:
+        partial = []
+        for d, part in enumerate(on_device):
+            with cupy.cuda.Device(d):
+                partial.append(cupy.vdot(part, part))
+        total = 0.0
+        for d, p in enumerate(partial):
+            with cupy.cuda.Device(d):
+                total += float(p.get())
+        return total
+
+    return step
+
+
+#: the devices the PyTorch version spreads over (tests run it on ``cpu`` stand-ins)
+TORCH_DEVICE = "cuda:{}"
+
+
+def _torch_devices(_ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
+    """PyTorch: one tensor per ``cuda:<d>`` device; the dots queue on each device's
+    current stream, then ``.item()`` waits for each device in turn."""
+    import torch
+
+    if TORCH_DEVICE.startswith("cuda") and torch.cuda.device_count() < len(parts):
+        raise RuntimeError(f"{len(parts)} GPUs needed, {torch.cuda.device_count()} visible")
+    on_device = [torch.from_numpy(np.ascontiguousarray(part)).to(TORCH_DEVICE.format(d))
+                 for d, part in enumerate(parts)]
+
+    def step() -> float:
+        partial = [torch.dot(part, part) for part in on_device]
+        return sum(float(p.item()) for p in partial)
+
+    return step
+
+
+def _numba_devices(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
+    """Numba CUDA: each device's part reduced by the reduction kernel's own ``@cuda.jit``
+    implementation, built and launched inside that device's context
+    (``cuda.gpus[d]``); every launch queued before any result is copied back."""
+    from gpubench.backends.numba_gpu import import_cuda
+
+    cuda = import_cuda()
+    if len(cuda.gpus) < len(parts):
+        raise RuntimeError(f"{len(parts)} GPUs needed, {len(cuda.gpus)} visible")
+    calls = []
+    for d, part in enumerate(parts):
+        with cuda.gpus[d]:
+            calls.append(ctx.ad.build_kernel(REDUCTION.name, "sumsq", len(part),
+                                             str(part.dtype), {"a": cuda.to_device(part)}))
+
+    def step() -> float:
+        partial = []
+        for d, call in enumerate(calls):
+            with cuda.gpus[d]:
+                partial.append(call())
+        total = 0.0
+        for d, p in enumerate(partial):
+            with cuda.gpus[d]:
+                total += float(np.asarray(p.copy_to_host()).sum())
+        return total
+
+    return step
+
+
+def _jax_mesh(ctx: Context, parts: list[np.ndarray]) -> tuple[Any, Any]:
+    """A one-axis mesh of one JAX device per part, and the parts as one array sharded
+    over it."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    host, ndev = np.concatenate(parts), len(parts)
+    jax.config.update("jax_enable_x64", True)
+    platform = "gpu" if ctx.ad.device == "gpu" else "cpu"
+    devs = jax.devices(platform)
+    if len(devs) < ndev:
+        raise RuntimeError(f"{ndev} JAX {platform} devices needed, {len(devs)} visible")
+    if len(host) % ndev:
+        raise ValueError(f"size {len(host)} is not a multiple of {ndev} devices "
+                         "(JAX sharding)")
+    mesh = Mesh(np.array(devs[:ndev]), ("d",))
+    return mesh, jax.device_put(host, NamedSharding(mesh, PartitionSpec("d")))
+
+
+def _jax_sharding(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
+    """JAX: one sharded array; ``jit`` of the global expression, XLA's partitioner adds
+    the cross-device sum."""
+    import jax
+    import jax.numpy as jnp
+
+    _mesh, x = _jax_mesh(ctx, parts)
+    fn = jax.jit(lambda a: jnp.vdot(a, a))
+    return lambda: float(fn(x))
+
+
+def _jax_shard_map(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
+    """JAX: the per-device program written by hand with ``shard_map`` (each device's
+    ``vdot`` of its shard) and the collective named: ``lax.psum`` over the mesh axis.
+    ``shard_map`` is the successor of ``pmap`` (``jax.shard_map``; older JAX:
+    ``jax.experimental.shard_map``)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec
+
+    shard_map = getattr(jax, "shard_map", None)
+    if shard_map is None:
+        from jax.experimental.shard_map import shard_map
+    mesh, x = _jax_mesh(ctx, parts)
+    per_device = shard_map(lambda a: jax.lax.psum(jnp.vdot(a, a), "d"), mesh=mesh,
+                           in_specs=PartitionSpec("d"), out_specs=PartitionSpec())
+    fn = jax.jit(per_device)
+    return lambda: float(fn(x))
+
+
+#: the ways one process drives several devices (a backend's ``multi_device`` modes), each
+#: building the step from this process's context and one part of the data per device
+MULTI_DEVICE: dict[str, Callable[[Context, list[np.ndarray]], Callable[[], float]]] = {
+    "cupy_devices": _cupy_devices, "torch_devices": _torch_devices,
+    "numba_devices": _numba_devices, "jax_sharding": _jax_sharding,
+    "jax_shard_map": _jax_shard_map}
+
+
 @mpi_job(order=80, size_meaning="global elements", scaling="strong", single_process=True,
-         defaults={"sizes": [1 << 20], "dtype": "float32"})
+         needs="multi_device", defaults={"sizes": [1 << 20], "dtype": "float32"})
 def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
-    """The workshop book's §5.7, §7.6.4: one process drives ``ranks`` devices (CuPy device
-    contexts or a JAX sharded array); the same sum of squares as the reduction job."""
+    """The workshop book's §5.7, §7.6.4: one process drives ``ranks`` devices, each
+    framework its own way (``mode``: CuPy device contexts, PyTorch ``cuda:<d>`` tensors,
+    Numba CUDA contexts, a JAX sharded array under ``jit`` or ``shard_map`` with
+    ``psum``); the same sum of squares as the reduction job, checked against float64."""
     n, dtype, mode = int(ctx.item["size"]), ctx.item["dtype"], ctx.item["mode"]
     ndev = int(ctx.item["devices"])
     rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 8]))
     host = rng.standard_normal(n).astype(dtype)
     ref = float(np.dot(host.astype(np.float64), host.astype(np.float64)))
-    if mode == "cupy_devices":
-        import cupy
-
-        if cupy.cuda.runtime.getDeviceCount() < ndev:
-            raise RuntimeError(f"{ndev} GPUs needed, "
-                               f"{cupy.cuda.runtime.getDeviceCount()} visible")
-        parts = []
-        for d in range(ndev):
-            start, count = split(n, ndev, d)
-            with cupy.cuda.Device(d):
-                parts.append(cupy.asarray(host[start:start + count]))
-
-        def step() -> float:
-            partial = []
-            for d, part in enumerate(parts):  # queue every device's work first
-                with cupy.cuda.Device(d):
-                    partial.append(cupy.vdot(part, part))
-            total = 0.0
-            for d, p in enumerate(partial):
-                with cupy.cuda.Device(d):
-                    total += float(p.get())
-            return total
-    elif mode == "jax_sharding":
-        import jax
-        import jax.numpy as jnp
-        from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-        jax.config.update("jax_enable_x64", True)
-        platform = "gpu" if ctx.ad.device == "gpu" else "cpu"
-        devs = jax.devices(platform)
-        if len(devs) < ndev:
-            raise RuntimeError(f"{ndev} JAX {platform} devices needed, {len(devs)} visible")
-        if n % ndev:
-            raise ValueError(f"size {n} is not a multiple of {ndev} devices (JAX sharding)")
-        mesh = Mesh(np.array(devs[:ndev]), ("d",))
-        x = jax.device_put(host, NamedSharding(mesh, PartitionSpec("d")))
-        fn = jax.jit(lambda a: jnp.vdot(a, a))
-
-        def step() -> float:
-            return float(fn(x))
-    else:
-        raise ValueError(f"unknown multi_gpu mode {mode!r}")
+    parts = [host[s:s + c] for s, c in (split(n, ndev, d) for d in range(ndev))]
+    if mode not in MULTI_DEVICE:
+        raise ValueError(f"unknown multi_gpu mode {mode!r}; known: {sorted(MULTI_DEVICE)}")
+    step = MULTI_DEVICE[mode](ctx, parts)
     first = step()
-    ctx.warm_up(step)
-
-    clock = ctx.mpi.Wtime  # the one process's stand-in: time.perf_counter
-
-    def sample() -> tuple[float, float]:
-        t0 = clock()
-        total = step()  # returns a host float: every device has finished
-        return total, clock() - t0
-
-    # one process drives every device (no ranks to agree with); the one loop's cap is its
-    # wall time, not the sum of the samples that let a microsecond step loop for hours
-    samples = sample_until(sample, ctx.settings.rule(), clock).samples
+    samples = one_process_samples(ctx, step)
     res = result(samples, rel_err=rel_err(first, ref), tolerance=tolerance(dtype, n))
     res["gbps"] = n * np.dtype(dtype).itemsize / res["median_s"] / 1e9
+    return res
+
+
+@mpi_job(order=85, size_meaning="message bytes", message=True, single_process=True,
+         needs="peer_copy", min_ranks=2, dtype="uint8",
+         defaults={"min_bytes": 1, "max_bytes": 1 << 20})
+def job_peer_copy(ctx: Context) -> dict[str, Any] | None:
+    """The link between two GPUs of one host, measured where the ranks run: one process
+    copies a buffer from one GPU to another (``cudaMemcpyPeerAsync``, peer access
+    enabled both ways, so the copy engines move it over NVLink where the GPUs have it),
+    one direction per row (``mode`` ``0->1``, ``1->0``, ...). A sample is one copy on
+    the caller's clock (host clock, stream synchronised), the clock the p2p ping-pong
+    is timed on. The largest message's rate is the reference the device-buffer p2p and
+    allreduce rows are compared with (``link_ref_gbps``), beside the datasheet's
+    ``link_gbps``."""
+    import cupy
+
+    nbytes = int(ctx.item["size"])
+    src, dst = (int(x) for x in str(ctx.item["mode"]).split("->"))
+    runtime = cupy.cuda.runtime
+    have = runtime.getDeviceCount()
+    if max(src, dst) >= have:
+        raise RuntimeError(f"GPUs {src} and {dst} needed, {have} visible")
+    pattern = ctx.common_rng(9).integers(0, 255, nbytes, dtype=np.uint8)
+    peer = bool(runtime.deviceCanAccessPeer(src, dst) and runtime.deviceCanAccessPeer(dst, src))
+    for a, b in ((src, dst), (dst, src)):
+        if not peer:
+            break
+        with cupy.cuda.Device(a):
+            try:
+                runtime.deviceEnablePeerAccess(b)
+            except runtime.CUDARuntimeError as exc:  # enabled by an earlier item
+                if "AlreadyEnabled" not in str(exc):
+                    raise
+    with cupy.cuda.Device(dst):
+        out = cupy.zeros(nbytes, cupy.uint8)
+    with cupy.cuda.Device(src):
+        buf = cupy.asarray(pattern)
+        stream = cupy.cuda.Stream(non_blocking=True)
+
+    def copy() -> None:
+        with cupy.cuda.Device(src):
+            runtime.memcpyPeerAsync(out.data.ptr, dst, buf.data.ptr, src, nbytes, stream.ptr)
+            stream.synchronize()
+
+    copy()
+    with cupy.cuda.Device(dst):
+        same = bool(np.array_equal(cupy.asnumpy(out), pattern))
+    samples = one_process_samples(ctx, copy)
+    res = result(samples, rel_err=0.0 if same else 1.0, tolerance=0.0)
+    res["latency_us"] = res["median_s"] * 1e6
+    res["gbps"] = nbytes / res["median_s"] / 1e9
+    if not same:
+        res["reason"] = "the copy on the other GPU differs from the buffer sent"
+    elif not peer:
+        res.update(status="skipped", reason=f"GPUs {src} and {dst} cannot access each "
+                   "other's memory (no peer access): the copy goes through host memory "
+                   "and is no link reference")
     return res
 
 

@@ -17,8 +17,9 @@ import pandas as pd
 from gpubench import results
 from gpubench.mpi import jobs_where
 
-#: 2: mean_s and the compute / communication split (compute_s ... hidden_s)
-SCHEMA_VERSION = 2
+#: 2: mean_s and the compute / communication split (compute_s ... hidden_s);
+#: 3: the measured link (link_ref_gbps, pct_of_link_ref) and the peer_copy job
+SCHEMA_VERSION = 3
 
 #: (name, kind, meaning); kinds as in :mod:`gpubench.results`
 COLUMNS: tuple[tuple[str, str, str], ...] = (
@@ -71,6 +72,11 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("link_gbps", "float", "datasheet bandwidth of the link between ranks (config)"),
     ("pct_of_link", "float", "gbps (p2p) or bus_gbps (allreduce) as % of link_gbps; "
      "device buffers, 2+ ranks"),
+    ("link_ref_gbps", "float", "the link between ranks as measured on the same host: the "
+     "peer_copy job's rate between GPUs 0 and 1 at its largest size (harmonic mean of the "
+     "two directions, as a round trip crosses each once)"),
+    ("pct_of_link_ref", "float", "gbps (p2p) or bus_gbps (allreduce) as % of "
+     "link_ref_gbps; device buffers, 2+ ranks"),
     ("host", "str", "host name (rank 0)"),
     ("device_name", "str", "GPU or CPU model"),
     ("framework_version", "str", "versions of the framework and mpi4py"),
@@ -213,16 +219,51 @@ def add_hidden(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+#: the peer copy between these two GPUs, both ways, is the link the p2p rows cross (ranks
+#: 0 and 1 on GPUs 0 and 1: the device selection strategies all give that)
+REFERENCE_PAIR = ("0->1", "1->0")
+
+
+def link_reference(frame: pd.DataFrame) -> dict[str, float]:
+    """Per host, the link measured there: the ok ``peer_copy`` rows' rate at each
+    direction's largest size between the GPUs of :data:`REFERENCE_PAIR`, combined as a
+    harmonic mean (a ping-pong's round trip crosses the link once each way; one
+    direction alone where only it was measured)."""
+    rows = frame[(frame["job"] == "peer_copy") & (frame["status"] == "ok")
+                 & (frame["gbps"] > 0)]
+    out: dict[str, float] = {}
+    for host, g in rows.groupby("host", sort=True):
+        rates = []
+        for mode in REFERENCE_PAIR:
+            d = g[g["mode"] == mode]
+            if not d.empty:
+                rates.append(float(d.loc[d["size"].idxmax(), "gbps"]))
+        if rates:
+            out[str(host)] = len(rates) / sum(1.0 / r for r in rates)
+    return out
+
+
 def add_link(frame: pd.DataFrame) -> pd.DataFrame:
-    """``pct_of_link``: how much of the datasheet ``link_gbps`` a device buffer's trip
-    between ranks used: point-to-point bandwidth, or an allreduce's bus bandwidth (the
-    nccl-tests convention). None with one rank (nothing crosses a link: a 1-rank NCCL
-    allreduce is a local copy) or with host buffers (they never touch the GPU link)."""
+    """How much of the link a device buffer's trip between ranks used: point-to-point
+    bandwidth, or an allreduce's bus bandwidth (the nccl-tests convention), as % of the
+    datasheet's ``link_gbps`` (``pct_of_link``) and of the link measured on the same
+    host by the peer copy (``link_ref_gbps``, ``pct_of_link_ref``; the peer copy
+    itself gets the datasheet's only). None with one rank (nothing crosses a link: a
+    1-rank NCCL allreduce is a local copy) or with host buffers (they never touch the
+    GPU link)."""
     frame = frame.copy()
     bus = frame["bus_gbps"] if "bus_gbps" in frame else math.nan
     rate = frame["gbps"].where(frame["job"] != "allreduce", bus)
-    has = ((frame["link_gbps"] > 0) & (rate > 0) & (frame["ranks"] >= 2)
-           & (frame["path"] != "host"))
+    between_ranks = frame["job"].isin(["p2p", "allreduce"])
+    has = ((between_ranks | (frame["job"] == "peer_copy")) & (frame["link_gbps"] > 0)
+           & (rate > 0) & (frame["ranks"] >= 2) & (frame["path"] != "host"))
     frame["pct_of_link"] = math.nan
     frame.loc[has, "pct_of_link"] = 100.0 * rate[has] / frame.loc[has, "link_gbps"]
+    ref = frame["host"].astype(str).map(link_reference(frame)).astype("float64")
+    measured = between_ranks & (ref > 0) & (rate > 0) & (frame["ranks"] >= 2) \
+        & (frame["path"] != "host")
+    frame["link_ref_gbps"] = ref.where(between_ranks & (frame["ranks"] >= 2)
+                                       & (frame["path"] != "host"))
+    frame["pct_of_link_ref"] = math.nan
+    frame.loc[measured, "pct_of_link_ref"] = 100.0 * rate[measured] / ref[measured]
     return frame

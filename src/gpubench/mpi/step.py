@@ -32,6 +32,7 @@ from gpubench.mpi import (
     backend_class,
     catalog_of_jobs,
     devices,
+    job_runs_on,
     jobs_where,
     launch,
     mpi_backends,
@@ -103,10 +104,17 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
     if job == "device_selection":
         for strategy in devices.STRATEGIES:
             add(0, "n/a", strategy, "")
+    elif facts.single_process and facts.message:
+        # copies between the first device and each other one, both directions
+        sizes = powers_of_two(int(cfg["min_bytes"]), int(cfg["max_bytes"]))
+        for peer in range(1, ranks):
+            for mode in (f"0->{peer}", f"{peer}->0"):
+                for size in sizes:
+                    add(size, "n/a", mode, devices=ranks)
     elif facts.single_process:
-        mode = backend_class(backend).multi_device
-        for size in cfg["sizes"]:
-            add(size, "n/a", mode, devices=ranks)
+        for mode in backend_class(backend).multi_device:
+            for size in cfg["sizes"]:
+                add(size, "n/a", mode, devices=ranks)
     elif facts.message:
         sizes = powers_of_two(int(cfg["min_bytes"]), int(cfg["max_bytes"]))
         modes = ["mpi_allreduce"] if job == "allreduce" else [""]
@@ -139,11 +147,9 @@ def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
     two ranks on one device and one process cannot drive devices it cannot see: a skip
     that says so, not an ``error`` row with the library's message.
     """
-    if job == "p2p" and ranks < 2:
-        return "point-to-point needs 2 ranks"
-    if job == "multi_gpu" and item["mode"] == "none":
-        return ("one process driving several devices is CuPy device contexts or JAX "
-                "sharding (docs/kernels.md); this framework's version is the MPI reduction job")
+    facts = catalog_of_jobs()[job]
+    if ranks < facts.min_ranks:
+        return f"{job} needs {facts.min_ranks} ranks or devices"
     if item["path"] == "direct" and item["mode"] != "nccl" and cuda_aware == "no":
         return ("the MPI library is not CUDA-aware: device buffers cannot be passed "
                 "directly (the staged rows copy through host memory)")
@@ -154,7 +160,7 @@ def pre_skip(job: str, backend: str, ranks: int, item: Mapping[str, Any],
             return (f"NCCL needs one GPU per rank: {ranks} ranks share {gpus_here} "
                     "GPU(s) here (mpi.oversubscribe)")
         devices_needed = int(item.get("devices", ranks))
-        if job == "multi_gpu" and devices_needed > gpus_here:
+        if facts.single_process and devices_needed > gpus_here:
             return (f"one process driving {devices_needed} GPUs: {gpus_here} visible "
                     "here")
     return ""
@@ -201,6 +207,8 @@ class Step:
         known = mpi_backends()
         if backend not in known:
             raise ValueError(f"backend {backend!r} has no MPI version; known: {known}")
+        if not job_runs_on(job, backend):
+            raise ValueError(f"MPI job {job!r} has no version on {backend!r}")
         self.job, self.backend, self.ranks = job, backend, int(ranks)
         self.cfg = dict(config.get("mpi") or {})
         self.seed = int((config.get("harness") or {}).get("seed", 0))
@@ -251,7 +259,7 @@ class Step:
         elif self.job in BY_MODE_JOBS:
             row["size_meaning"] = "global cells"
         link = self.cfg.get("link_gbps")
-        if link and self.job in ("p2p", "allreduce") and item["path"] != "host":
+        if link and catalog_of_jobs()[self.job].message and item["path"] != "host":
             row["link_gbps"] = float(link)
         row.update({k: v for k, v in fields.items() if k in schema.COLUMN_NAMES})
         return row

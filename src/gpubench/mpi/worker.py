@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     kind, err, versions, selection = "unavailable", "", {}, None
     try:
         shared = None if args.no_mpi else comm.Split_type(mpi.COMM_TYPE_SHARED).Get_rank()
-        if gpu and job not in ("device_selection", "multi_gpu"):
+        if gpu and job != "device_selection" and not args.no_mpi:
             kind = "error"
             selection = devices.select(spec["strategy"], rank, int(spec.get("n_gpus", 0)),
                                        os.environ, shared_local_rank=shared)
