@@ -5,7 +5,7 @@
 # a check that device buffers pass through it between two GPUs, the host's topology,
 # then sweep.sh in its own session. Results: $OUT/now.tgz (the results folder when the
 # call ends).
-#   GPUBENCH_GIT_COMMIT=<commit> bash evidence/multi-gpu-h200x4/commands/run.sh
+#   GPUBENCH_GIT_COMMIT=<commit> bash evidence/mpi-across-gpus/commands/run.sh
 set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
