@@ -824,6 +824,8 @@ def test_measured_link_is_the_harmonic_mean_of_the_reference_pair():
     bad = _link_rows()
     bad.loc[2, ["status", "reason"]] = ["error", "boom"]  # 1->0 failed: 0->1 alone
     assert schema.link_reference(bad) == {"a": pytest.approx(400.0)}
+    bad.loc[1, ["status", "reason"]] = ["wrong_result", "differs"]  # not the 1 KiB row
+    assert schema.link_reference(bad) == {}
 
 
 def test_pct_of_measured_link_only_between_ranks_on_the_same_host():

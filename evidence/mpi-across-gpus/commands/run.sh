@@ -10,7 +10,10 @@ set -uo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
 cd "$ROOT"
-export OPAL_PREFIX=$ROOT/.ompi/ompi-cuda
+# a copy outside the tree: a later device call's sync of the tree must not take it away
+# from the ranks still running
+rm -rf /tmp/ompi-cuda && cp -a "$ROOT/.ompi/ompi-cuda" /tmp/ompi-cuda
+export OPAL_PREFIX=/tmp/ompi-cuda
 export PATH=$OPAL_PREFIX/bin:$PATH LD_LIBRARY_PATH=$OPAL_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export OMPI_MCA_opal_cuda_support=true OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # NVLink multicast stays off in every process the ranks start (NCCL, PyTorch, NVSHMEM)

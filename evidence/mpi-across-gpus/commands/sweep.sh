@@ -18,8 +18,9 @@ printf 'mpi:\n  ranks: [%s]\n' "$all" > "$R/ranks_all.yaml"
 printf 'mpi:\n  ranks: [%s]\n' "$(echo "$all" | sed 's/^1, //')" > "$R/ranks_multi.yaml"
 printf 'mpi:\n  ranks: [2]\n' > "$R/ranks_pair.yaml"
 printf 'mpi:\n  ranks: [%s]\n' "$N" > "$R/ranks_most.yaml"
-phase() {  # phase <name> <ranks yaml> <backends> -- <jobs...>
+phase() {  # phase <name> <ranks yaml> <backends> -- <jobs...>; SKIP="<name> ..." skips
     local name=$1 ranks=$2 backends=$3; shift 4
+    [[ " ${SKIP:-} " == *" $name "* ]] && { echo "[phase $name] skipped" >> "$R/phases.txt"; return; }
     local t0=$(date +%s)
     echo "[phase $name] start $(date -u +%FT%TZ)" >> "$R/phases.txt"
     python3 workflow/scripts/mpi_sweep.py --configfile config/config.yaml \

@@ -1126,6 +1126,8 @@ def job_peer_copy(ctx: Context) -> dict[str, Any] | None:
     with cupy.cuda.Device(src):
         buf = cupy.asarray(pattern)
         stream = cupy.cuda.Stream(non_blocking=True)
+    for d in (src, dst):  # the fill and the upload ran on other streams than the copy's
+        cupy.cuda.Device(d).synchronize()
 
     def copy() -> None:
         with cupy.cuda.Device(src):

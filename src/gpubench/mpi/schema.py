@@ -225,19 +225,22 @@ REFERENCE_PAIR = ("0->1", "1->0")
 
 
 def link_reference(frame: pd.DataFrame) -> dict[str, float]:
-    """Per host, the link measured there: the ok ``peer_copy`` rows' rate at each
-    direction's largest size between the GPUs of :data:`REFERENCE_PAIR`, combined as a
-    harmonic mean (a ping-pong's round trip crosses the link once each way; one
-    direction alone where only it was measured)."""
-    rows = frame[(frame["job"] == "peer_copy") & (frame["status"] == "ok")
-                 & (frame["gbps"] > 0)]
+    """Per host, the link measured there: the ``peer_copy`` rate between the GPUs of
+    :data:`REFERENCE_PAIR` at each direction's largest message, combined as a harmonic
+    mean (a ping-pong's round trip crosses the link once each way). A direction whose
+    largest message is not ok is left out, not replaced by a smaller one (a smaller
+    message is further from the link's rate); one direction alone where only it is."""
+    rows = frame[frame["job"] == "peer_copy"]
     out: dict[str, float] = {}
     for host, g in rows.groupby("host", sort=True):
         rates = []
         for mode in REFERENCE_PAIR:
             d = g[g["mode"] == mode]
-            if not d.empty:
-                rates.append(float(d.loc[d["size"].idxmax(), "gbps"]))
+            if d.empty:
+                continue
+            top = d.loc[d["size"].idxmax()]
+            if top["status"] == "ok" and top["gbps"] > 0:
+                rates.append(float(top["gbps"]))
         if rates:
             out[str(host)] = len(rates) / sum(1.0 / r for r in rates)
     return out
