@@ -606,6 +606,10 @@ def test_ranks_sharing_a_gpu_run_with_nccl_skipped_and_jax_not_preallocating(tmp
     assert len(nccl) == 2 and (nccl["status"] == "skipped").all()
     assert nccl["reason"].str.contains("NCCL needs one GPU per rank").all()
     assert envs and envs[0]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    # NVLink multicast off in every GPU rank, whatever library the job reaches
+    assert {v: envs[0][v] for v in step.NO_MULTICAST} == {
+        "NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1"}
 
 
 def test_the_timed_loop_stops_at_max_time_s_of_wall_time():

@@ -442,7 +442,7 @@ def test_mpi_link_table_and_the_staging_verdict(tmp_path: Path) -> None:
            "1 | 1 |" in link
     assert "| peer_copy | cupy-gpu | n/a | 0 → 1 | 2 | one process | 268,435,456 | 400 | — | " \
            "89 % |" in link
-    assert s.staging.startswith(mpi_report.STAGING_CLAIM + ": holds, on two ranks")
+    assert s.staging.startswith(mpi_report.STAGING_CLAIM + ": holds for point-to-point, on two")
     assert "direct 100× faster" in s.staging and "75 % of the measured link" in s.staging
     md = mpi_report.mpi_markdown(mpi_report.load_mpi(tmp_path / "mpi.csv"))
     assert s.staging in md and "measured: peer copy on the same host" in md
@@ -452,3 +452,34 @@ def test_mpi_link_table_and_the_staging_verdict(tmp_path: Path) -> None:
     assert "direct 2× slower" in slow
     shared = mpi_report.section(mpi_report.load_mpi(_p2p_rows(tmp_path, "GPU-0;GPU-0")))
     assert shared.staging == "" and shared.link is not None
+
+
+def test_mpi_staging_verdict_judges_mpi_allreduce_beside_point_to_point(tmp_path: Path
+                                                                         ) -> None:
+    """A library may pass device buffers and still reduce them on the host: MPI's
+    allreduce of device buffers is compared with staging them, NCCL beside it; a share
+    under 10 % keeps two digits (0.72 %, not 0 %)."""
+    import pandas as pd
+
+    from gpubench.mpi import schema
+    from gpubench.report import mpi as mpi_report
+
+    frame = pd.read_csv(_p2p_rows(tmp_path, "GPU-0;GPU-1"))
+    rows = []
+    for path, mode, t in (("direct", "mpi_allreduce", 0.8), ("staged", "mpi_allreduce", 0.3),
+                          ("direct", "nccl", 0.001)):
+        r = schema.empty_row()
+        r.update(job="allreduce", backend="cupy-gpu", framework="cupy", device="gpu",
+                 ranks=2, size=1 << 28, dtype="float32", path=path, mode=mode,
+                 status="ok", samples=9, median_s=t, q1_s=0.98 * t, q3_s=1.02 * t,
+                 gbps=(1 << 28) / t / 1e9, bus_gbps=(1 << 28) / t / 1e9,
+                 gpu_uuids="GPU-0;GPU-1", host="h")
+        rows.append(r)
+    both = pd.concat([frame, schema.rows_frame(rows)], ignore_index=True)
+    both.to_csv(tmp_path / "mpi.csv", index=False)
+    s = mpi_report.section(mpi_report.load_mpi(tmp_path / "mpi.csv"))
+    assert ": holds for point-to-point" in s.staging
+    assert ("MPI_Allreduce of device buffers, bus bandwidth: cupy-gpu on 2 GPUs at "
+            "268,435,456 B: direct 0.336 GB/s against staged 0.895 GB/s (direct 2.67× "
+            "slower); NCCL 268 GB/s") in s.staging
+    assert mpi_report._pct(0.7217) == "0.72 %" and mpi_report._pct(97.6) == "98 %"

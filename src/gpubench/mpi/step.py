@@ -57,6 +57,10 @@ BUFFER_JOBS = jobs_where(buffers=True)
 BY_MODE_JOBS = jobs_where(scaling="by_mode")
 
 
+#: the variables that keep NVLink multicast off in the GPU ranks (a site's own setting wins)
+NO_MULTICAST = ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+
+
 def job_config(mpi_cfg: Mapping[str, Any], job: str) -> dict[str, Any]:
     cfg = dict(JOB_DEFAULTS[job])
     cfg.update((mpi_cfg.get("jobs") or {}).get(job) or {})
@@ -398,8 +402,11 @@ class Step:
         run_env = {**env, "PYTHONPATH": os.pathsep.join(
             [str(SRC_DIR)] + [p for p in [env.get("PYTHONPATH")] if p])}
         if self.device == "gpu":
-            # NCCL (the allreduce job's nccl mode) must not use NVLink multicast here
-            run_env.setdefault("NCCL_NVLS_ENABLE", "0")
+            # NVLink multicast stays off (NCCL, PyTorch, NVSHMEM) in every rank and
+            # one-process job: nothing here measures it, and on a shared host it can
+            # take the GPUs out of service
+            for var in NO_MULTICAST:
+                run_env.setdefault(var, "0" if var == "NCCL_NVLS_ENABLE" else "1")
             if self.ranks > max(1, self.n_gpus) and not self.placed_by_scheduler:
                 # ranks share a GPU: JAX would reserve most of it in the first rank and
                 # leave the others out of memory

@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         library, version = "none (one process)", ""
         aware = (spec.get("cuda_aware", "unknown"), "")
     else:
-        library = mpi.Get_library_version().strip().splitlines()[0].strip()
+        # Open MPI 4.1 ends its one-line version with the C string's NUL byte
+        library = mpi.Get_library_version().strip("\x00 \n").splitlines()[0].strip()
         version = "{}.{}".format(*mpi.Get_version())
         aware = launch.cuda_aware_runtime(mpi, spec.get("cuda_aware", "unknown"))
     try:

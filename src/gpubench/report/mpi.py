@@ -281,7 +281,12 @@ def _rate(row: pd.Series) -> float:
 
 
 def _pct(x: Any) -> str:
-    return f"{float(x):.0f} %" if _finite(x) else "—"
+    """A share in per cent: whole numbers, two significant digits under 10 % (a
+    staged path's 0.72 % of the link is not 0 %)."""
+    if not _finite(x):
+        return "—"
+    x = float(x)
+    return f"{x:.0f} %" if abs(x) >= 10 else f"{x:.2g} %"
 
 
 def link_table(ok: pd.DataFrame) -> pd.DataFrame | None:
@@ -332,7 +337,9 @@ def staging_verdict(ok: pd.DataFrame) -> str:
     GPU of their own: per backend with both paths, ``direct`` against ``staged`` at the
     largest message both measured (bandwidth) and at the smallest (latency), each by
     the rows' quartiles (:func:`gpubench.report.stats.compare`). Holds where direct is
-    faster at both ends for every such backend; '' when no such pair was measured."""
+    faster at both ends for every such backend; '' when no such pair was measured.
+    MPI's own allreduce of device buffers is judged beside it (:func:`_allreduce_clause`):
+    a library may pass device buffers and still reduce them on the host."""
     p2p = ok[(ok["job"] == "p2p") & ok["path"].isin(["direct", "staged"])
              & (ok["mode"] == "")]
     p2p = p2p[p2p.apply(_separate_gpus, axis=1)] if not p2p.empty else p2p
@@ -358,8 +365,38 @@ def staging_verdict(ok: pd.DataFrame) -> str:
         return ""
     verdict = ("holds" if all(held) else "does not hold" if not any(held)
                else "holds for some frameworks only")
-    return (f"{STAGING_CLAIM}: {verdict}, on two ranks with a GPU each (p2p ping-pong, by "
-            f"quartiles). " + "; ".join(parts))
+    out = (f"{STAGING_CLAIM}: {verdict} for point-to-point, on two ranks with a GPU each "
+           f"(p2p ping-pong, by quartiles). " + "; ".join(parts))
+    clause = _allreduce_clause(ok)
+    return f"{out}. {clause}" if clause else out
+
+
+def _allreduce_clause(ok: pd.DataFrame) -> str:
+    """MPI_Allreduce of device buffers (``direct``) against staging them, per backend at
+    the most ranks with a GPU each and the largest buffer both measured, by quartiles;
+    NCCL's bus bandwidth beside it where measured. '' without such a pair."""
+    rows = ok[(ok["job"] == "allreduce") & (ok["mode"] != "nccl")
+              & ok["path"].isin(["direct", "staged"])]
+    rows = rows[rows.apply(_separate_gpus, axis=1)] if not rows.empty else rows
+    nccl = ok[(ok["job"] == "allreduce") & (ok["mode"] == "nccl")]
+    parts = []
+    for backend, g in rows.groupby("backend", sort=True):
+        g = g[g["ranks"] == g["ranks"].max()]
+        direct, staged = g[g["path"] == "direct"], g[g["path"] == "staged"]
+        common = sorted(set(direct["size"]) & set(staged["size"]))
+        if not common:
+            continue
+        d = direct[direct["size"] == common[-1]].iloc[0]
+        s = staged[staged["size"] == common[-1]].iloc[0]
+        n = nccl[(nccl["backend"] == backend) & (nccl["ranks"] == d["ranks"])
+                 & (nccl["size"] == common[-1])]
+        beside = f"; NCCL {fmt_sig(_rate(n.iloc[0]))} GB/s" if not n.empty else ""
+        parts.append(f"{backend} on {int(d['ranks'])} GPUs at {fmt_int(common[-1])} B: direct "
+                     f"{fmt_sig(_rate(d))} GB/s against staged {fmt_sig(_rate(s))} GB/s "
+                     f"({_words(_faster(d, s))}){beside}")
+    if not parts:
+        return ""
+    return ("MPI_Allreduce of device buffers, bus bandwidth: " + "; ".join(parts))
 
 
 def _words(v: stats.Verdict) -> str:
