@@ -40,6 +40,7 @@ TINY = {
     "p2p": {"min_bytes": 8, "max_bytes": 64},
     "allreduce": {"min_bytes": 8, "max_bytes": 64},
     "multi_gpu": {"sizes": [512]},
+    "peer_copy": {"min_bytes": 8, "max_bytes": 64},
 }
 
 
