@@ -515,7 +515,7 @@ def link_table(ceilings: Mapping[str, Any], key: str = "pinned_gbps"
         for size, gbps in per.items():
             try:
                 nbytes = int(float(size))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # Overflow: "inf"
                 continue
             if nbytes > 0 and _positive(gbps) > 0:
                 rates[nbytes] = _positive(gbps)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import io
 import lzma
 import math
 import os
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpubench.files import atomic_write_text
+from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
@@ -42,8 +44,12 @@ CLOCKS = ("device", "sync", "pipelined")
 #: decompresses by the same suffix; the committed evidence is compressed)
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
-#: what a damaged compressed CSV raises besides OSError (gzip's BadGzipFile is one)
-DECOMPRESS_ERRORS: tuple[type[Exception], ...] = (EOFError, lzma.LZMAError)
+#: the most text (decompressed) a timings CSV may hold: the report reads every row into
+#: its tables and figures, and the committed full suite's is 1.3 MB (README, "Hostile
+#: inputs": how long the report takes at this size); a larger file is refused with its size
+TIMINGS_MAX_BYTES = 32 * 10**6
+#: ... and a samples CSV (the full suite's: 33 MB; one of 200 MB reads in about 30 s)
+SAMPLES_MAX_BYTES = 512 * 10**6
 
 
 def csv_variants(folder: str | os.PathLike[str], stem: str) -> list[Path]:
@@ -197,7 +203,7 @@ KEY_NAMES: tuple[str, ...] = tuple(c.name for c in KEY_COLUMNS)
 SAMPLE_COLUMNS: tuple[str, ...] = KEY_NAMES + ("clock", "sample", "time_s")
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A results file does not follow the schema; the message names file and column."""
 
 
@@ -524,48 +530,39 @@ def _first_uncoercible(values: pd.Series, kind: str, where: _Where) -> str:
     return f"{where(int(hits[0]))} has {_show(raw.iloc[hits[0]])} ({len(hits)} row(s)); "
 
 
-def check_whole(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`SchemaError` if a CSV does not end with a newline: it was cut short
-    mid-row (a copy or write that stopped), and pandas would read the cut row with its
-    missing fields empty, or a number missing its last digits, without complaint."""
-    path = Path(path)
-    if path.suffix != ".csv":
-        return  # compressed: the decompressor checks
+def read_csv(path: str | os.PathLike[str], limit: int, what: str = "CSV file",
+             **kwargs: Any) -> pd.DataFrame:
+    """A CSV (plain, .gz or .xz) read as the results' readers all read one, empty cells
+    as NaN; :class:`SchemaError` naming the file where it is not a regular file, holds
+    more than ``limit`` bytes of text (the reader stops there: a 200 MB file or an
+    endless device costs no more than the limit), is not UTF-8 CSV, or does not end
+    with a newline: it was cut short mid-row (a copy or write that stopped), and pandas
+    would read the cut row with its missing fields empty, or a number missing its last
+    digits, without complaint."""
     try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(size - 1, 0))
-            last = fh.read(1)
-    except OSError as exc:
-        raise SchemaError(f"{path}: not readable: {exc}") from exc
-    if size and last != b"\n":
+        with open_bounded(path, limit, what) as raw:
+            frame = pd.read_csv(io.BufferedReader(raw, 1 << 20), encoding="utf-8",
+                                keep_default_na=False, na_values=[""], **kwargs)
+            cut = raw.total > 0 and raw.last != b"\n"
+    except InputError as exc:
+        raise SchemaError(str(exc)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+            *DECOMPRESS_ERRORS) as exc:
+        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    if cut:
         raise SchemaError(f"{path}: ends in the middle of a row (cut short?)")
+    return frame
 
 
 def read_timings(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate one timings CSV; errors name the file."""
-    path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"{path}: file is missing")
-    check_whole(path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
-            *DECOMPRESS_ERRORS) as exc:
-        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = read_csv(path, TIMINGS_MAX_BYTES, "timings file", dtype={"reason": str})
     return validate(frame, str(path), path)
 
 
 def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"{path}: file is missing")
-    check_whole(path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
-            *DECOMPRESS_ERRORS) as exc:
-        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = read_csv(path, SAMPLES_MAX_BYTES, "samples file")
     if "clock" not in frame.columns:  # schema 1: device samples only
         frame["clock"] = "device"
     missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from gpubench import plausibility, results
+from gpubench import inputs, plausibility, results
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
@@ -69,7 +70,8 @@ __all__ = [
 def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     """Read a timings CSV; rows of an older schema are accepted with a note.
 
-    A missing, unreadable or structurally wrong file (no key or status columns, duplicate
+    A missing, unreadable, cut short or too large file (:func:`results.read_csv`), or a
+    structurally wrong one (no key or status columns, duplicate
     keys, ok rows without a time) raises :class:`results.SchemaError` with a message that
     names the file; so does a measured value the verdicts would use that is not finite,
     out of its bound or out of order (:func:`results.validate`: the message names the
@@ -77,13 +79,8 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     are filled as unknown (absent, which the checks allow); columns this code does not
     know are dropped; both are reported on the page."""
     path = Path(path)
-    if not path.exists():
-        raise results.SchemaError(f"{path}: file is missing")
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
-            OSError, *results.DECOMPRESS_ERRORS) as exc:
-        raise results.SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = results.read_csv(path, results.TIMINGS_MAX_BYTES, "timings file",
+                             dtype={"reason": str})
     notes: list[str] = []
     required = [*results.KEY_NAMES, "status"]
     lacking = [c for c in required if c not in frame.columns]
@@ -105,13 +102,16 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         notes.append(f"{path.name} has columns this report does not know, ignored: "
                      f"{', '.join(extra)}")
         frame = frame.drop(columns=extra)
-    versions = set(pd.to_numeric(frame["schema_version"], errors="coerce").dropna()
-                   .astype(int))
+    # a version that is not a whole number (inf, 2.5, text) is left for validate to refuse
+    version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
+    with np.errstate(invalid="ignore"):
+        whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
+    versions = set(version[whole].astype(int))
     if versions - {results.SCHEMA_VERSION}:
         notes.append(f"{path.name} has rows of schema version {sorted(versions)}; this "
                      f"report reads v{results.SCHEMA_VERSION} and shows them as far as the "
                      "columns allow")
-        frame["schema_version"] = results.SCHEMA_VERSION
+        frame.loc[whole, "schema_version"] = results.SCHEMA_VERSION
     if missing or versions - {results.SCHEMA_VERSION}:
         frame["schema_version"] = frame["schema_version"].fillna(results.SCHEMA_VERSION)
     return results.validate(frame, str(path), path), notes
@@ -347,7 +347,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="environment locks of the steps (raw/<backend>.lock.txt)")
     parser.add_argument("--mpi", help="mpi.csv from the MPI steps (absent: 'MPI was not run')")
     parser.add_argument("--mpi-samples", help="mpi_samples.csv (optional)")
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=inputs.number_in(1, integer=True), default=None,
                         help="processes that draw figures (default: usable cores, max 8)")
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")

@@ -33,6 +33,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results
+from gpubench.inputs import number_in
 from gpubench.report import figures, render, stats
 from gpubench.report.base import (
     CSS,
@@ -657,12 +658,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--md", help="Markdown summary to write")
     p.add_argument("--base-label", help="name of the base set (default: folder and GPU)")
     p.add_argument("--new-label", help="name of the new set")
-    p.add_argument("--alpha", type=float, default=stats.ALPHA,
-                   help=f"significance of the Mann-Whitney test (default {stats.ALPHA})")
-    p.add_argument("--min-effect", type=float, default=stats.MIN_EFFECT,
-                   help="smallest relative change labelled FASTER/SLOWER "
+    p.add_argument("--alpha", type=number_in(0, 1, low_open=True, high_open=True),
+                   default=stats.ALPHA, help="significance of the Mann-Whitney test, "
+                   f"between 0 and 1 (default {stats.ALPHA})")
+    p.add_argument("--min-effect", type=number_in(0), default=stats.MIN_EFFECT,
+                   help="smallest relative change labelled FASTER/SLOWER, >= 0 "
                         f"(default {stats.MIN_EFFECT})")
-    p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
+    p.add_argument("--jobs", type=number_in(1, integer=True), default=None,
+                   help="processes that draw figures")
     return p
 
 
