@@ -40,6 +40,19 @@ STATUSES = ("ok", "wrong_result", "unavailable", "error", "skipped", "implausibl
 #: the clocks a sample can be on: the backend's own (``timer``) and the caller's two
 CLOCKS = ("device", "sync", "pipelined")
 
+#: the timing modes a row is measured in (config ``gpu_modes``; CPU rows are hot)
+MODES = ("hot", "cold")
+
+#: the columns that take one of a known set of values, in every row: the report groups
+#: and ranks by them, so a row with another value (``mode: lukewarm``) would drop out of
+#: every verdict without a word. "" is allowed where the column may be empty.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "device": ("cpu", "gpu"),
+    "mode": MODES,
+    "stop_reason": ("", "converged", "time_cap", "max_samples"),
+    "cache_state": ("", "cold", "warm", "none"),
+}
+
 #: the forms a results CSV is read in, by its name's ending: plain, gzip or xz (pandas
 #: decompresses by the same suffix; the committed evidence is compressed)
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
@@ -327,6 +340,17 @@ ORDERS: tuple[tuple[str, ...], ...] = (
 #: its last bits
 ORDER_RTOL = 1e-9
 
+#: throughputs that are a count over the row's time: (column, count, time, scale); a
+#: value off its count and time (a hand-edited or mixed-up row) would rank the row by a
+#: rate it did not reach
+DERIVED: tuple[tuple[str, str, str, float], ...] = (
+    ("gbps", "bytes", "median_s", 1e9),
+    ("gflops", "flops", "median_s", 1e9),
+)
+#: relative slack of :data:`DERIVED` (a CSV keeps every digit: the committed evidence is
+#: within 1e-12)
+DERIVED_RTOL = 1e-6
+
 #: how many problems an error message lists before it gives the count of the rest
 SHOWN_PROBLEMS = 5
 
@@ -464,6 +488,56 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     return problems
 
 
+def _numbers(frame: pd.DataFrame, col: str) -> np.ndarray:
+    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def derived_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for each measured row whose :data:`DERIVED` throughput is
+    not its count over its time (where all three are there and the count is > 0)."""
+    measured = frame["status"].isin(MEASURED_STATUSES).to_numpy()
+    problems: list[tuple[int, str]] = []
+    for col, count, time, scale in DERIVED:
+        rate, n, t = (_numbers(frame, c) for c in (col, count, time))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expect = n / t / scale
+            wrong = (measured & (n > 0) & (t > 0) & np.isfinite(rate) & np.isfinite(expect)
+                     & (np.abs(rate - expect) > DERIVED_RTOL * np.abs(expect)))
+        for pos in np.flatnonzero(wrong):
+            problems.append((int(pos), f"column {col!r} = {_fmt(rate[pos])}, but {count} / "
+                                       f"{time} / {scale:g} = {expect[pos]:.6g}: must be "
+                                       "that rate"))
+    return problems
+
+
+def row_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for each row, whatever its status, with a value of
+    :data:`CATEGORIES` outside its set, or a size no case can have
+    (:func:`gpubench.spec.size_problem`: a whole number from 1 whose data a 64-bit
+    machine can hold)."""
+    from gpubench.spec import size_problem
+
+    problems: list[tuple[int, str]] = []
+    for col, allowed in CATEGORIES.items():
+        values = frame[col].astype(str)
+        for pos in np.flatnonzero(~values.isin(allowed).to_numpy()):
+            shown = ", ".join(repr(a) for a in allowed)
+            problems.append((int(pos), f"column {col!r} = {values.iloc[pos]!r}: must be one "
+                                       f"of {shown}"))
+    sizes = _numbers(frame, "size")
+    cases = pd.DataFrame({"kernel": frame["kernel"].astype(str).to_numpy(),
+                          "variant": frame["variant"].astype(str).to_numpy(),
+                          "dtype": frame["dtype"].astype(str).to_numpy(), "size": sizes})
+    for key, rows in cases.groupby(["kernel", "variant", "dtype", "size"], dropna=False,
+                                   sort=False).groups.items():
+        kernel, variant, dtype, size = key
+        why = size_problem(kernel, size, dtype, variant)
+        if why:
+            shown = "empty" if math.isnan(size) else _fmt(size)
+            problems += [(int(pos), f"column 'size' = {shown}: {why}") for pos in rows]
+    return problems
+
+
 def validate(frame: pd.DataFrame, source: str = "results",
              path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """Check a timings table against the schema; raise :class:`SchemaError` naming the
@@ -511,7 +585,8 @@ def validate(frame: pd.DataFrame, source: str = "results",
             f"{source}: {int(dup.sum())} rows share a key, e.g. "
             + ", ".join(f"{k}={first[k]}" for k in KEY_NAMES)
         )
-    _raise_problems(source, measured_problems(frame), where,
+    _raise_problems(source, row_problems(frame), where, "row(s)")
+    _raise_problems(source, measured_problems(frame) + derived_problems(frame), where,
                     "row(s) of status ok or implausible")
     return frame
 
