@@ -288,13 +288,17 @@ def check_sample_files(paths: list[str], parts: list[pd.DataFrame],
 def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
     """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings, and
     turn rows faster than those ceilings allow into ``implausible`` (gpubench.plausibility)."""
-    from gpubench import plausibility
+    from gpubench import inputs, plausibility
 
     try:
-        ceilings = json.loads(Path(env_json).read_text()).get("ceilings") or {}
-    except (OSError, ValueError) as exc:
+        record = inputs.load_json(env_json, "probe record")
+    except inputs.InputError as exc:
         print(f"collect: no ceilings from {env_json}: {exc}", file=sys.stderr)
         return
+    if not isinstance(record, dict):
+        print(f"collect: no ceilings from {env_json}: not a JSON object", file=sys.stderr)
+        return
+    ceilings = plausibility.gate_ceilings(record)
     before = int((frame["status"] == "implausible").sum())
     plausibility.judge(frame, ceilings)
     refused = frame[frame["status"] == "implausible"]

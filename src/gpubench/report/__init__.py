@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import inputs, plausibility, results
+from gpubench import inputs, results
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
@@ -47,6 +47,7 @@ from gpubench.report.base import (
     esc,
     failure_groups,
     gpu_skip_reasons,
+    judged,
     load_env,
     load_locks,
     lock_table,
@@ -106,7 +107,7 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
     with np.errstate(invalid="ignore"):
         whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
-    versions = set(version[whole].astype(int))
+    versions = {int(v) for v in version[whole]}
     if versions - {results.SCHEMA_VERSION}:
         notes.append(f"{path.name} has rows of schema version {sorted(versions)}; this "
                      f"report reads v{results.SCHEMA_VERSION} and shows them as far as the "
@@ -273,12 +274,7 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
     starts drawing figures then)."""
     frame, notes = read_timings_lenient(timings_csv)
     env = load_env(env_json)
-    ceilings = env.data.get("ceilings")
-    if isinstance(ceilings, dict) and ceilings:
-        # judged again with this code's gates: a file collected by older code (or none)
-        # gets the same refusals as a new one; without ceilings the file's statuses stand
-        plausibility.judge(frame, ceilings)
-    df = sections.canonical_order(prepare(_sort_input(frame)))
+    df = sections.canonical_order(prepare(_sort_input(judged(frame, env))))
     env.locks = load_locks(locks)
     if prepared is not None:
         prepared(df)

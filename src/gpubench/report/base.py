@@ -219,6 +219,18 @@ def load_env(path: str | Path) -> Environment:
         f"environment file {path.name}: {why}, left out" for why in problems.values()))
 
 
+def judged(frame: pd.DataFrame, env: Environment) -> pd.DataFrame:
+    """The rows judged again with this code's gates (:func:`gpubench.plausibility.judge`)
+    and the probe record's ceilings, before any verdict reads them: a file collected by
+    older code (or none) gets the same refusals as a new one. Without ceilings the
+    file's refusals stand, and only the gates that need none are applied."""
+    from gpubench import plausibility
+
+    measured = env.data.get("ceilings")
+    return plausibility.judge(frame, plausibility.gate_ceilings(env.data),
+                              keep=not (isinstance(measured, Mapping) and measured))
+
+
 def load_locks(paths: Iterable[str | Path]) -> list[tuple[str, Lock]]:
     """The steps' environment locks, sorted by file name; an unreadable one reads as failed."""
     return sorted(((Path(p).name, read_lock(p)) for p in paths), key=lambda t: t[0])

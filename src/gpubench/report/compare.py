@@ -43,6 +43,7 @@ from gpubench.report.base import (
     fmt_int,
     fmt_threads,
     fmt_time,
+    judged,
     load_env,
     prepare,
 )
@@ -86,10 +87,10 @@ def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
     samples = results.find_csv(folder, "samples")
     env_path = _first(folder / "host.json", folder / "env" / "host.json")
     frame, notes = read_timings_lenient(timings)
-    df = prepare(frame.sort_values([*results.KEY_NAMES, "mode"], kind="mergesort")
-                 .reset_index(drop=True))
     env = load_env(env_path) if env_path else Environment(
         {}, "host.json", f"no host.json or env/host.json beside {timings.name}")
+    df = prepare(judged(frame, env).sort_values([*results.KEY_NAMES, "mode"],
+                                                kind="mergesort").reset_index(drop=True))
     name = label or _default_label(env, folder)
     return ResultSet(name, timings, df, stats.load_samples(samples, df), env, notes)
 
