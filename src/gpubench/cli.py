@@ -323,7 +323,7 @@ def validate_main(argv: list[str] | None = None) -> int:
     try:
         load_config(args.config)
     except ConfigError as exc:
-        print(f"{args.config}: {exc}", file=sys.stderr)
+        print(f"{args.config}: {str(exc).removeprefix('config: ')}", file=sys.stderr)
         return 1
     print(f"{args.config}: ok")
     return 0
