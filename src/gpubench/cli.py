@@ -240,6 +240,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from gpubench import results
+    from gpubench.files import WriteError
 
     p = results.collect_parser(collect_main.__doc__, "timings", "out-timings")
     p.add_argument("--env", help="probe JSON with the measured ceilings")
@@ -255,8 +256,12 @@ def collect_main(argv: list[str] | None = None) -> int:
         return 1
     if args.env:
         add_ceilings(merged, args.env)
-    results.atomic_write_csv(args.out_samples, samples)
-    results.atomic_write_csv(args.out_timings, merged)
+    try:
+        results.atomic_write_csv(args.out_samples, samples)
+        results.atomic_write_csv(args.out_timings, merged)
+    except WriteError as exc:
+        print(f"collect: {exc}", file=sys.stderr)
+        return 1
     print(results.collected("collect", merged, len(args.timings)))
     return 0
 

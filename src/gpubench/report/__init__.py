@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from gpubench import inputs, results
+from gpubench.files import WriteError
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
@@ -358,10 +359,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from gpubench import safety
 
+    figures_dir = safety.figures_folder(args.md, args.figures)
+    outputs = {"--html": args.html, "--md": args.md, "--figures": figures_dir / "fig.png"}
     clash = safety.outputs_among_inputs(
         {"--html": args.html, "--md": args.md},
-        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks])
-    figures_dir = safety.figures_folder(args.md, args.figures)
+        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks]
+    ) or safety.unwritable_output(outputs)
     foreign = safety.foreign_figures(figures_dir, args.md)
     if clash is None and foreign:
         clash = (f"the figures folder {figures_dir} holds {foreign[0].name}"
@@ -374,9 +377,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
                      args.mpi, args.mpi_samples, args.jobs, args.figures)
-    except results.SchemaError as exc:
+        safety.write_figures_manifest(figures_dir)
+    except (results.SchemaError, WriteError) as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
-    safety.write_figures_manifest(figures_dir)
     took = time.perf_counter() - start
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')

@@ -33,6 +33,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results
+from gpubench.files import WriteError
 from gpubench.inputs import number_in
 from gpubench.report import figures, render, stats
 from gpubench.report.base import (
@@ -676,15 +677,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     from gpubench import safety
 
+    outputs = {"--html": args.html, "--md": args.md}
     clash = safety.outputs_among_inputs(
-        {"--html": args.html, "--md": args.md},
-        [*safety.result_set_files(args.base), *safety.result_set_files(args.new)])
+        outputs, [*safety.result_set_files(args.base), *safety.result_set_files(args.new)]
+    ) or safety.unwritable_output(outputs)
     if clash is not None:
         p.exit(2, f"gpubench compare: {clash}\n")
     try:
         cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
                             args.new_label, args.alpha, args.min_effect, args.jobs)
-    except results.SchemaError as exc:
+    except (results.SchemaError, WriteError) as exc:
         p.exit(2, f"gpubench compare: {exc}\n")
     counts = ", ".join(f"{lab} {int((cmp['label'] == lab).sum())}" for lab in LABEL_ORDER)
     print(f"{len(cmp)} shared measurements: {counts}")
