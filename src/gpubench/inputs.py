@@ -98,7 +98,9 @@ def open_bounded(path: str | os.PathLike[str], limit: int, what: str = "file"
                  ) -> Iterator[_Bounded]:
     """A regular file opened for reading at most ``limit`` bytes, decompressed by its
     suffix (.gz, .xz); raises :class:`InputError` for anything else."""
-    path = check_file(path, None, what)
+    path = Path(path)
+    # a plain file's size on disk is its text's: refused at once, with its size
+    path = check_file(path, None if path.suffix in (".gz", ".xz") else limit, what)
     opener: Callable[..., Any] = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix, open)
     try:
         raw = opener(path, "rb")
