@@ -39,8 +39,9 @@ class InputError(ValueError):
 
 
 def mb(nbytes: float) -> str:
-    """A size in MB for a message (decimal, as ``ls -lh --si`` and file managers show)."""
-    return f"{nbytes / 1e6:,.1f} MB"
+    """A size for a message: MB (decimal, as ``ls -lh --si`` and file managers show),
+    bytes below 0.1 MB."""
+    return f"{nbytes / 1e6:,.1f} MB" if nbytes >= 1e5 else f"{nbytes:,.0f} bytes"
 
 
 def check_file(path: str | os.PathLike[str], limit: int | None = None,
