@@ -288,9 +288,9 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                  locks: Sequence[str | Path] = (), mpi_csv: str | Path | None = None,
                  mpi_samples_csv: str | Path | None = None,
                  workers: int | None = None,
-                 figures_dir: str | Path | None = None) -> None:
-    """Write the HTML report and summary.md; an unusable timings CSV raises SchemaError
-    (and nothing is written).
+                 figures_dir: str | Path | None = None) -> Inputs:
+    """Write the HTML report and summary.md and return what they were built from; an
+    unusable timings CSV raises SchemaError (and nothing is written).
 
     ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``); ``workers``
     caps the processes that draw figures (default: the usable cores, at most 8). The
@@ -323,6 +323,7 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                     if first is not None else None)
     results.atomic_write_text(out_md, render_markdown(inputs, overview_png)
                               + figs.markdown(pngs, md_dir))
+    return inputs
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -375,11 +376,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"gpubench report: {clash}\n")
     start = time.perf_counter()
     try:
-        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
-                     args.mpi, args.mpi_samples, args.jobs, args.figures)
+        built = build_report(args.timings, args.env, args.html, args.md, args.samples,
+                             args.locks, args.mpi, args.mpi_samples, args.jobs, args.figures)
         safety.write_figures_manifest(figures_dir)
     except (results.SchemaError, WriteError) as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
+    if built is not None and built.env.problem:  # on the page too, and where it was typed
+        print(f"gpubench report: note: {built.env.problem}", file=sys.stderr)
     took = time.perf_counter() - start
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')
