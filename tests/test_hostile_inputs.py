@@ -97,9 +97,12 @@ def test_cpu_rows_are_checked_against_the_probe(tmp_path: Path) -> None:
     assert big["bytes"] > 2 * 32 * 2**20 and plausibility.reason(big, gates) == ""
     fast = {**big, "median_s": big["median_s"] / 100, "gbps": big["gbps"] * 100}
     assert "faster than memory" in plausibility.reason(fast, gates)
+    loaded = {**big, "median_s": big["median_s"] / 5, "gbps": big["gbps"] * 5}
+    assert plausibility.reason(loaded, gates) == ""  # within the margin: a busy probe
     small = row("numpy", "cpu", "ufunc", "vector_add", 1024, "float32", 2e-6)[0]
     assert plausibility.reason(small, gates) == ""
     assert "faster than the clock" in plausibility.reason({**small, "median_s": 2e-8}, gates)
+    assert plausibility.reason({**small, "median_s": 8e-8}, gates) == ""  # a floor timed busy
     assert any("no size of the CPU's caches" in n for n in plausibility.gate_notes(
         ENV["ceilings"]))
     sysfs = tmp_path / "cpu"

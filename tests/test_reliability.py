@@ -238,10 +238,10 @@ CATALOGUE: tuple[Scenario, ...] = (
              H + "test_a_column_off_its_set_or_its_other_columns_is_refused"),
     Scenario("row-cpu-ceiling", "rows", "CPU rows made 100× faster (times ÷100, rates ×100)",
              "`implausible` past 2× the host's caches (`cpu_cache_bytes`, read from sysfs by "
-             "the probe) above `threads` × the probe's one-thread copy (`… faster than "
-             "memory`), and under the probe's empty-call time (`… faster than the clock that "
-             "timed it`); rows within the caches above that time are not checked (no "
-             "measured cache bandwidth); an older probe record says so",
+             "the probe) above 10 × `threads` × the probe's one-thread copy (`… faster than "
+             "memory`), and under half the probe's empty-call time (`… faster than the "
+             "clock that timed it`); rows within the caches above that time are not checked "
+             "(no measured cache bandwidth); an older probe record says so",
              H + "test_cpu_rows_are_checked_against_the_probe"),
     Scenario("reader-schema-version", "readers", "`schema_version` inf in one row",
              "exit 2: `column 'schema_version' is not int: line 3 (<key>) has inf`",

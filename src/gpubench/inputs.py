@@ -27,8 +27,9 @@ from typing import Any, BinaryIO
 
 #: JSON records (host.json) nest a few levels; deeper is not one the probe wrote
 MAX_JSON_DEPTH = 32
-#: the probe's host.json is a few kB; a lock a few kB per package
+#: the probe's host.json is a few kB
 MAX_JSON_BYTES = 16 * 2**20
+#: a text file read whole (a lock: a line per package, a few kB)
 MAX_TEXT_BYTES = 16 * 2**20
 #: what a damaged compressed file raises besides OSError (gzip's BadGzipFile is one)
 DECOMPRESS_ERRORS: tuple[type[Exception], ...] = (EOFError, lzma.LZMAError)
@@ -82,8 +83,6 @@ class _Bounded(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         data = self.raw.read(min(len(view), self.limit + 1 - self.total))
-        if not data and self.total > self.limit:
-            return 0
         self.total += len(data)
         if self.total > self.limit:
             raise InputError(f"{self.path}: more than {mb(self.limit)} of text, the most a "

@@ -5,7 +5,7 @@ that escapes the clock: an implementation that launches on a stream of its own l
 the CUDA events on the caller's stream around an empty stretch, and the row then reads
 tens of times faster than memory can move its bytes. The gates below turn such a row's
 status from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
-GPU rows, but for the CPU bandwidth gate below (a CPU row's clock is the caller's wall
+GPU rows, but for the two CPU gates below (a CPU row's clock is the caller's wall
 clock).
 
 * **Above a measured ceiling**, by more than :data:`MAX_OVER_CEILING`:
@@ -39,20 +39,24 @@ clock).
   pipelined calls overlap (the lowest ratio among the 7,779 correct GPU rows on the
   device's clock in ``evidence/``: 0.25, torch's 2-D FFT at 2**20; launch-bound rows
   0.41-0.5). Rows on the device's own clock only, as the sync gate.
-* **A CPU row faster than its threads can stream memory.** A memory-bound CPU row whose
-  counted bytes exceed :data:`L2_MULTIPLE` times every cache of the host together
+* **A CPU row far faster than its threads can stream memory.** A memory-bound CPU row
+  whose counted bytes exceed :data:`L2_MULTIPLE` times every cache of the host together
   (``cpu_cache_bytes``, which the probe reads from the kernel's sysfs) comes from
-  memory: it is refused above ``threads`` times the probe's single-threaded copy
-  (``cpu_copy_gbps``), by more than :data:`MAX_OVER_CEILING`. One thread streams at
-  most one copy's rate (the committed single-threaded rows past the caches read
-  29-76 % of it); more threads at most add theirs. Rows whose data may sit in the
-  caches are not checked against a bandwidth: the probe measures none there (a copy
-  timed from Python reads lower than a compiled loop can go, so it would refuse
-  correct rows).
+  memory: it is refused above :data:`CPU_MEMORY_MARGIN` times ``threads`` times the
+  probe's single-threaded copy (``cpu_copy_gbps``). One thread streams about one
+  copy's rate, more threads at most add theirs; the margin is wide because that copy
+  is a loose reference on a CPU: a read-only loop moves no write-allocate traffic and
+  counts up to 1.5x a copy's bytes, and on a shared host the copy the probe timed and
+  the row can each run beside other work (on this project's 2-core machine a 256 MiB
+  dot product read 0.6-1.5x the copy timed just before it, and a smoke run's reduction
+  over 128 MiB read above it). Within the caches, rows are not checked against a
+  bandwidth: the probe measures none there (a copy timed from Python reads lower than
+  a compiled loop goes).
 * **A CPU call faster than timing nothing.** The probe times an empty call through the
   harness (``timer_overhead_s.per_sample_s``): the floor under every CPU sample. A CPU
-  row whose median is under it by more than :data:`MAX_OVER_CEILING` did not come from
-  a call (the committed CPU rows sit 2.5-8x above it).
+  row whose median is under :data:`CALL_FLOOR_SHARE` of it did not come from a call
+  (the committed CPU rows sit 4-8x above it; the share leaves room for a floor timed
+  while the host was busy).
 * **Work missing from the timed stream.** Where the work needs at least
   :data:`ESCAPE_MIN_WORK_S` at the measured ceilings, device time below
   :data:`ESCAPE_RATIO` of the time the device provably worked per call: the pipelined
@@ -100,6 +104,11 @@ MAX_OVER_CEILING = 1.10
 SYNC_BELOW_TOLERANCE = 0.10
 #: ... and by more than this many seconds: the host timer's resolution and a wake-up
 SYNC_BELOW_MIN_S = 2e-6
+#: a memory-bound CPU row past the caches is refused above this many times its threads'
+#: share of the probe's one-thread copy (module docstring: why so wide)
+CPU_MEMORY_MARGIN = 10.0
+#: a CPU row under this share of the probe's empty-call time is refused
+CALL_FLOOR_SHARE = 0.5
 #: a pipelined caller time below this share of the device time is refused (with
 #: non-overlapping quartiles and :data:`SYNC_BELOW_MIN_S` between the medians)
 PIPELINED_BELOW_RATIO = 0.1
@@ -231,8 +240,8 @@ def _cpu_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """A CPU call faster than timing an empty one, or a memory-bound CPU row past the
     caches above its threads' copy rate (module docstring)."""
     floor, median = _num(ceilings.get(CALL_FLOOR_KEY)), _num(row.get("median_s"))
-    if median * MAX_OVER_CEILING < floor:
-        return (f"{median * 1e9:,.3g} ns per call is less than the "
+    if median < CALL_FLOOR_SHARE * floor:
+        return (f"{median * 1e9:,.3g} ns per call is less than half the "
                 f"{floor * 1e9:,.3g} ns the probe measured for timing an empty call on "
                 "this host: faster than the clock that timed it")
     copy, cache = _num(ceilings.get("cpu_copy_gbps")), _num(ceilings.get("cpu_cache_bytes"))
@@ -241,12 +250,12 @@ def _cpu_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     if not (kernel_bound(row.get("kernel")) == "memory" and copy > 0 and cache > 0
             and threads >= 1 and nbytes > L2_MULTIPLE * cache):
         return ""
-    limit = MAX_OVER_CEILING * threads * copy
-    if gbps > limit:
+    if gbps > CPU_MEMORY_MARGIN * threads * copy:
         return (f"{gbps:,.1f} GB/s on {fmt_bytes(nbytes)}, over {L2_MULTIPLE:g}x the "
                 f"host's {fmt_bytes(cache)} of caches, is {gbps / (threads * copy):,.1f} "
-                f"times what {threads:.0f} thread(s) can stream from memory at the probe's "
-                f"copy rate ({copy:,.1f} GB/s each): faster than memory")
+                f"times what {threads:.0f} thread(s) stream from memory at the probe's "
+                f"copy rate ({copy:,.1f} GB/s each; refused above "
+                f"{CPU_MEMORY_MARGIN:g}x): faster than memory")
     return ""
 
 

@@ -58,10 +58,11 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
 #: the most text (decompressed) a timings CSV may hold: the report reads every row into
-#: its tables and figures, and the committed full suite's is 1.3 MB (README, "Hostile
-#: inputs": how long the report takes at this size); a larger file is refused with its size
+#: its tables and figures; the committed full suite's is 1.3 MB, and one of 21 MB takes
+#: the report about a minute (README, "Reliability"); a larger file is refused with its
+#: size
 TIMINGS_MAX_BYTES = 32 * 10**6
-#: ... and a samples CSV (the full suite's: 33 MB; one of 200 MB reads in about 30 s)
+#: ... and a samples CSV (the full suite's: 33 MB; 200 MB are read in about 2 s)
 SAMPLES_MAX_BYTES = 512 * 10**6
 
 
@@ -444,6 +445,11 @@ def _fmt(v: float) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
+def numbers(frame: pd.DataFrame, col: str) -> np.ndarray:
+    """A column as floats, NaN where a cell is empty or not a number."""
+    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
 def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     """(row position, problem) for every value of :data:`MEASURED` and order of
     :data:`ORDERS` that a measured row (status ``ok`` or ``implausible``) breaks."""
@@ -452,7 +458,7 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     for col, bound, why in MEASURED:
         if col not in frame.columns:
             continue
-        v = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        v = numbers(frame, col)
         present = ~np.isnan(v)
         with np.errstate(invalid="ignore"):
             fine = np.isfinite(v) & ((v > 0) if bound.endswith("> 0") else (v >= 0))
@@ -468,8 +474,7 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
         cols = [c for c in chain if c in frame.columns]
         if len(cols) < 2:
             continue
-        vals = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(
-            dtype=float, na_value=np.nan) for c in cols])
+        vals = np.column_stack([numbers(frame, c) for c in cols])
         vals[~np.isfinite(vals)] = np.nan  # out of bounds already: not ordered as well
         prev = vals[:, 0].copy()
         prev_col = np.zeros(len(frame), dtype=int)
@@ -488,17 +493,13 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     return problems
 
 
-def _numbers(frame: pd.DataFrame, col: str) -> np.ndarray:
-    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
-
-
 def derived_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     """(row position, problem) for each measured row whose :data:`DERIVED` throughput is
     not its count over its time (where all three are there and the count is > 0)."""
     measured = frame["status"].isin(MEASURED_STATUSES).to_numpy()
     problems: list[tuple[int, str]] = []
     for col, count, time, scale in DERIVED:
-        rate, n, t = (_numbers(frame, c) for c in (col, count, time))
+        rate, n, t = (numbers(frame, c) for c in (col, count, time))
         with np.errstate(invalid="ignore", divide="ignore"):
             expect = n / t / scale
             wrong = (measured & (n > 0) & (t > 0) & np.isfinite(rate) & np.isfinite(expect)
@@ -524,7 +525,7 @@ def row_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
             shown = ", ".join(repr(a) for a in allowed)
             problems.append((int(pos), f"column {col!r} = {values.iloc[pos]!r}: must be one "
                                        f"of {shown}"))
-    sizes = _numbers(frame, "size")
+    sizes = numbers(frame, "size")
     cases = pd.DataFrame({"kernel": frame["kernel"].astype(str).to_numpy(),
                           "variant": frame["variant"].astype(str).to_numpy(),
                           "dtype": frame["dtype"].astype(str).to_numpy(), "size": sizes})
@@ -656,10 +657,7 @@ def sample_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     for pos in np.flatnonzero(~clock.isin(CLOCKS).to_numpy()):
         problems.append((int(pos), f"column 'clock' = {clock.iloc[pos]!r}: must be one of "
                                    f"{', '.join(CLOCKS)}"))
-    index = pd.to_numeric(frame["sample"], errors="coerce").to_numpy(dtype=float,
-                                                                      na_value=np.nan)
-    time = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float,
-                                                                     na_value=np.nan)
+    index, time = numbers(frame, "sample"), numbers(frame, "time_s")
     with np.errstate(invalid="ignore"):
         bad_index = ~(np.isfinite(index) & (index >= 0) & (np.floor(index) == index))
         bad_time = ~(np.isfinite(time) & (time > 0))
