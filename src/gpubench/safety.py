@@ -179,7 +179,7 @@ def check_results_folder(folder: str | os.PathLike[str], key: str = "results_dir
             f"config key {key}: {str(folder)!r} holds files ({shown}) and no "
             f"{RESULTS_MARKER} marker, so no gpubench run made it: the workflow would "
             f"overwrite files there. Give a new or empty folder, or, if it does hold an "
-            f"earlier run's results, mark it: touch {Path(folder) / RESULTS_MARKER}")
+            f"earlier run's files, mark it: touch {Path(folder) / RESULTS_MARKER}")
 
 
 def mark_results_folder(folder: str | os.PathLike[str]) -> Path:
