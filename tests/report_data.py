@@ -4,6 +4,7 @@ whose medians reproduce the rows', a probe record with ceilings, and MPI rows.""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,20 @@ def result_set(gpu: bool = True) -> tuple[list[dict[str, Any]], pd.DataFrame]:
                         status="error", reason=f"worker crashed {EVIL}")[0])
     frame = pd.concat(samples, ignore_index=True)
     return rows, frame
+
+
+#: the rates that are a count over ``median_s`` (gpubench.results.DERIVED)
+RATES = ("gbps", "gflops")
+
+
+def scale_times(frame: pd.DataFrame, rows: Any, factor: float,
+                columns: Sequence[str] | None = None) -> None:
+    """Times of ``rows`` (``columns``: default every float ``*_s`` column) times
+    ``factor``, and their rates over ``factor``, so the rows stay consistent."""
+    cols = columns or [c for c in frame.columns if c.endswith("_s")
+                       and frame[c].dtype.kind == "f"]
+    frame.loc[rows, list(cols)] = frame.loc[rows, list(cols)] * factor
+    frame.loc[rows, list(RATES)] = frame.loc[rows, list(RATES)] / factor
 
 
 def _sample_frame(r: dict[str, Any], s: np.ndarray) -> pd.DataFrame:

@@ -111,7 +111,8 @@ def test_cpu_rows_and_unknown_bytes_are_not_gated():
 def _sync_row(device: float, sync: float, q1: float | None = None,
               sync_q3: float | None = None, **kw):
     """A row whose device median is ``device`` and sync median ``sync``; quartiles 1 %
-    around them unless given."""
+    around them unless given; the pipelined clock at the device's time."""
+    kw.setdefault("pipelined_median_s", device)
     return _row(median_s=device, q1_s=device * 0.99 if q1 is None else q1,
                 q3_s=device * 1.01, sync_median_s=sync, sync_q1_s=sync * 0.99,
                 sync_q3_s=sync * 1.01 if sync_q3 is None else sync_q3, **kw)

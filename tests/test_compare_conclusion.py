@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from report_data import write_set
+from report_data import scale_times, write_set
 
 from gpubench.report import compare, stats
 from gpubench.report.base import Environment
@@ -119,9 +119,7 @@ def test_speedup_aspects_are_labelled_as_over_their_own_hosts_numpy():
 def _scale(paths: dict[str, Path], backend: str, factor: float) -> None:
     t = pd.read_csv(paths["timings"], dtype={"energy_meter": object, "energy_reason": object})
     s = pd.read_csv(paths["samples"])
-    rows = t["backend"] == backend
-    for col in [c for c in t.columns if c.endswith("_s") and t[c].dtype.kind == "f"]:
-        t.loc[rows, col] = t.loc[rows, col] * factor
+    scale_times(t, t["backend"] == backend, factor)
     s.loc[s["backend"] == backend, "time_s"] *= factor
     t.to_csv(paths["timings"], index=False)
     s.to_csv(paths["samples"], index=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from report_data import write_set
+from report_data import scale_times, write_set
 
 from gpubench.report import load_inputs, matrix, render_markdown
 from gpubench.report.compare import build_compare
@@ -27,7 +27,7 @@ def _edit(paths: dict[str, Path], backend: str, factor: float, **extra) -> None:
     quartiles decide) and set other columns on its rows."""
     t = pd.read_csv(paths["timings"], dtype={"energy_meter": object, "energy_reason": object})
     rows = t["backend"] == backend
-    t.loc[rows, TIME_COLS] = t.loc[rows, TIME_COLS] * factor
+    scale_times(t, rows, factor, TIME_COLS)
     for col, value in extra.items():
         t.loc[rows, col] = value
     t.to_csv(paths["timings"], index=False)

@@ -69,9 +69,10 @@ class Scenario:
 
 #: the issue's bullets
 AREAS = ("framework", "compile", "wrong", "memory", "hang", "kill", "collect", "config",
-         "shell", "html", "concurrent", "mpi")
+         "shell", "html", "concurrent", "mpi", "rows", "readers", "outputs")
 
 R = "test_reliability.py::"
+H = "test_hostile_inputs.py::"
 CATALOGUE: tuple[Scenario, ...] = (
     Scenario("import-error", "framework",
              "`torch` shadowed by a package whose import raises ImportError",
@@ -221,6 +222,89 @@ CATALOGUE: tuple[Scenario, ...] = (
     Scenario("mpi-no-library", "mpi", "no `mpiexec` on PATH; an interpreter without mpi4py",
              "every row `unavailable` with how to install it",
              "test_mpi_units.py::test_missing_launcher_gives_unavailable_rows"),
+    Scenario("row-pipelined-clock", "rows",
+             "a GPU row's pipelined times divided by 100 (device and sync untouched)",
+             "`implausible` (`a caller's pipelined calls took … % of the device clock's … "
+             "one of the two clocks is wrong`: under a tenth of the device time, quartiles "
+             "apart), with or without a probe record; never ranked",
+             H + "test_a_pipelined_time_far_below_the_device_time_is_implausible"),
+    Scenario("row-columns", "rows",
+             "`size` 0, -4, empty, 2^62 or a matmul order whose data pass 2^63 bytes; `mode` "
+             "`lukewarm` or empty; `device` `tpu`; an unknown `stop_reason`; `gbps` or "
+             "`gflops` ×100",
+             "collect (exit 1), report and compare (exit 2) refuse the file: `<file>: … line "
+             "3 (<key>): column 'mode' = 'lukewarm': must be one of 'hot', 'cold'`, `column "
+             "'gbps' = …, but bytes / median_s / 1e+09 = …: must be that rate`",
+             H + "test_a_column_off_its_set_or_its_other_columns_is_refused"),
+    Scenario("row-cpu-ceiling", "rows", "CPU rows made 100× faster (times ÷100, rates ×100)",
+             "`implausible` past 2× the host's caches (`cpu_cache_bytes`, read from sysfs by "
+             "the probe) above 10 × `threads` × the probe's one-thread copy (`… faster than "
+             "memory`), and under half the probe's empty-call time (`… faster than the "
+             "clock that timed it`); rows within the caches above that time are not checked "
+             "(no measured cache bandwidth); an older probe record says so",
+             H + "test_cpu_rows_are_checked_against_the_probe"),
+    Scenario("reader-schema-version", "readers", "`schema_version` inf in one row",
+             "exit 2: `column 'schema_version' is not int: line 3 (<key>) has inf`",
+             H + "test_a_schema_version_that_is_not_a_whole_number_is_refused"),
+    Scenario("host-record-types", "readers",
+             "host.json's `cpu_cores` a string, a list, a dict or 0",
+             "that field left out with a note (`environment file host.json: key cpu_cores: "
+             "… left out`); the report is built, the cores read from the rows",
+             H + "test_a_host_record_field_of_the_wrong_type_is_left_out_with_a_note"),
+    Scenario("host-record-deep", "readers",
+             "host.json nested 100,000 deep, or 40; `--env /dev/zero`",
+             "a note, the report built without the record: `… nested deeper than Python "
+             "can parse`, `… nested more than 32 levels`, `… not a regular file (a device, "
+             "pipe or socket)`", H + "test_a_host_record_too_deep_or_a_device_is_a_note"),
+    Scenario("cli-ranges", "readers",
+             "`compare --alpha` 2, nan or 0; `--min-effect` -1 or inf; `--jobs 0`",
+             "usage error, exit 2: `argument --alpha: '2' is outside (0, 1)`",
+             H + "test_compare_options_out_of_range_are_usage_errors"),
+    Scenario("config-file", "config",
+             "to `validate-config`: a list, a number, binary bytes, a YAML syntax error, a "
+             "missing file, a folder, 5,000 levels of nesting, a recursive alias, a 1 kB "
+             "alias bomb, `sizes: [2**64]`, a matmul order whose data pass 2^63 bytes",
+             "exit 1 in one line: `<file>: the document is a list, not a mapping of config "
+             "keys`, `not valid YAML: … (line 2, column 2)`, `more than 100,000 values once "
+             "its YAML aliases are expanded`, `config key kernels.vector_add.sizes[0]: "
+             "18446744073709551616: must be a whole number from 1 to 2**53`; Snakemake "
+             "stops on the same sizes before any job",
+             H + "test_validate_config_refuses_in_one_line"),
+    Scenario("config-bomb-object", "config", "an alias bomb in a config Snakemake loaded",
+             "ConfigError `config: more than 100,000 values …` before the schema walks it",
+             H + "test_a_config_given_to_snakemake_is_bounded_too"),
+    Scenario("report-cut", "collect",
+             "a timings or samples CSV cut mid-row (plain or .gz), given to the report or "
+             "compare", "exit 2: `<file>: ends in the middle of a row (cut short?)`, as in "
+             "collect", H + "test_a_file_cut_mid_row_is_refused_by_the_report_and_compare"),
+    Scenario("output-write-fails", "outputs",
+             "a full disk or a read-only folder while a file is written; a folder where the "
+             "file goes",
+             "`cannot write <file>: No space left on device` (report, compare, probe: exit "
+             "2, 2, 1; collect: 1); the earlier file stays whole, no temporary is left",
+             H + "test_a_failed_write_names_the_file_and_leaves_the_earlier_one"),
+    Scenario("output-unwritable", "outputs",
+             "`--md` naming a folder; an output folder this user cannot write",
+             "exit 2 before anything is built: `--md … is a folder: give a file name`, "
+             "`--html …: cannot write in … (read-only?)`",
+             H + "test_outputs_that_cannot_be_written_are_refused_before_the_report"),
+    Scenario("output-partial-figures", "outputs",
+             "a full disk after the first of the report's figures, then a re-run",
+             "the report stops naming the file; its figures were listed as its own before "
+             "they were written, so the re-run replaces them instead of refusing",
+             H + "test_a_report_stopped_while_writing_figures_runs_again"),
+    Scenario("logs-dir-foreign", "outputs", "`logs_dir` a folder of the user's holding a "
+             "`collect.log`",
+             "refused before any job: `config key logs_dir: … holds files (collect.log) and "
+             "no .gpubench-results marker …`; the workflow marks the logs folders it makes",
+             H + "test_a_logs_folder_of_someone_else_is_refused_and_ours_is_marked"),
+    Scenario("large-inputs", "readers",
+             "a 200 MB timings file; a compressed one past the limit once decompressed; "
+             "`--samples /dev/urandom`",
+             "refused at once with its size: `timings.csv: 211.0 MB, over the 32.0 MB a "
+             "timings file may have` (samples: 512 MB); compressed: `more than 32.0 MB of "
+             "text …` while reading; a device: `not a regular file`",
+             H + "test_inputs_over_their_size_or_endless_are_refused_at_once"),
 )
 
 

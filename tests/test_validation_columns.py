@@ -117,7 +117,7 @@ def test_equal_quartiles_and_a_mean_off_by_rounding_pass(tmp_path: Path) -> None
                    mean_s=float(np.nextafter(t, 1.0)),  # a mean of equal samples, 1 ulp up
                    sync_q1_s=t * 2, sync_median_s=t * 2, sync_q3_s=t * 2,
                    pipelined_q1_s=t, pipelined_median_s=t, pipelined_q3_s=t,
-                   gbps=1.0, gflops=1.0)
+                   gbps=12.0 * (1 << 20) / t / 1e9, gflops=(1 << 20) / t / 1e9)
     results.read_timings(write(tmp_path, [row]))
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,12 +58,42 @@ def _host(fn: Callable[[], Any]) -> tuple[Any, float]:
     return host_time(fn, lambda _result: None)
 
 
+#: Linux's description of the CPUs' caches (one folder per CPU and cache)
+SYSFS_CPU = Path("/sys/devices/system/cpu")
+_SIZE_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def cpu_cache_bytes(root: Path = SYSFS_CPU) -> int | None:
+    """Every data and unified cache of the host, each level and instance once (an
+    instance is known by the CPUs that share it), summed; None where sysfs has none.
+    Data larger than :data:`L2_MULTIPLE` times this cannot be served from the caches:
+    the CPU bandwidth gate (gpubench.plausibility) reads it as coming from memory."""
+    caches: dict[tuple[str, str], int] = {}
+    for index in root.glob("cpu[0-9]*/cache/index[0-9]*"):
+        try:
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = (index / "level").read_text().strip()
+            shared = (index / "shared_cpu_list").read_text().strip()
+            size = (index / "size").read_text().strip()
+            nbytes = int(size.rstrip("KMG")) * _SIZE_UNITS.get(size[-1:], 1)
+        except (OSError, ValueError):
+            continue
+        caches[(level, shared)] = nbytes
+    return sum(caches.values()) or None
+
+
 def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, float]:
-    """Host copy bandwidth and NumPy (BLAS) GEMM rates, all cores."""
+    """Host copy bandwidth (one thread: NumPy's copy) and NumPy (BLAS) GEMM rates, all
+    cores; and the size of the host's caches (:func:`cpu_cache_bytes`), which tells the
+    rows the copy bounds from those it does not."""
     src = np.random.default_rng(0).random(copy_bytes // 8)
     dst = np.empty_like(src)
     t = median_time(_host, lambda: np.copyto(dst, src), 10)
     out = {"cpu_copy_gbps": 2 * src.nbytes / t / 1e9}
+    cache = cpu_cache_bytes()
+    if cache:
+        out["cpu_cache_bytes"] = float(cache)
     for dtype, key in (("float32", "cpu_sgemm_gflops"), ("float64", "cpu_dgemm_gflops")):
         a = np.random.default_rng(1).random((gemm_n, gemm_n)).astype(dtype)
         b = np.random.default_rng(2).random((gemm_n, gemm_n)).astype(dtype)
@@ -515,7 +546,7 @@ def link_table(ceilings: Mapping[str, Any], key: str = "pinned_gbps"
         for size, gbps in per.items():
             try:
                 nbytes = int(float(size))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # Overflow: "inf"
                 continue
             if nbytes > 0 and _positive(gbps) > 0:
                 rates[nbytes] = _positive(gbps)

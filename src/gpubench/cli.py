@@ -240,6 +240,7 @@ def collect_main(argv: list[str] | None = None) -> int:
     import pandas as pd
 
     from gpubench import results
+    from gpubench.files import WriteError
 
     p = results.collect_parser(collect_main.__doc__, "timings", "out-timings")
     p.add_argument("--env", help="probe JSON with the measured ceilings")
@@ -255,8 +256,12 @@ def collect_main(argv: list[str] | None = None) -> int:
         return 1
     if args.env:
         add_ceilings(merged, args.env)
-    results.atomic_write_csv(args.out_samples, samples)
-    results.atomic_write_csv(args.out_timings, merged)
+    try:
+        results.atomic_write_csv(args.out_samples, samples)
+        results.atomic_write_csv(args.out_timings, merged)
+    except WriteError as exc:
+        print(f"collect: {exc}", file=sys.stderr)
+        return 1
     print(results.collected("collect", merged, len(args.timings)))
     return 0
 
@@ -288,13 +293,17 @@ def check_sample_files(paths: list[str], parts: list[pd.DataFrame],
 def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
     """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings, and
     turn rows faster than those ceilings allow into ``implausible`` (gpubench.plausibility)."""
-    from gpubench import plausibility
+    from gpubench import inputs, plausibility
 
     try:
-        ceilings = json.loads(Path(env_json).read_text()).get("ceilings") or {}
-    except (OSError, ValueError) as exc:
+        record = inputs.load_json(env_json, "probe record")
+    except inputs.InputError as exc:
         print(f"collect: no ceilings from {env_json}: {exc}", file=sys.stderr)
         return
+    if not isinstance(record, dict):
+        print(f"collect: no ceilings from {env_json}: not a JSON object", file=sys.stderr)
+        return
+    ceilings = plausibility.gate_ceilings(record)
     before = int((frame["status"] == "implausible").sum())
     plausibility.judge(frame, ceilings)
     refused = frame[frame["status"] == "implausible"]
@@ -319,7 +328,7 @@ def validate_main(argv: list[str] | None = None) -> int:
     try:
         load_config(args.config)
     except ConfigError as exc:
-        print(f"{args.config}: {exc}", file=sys.stderr)
+        print(f"{args.config}: {str(exc).removeprefix('config: ')}", file=sys.stderr)
         return 1
     print(f"{args.config}: ok")
     return 0

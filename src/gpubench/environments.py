@@ -289,9 +289,11 @@ def parse_lock(text: str) -> Lock:
 
 def read_lock(path: str | os.PathLike[str]) -> Lock:
     """A lock file; a missing or unreadable one reads as a failed environment."""
+    from gpubench.inputs import InputError, read_text
+
     try:
-        return parse_lock(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        return parse_lock(read_text(path, what="lock file"))
+    except InputError as exc:
         return Lock({"status": "failed", "reason": f"lock file {path} unreadable: {exc}"})
 
 

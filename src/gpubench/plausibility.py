@@ -5,7 +5,8 @@ that escapes the clock: an implementation that launches on a stream of its own l
 the CUDA events on the caller's stream around an empty stretch, and the row then reads
 tens of times faster than memory can move its bytes. The gates below turn such a row's
 status from ``ok`` into ``implausible``, with the reason; the row keeps its numbers.
-GPU rows only (a CPU row's clock is the caller's wall clock).
+GPU rows, but for the two CPU gates below (a CPU row's clock is the caller's wall
+clock).
 
 * **Above a measured ceiling**, by more than :data:`MAX_OVER_CEILING`:
 
@@ -29,6 +30,33 @@ GPU rows only (a CPU row's clock is the caller's wall clock).
   :data:`SYNC_BELOW_MIN_S` (a host timer's resolution and a thread's wake-up). Rows on
   the device's own clock only (events, CUPTI): a host-timed row's "device" time is the
   same host clock and wait as its sync clock.
+* **A caller's pipelined time far below the device time.** Calls back to back and one
+  wait on the host clock (``pipelined_median_s``, per call) cannot take less than the
+  device worked on each call: below :data:`PIPELINED_BELOW_RATIO` of the device clock
+  (beyond noise: the pipelined upper quartile under the device's lower one, and more
+  than :data:`SYNC_BELOW_MIN_S` apart) one of the two clocks is wrong. The ratio allows
+  the device clock's own gaps: CUDA events around one call count the launch, which the
+  pipelined calls overlap (the lowest ratio among the 7,779 correct GPU rows on the
+  device's clock in ``evidence/``: 0.25, torch's 2-D FFT at 2**20; launch-bound rows
+  0.41-0.5). Rows on the device's own clock only, as the sync gate.
+* **A CPU row far faster than its threads can stream memory.** A memory-bound CPU row
+  whose counted bytes exceed :data:`L2_MULTIPLE` times every cache of the host together
+  (``cpu_cache_bytes``, which the probe reads from the kernel's sysfs) comes from
+  memory: it is refused above :data:`CPU_MEMORY_MARGIN` times ``threads`` times the
+  probe's single-threaded copy (``cpu_copy_gbps``). One thread streams about one
+  copy's rate, more threads at most add theirs; the margin is wide because that copy
+  is a loose reference on a CPU: a read-only loop moves no write-allocate traffic and
+  counts up to 1.5x a copy's bytes, and on a shared host the copy the probe timed and
+  the row can each run beside other work (on this project's 2-core machine a 256 MiB
+  dot product read 0.6-1.5x the copy timed just before it, and a smoke run's reduction
+  over 128 MiB read above it). Within the caches, rows are not checked against a
+  bandwidth: the probe measures none there (a copy timed from Python reads lower than
+  a compiled loop goes).
+* **A CPU call faster than timing nothing.** The probe times an empty call through the
+  harness (``timer_overhead_s.per_sample_s``): the floor under every CPU sample. A CPU
+  row whose median is under :data:`CALL_FLOOR_SHARE` of it did not come from a call
+  (the committed CPU rows sit 4-8x above it; the share leaves room for a floor timed
+  while the host was busy).
 * **Work missing from the timed stream.** Where the work needs at least
   :data:`ESCAPE_MIN_WORK_S` at the measured ceilings, device time below
   :data:`ESCAPE_RATIO` of the time the device provably worked per call: the pipelined
@@ -76,6 +104,14 @@ MAX_OVER_CEILING = 1.10
 SYNC_BELOW_TOLERANCE = 0.10
 #: ... and by more than this many seconds: the host timer's resolution and a wake-up
 SYNC_BELOW_MIN_S = 2e-6
+#: a memory-bound CPU row past the caches is refused above this many times its threads'
+#: share of the probe's one-thread copy (module docstring: why so wide)
+CPU_MEMORY_MARGIN = 10.0
+#: a CPU row under this share of the probe's empty-call time is refused
+CALL_FLOOR_SHARE = 0.5
+#: a pipelined caller time below this share of the device time is refused (with
+#: non-overlapping quartiles and :data:`SYNC_BELOW_MIN_S` between the medians)
+PIPELINED_BELOW_RATIO = 0.1
 #: device time below this share of the pipelined caller time means escaped work ...
 ESCAPE_RATIO = 0.5
 #: ... where the work needs at least this long at the measured ceilings
@@ -166,8 +202,67 @@ def _sync_reason(row: Mapping[str, Any]) -> str:
     return ""
 
 
+def _pipelined_reason(row: Mapping[str, Any]) -> str:
+    """The caller's pipelined clock far below the device clock (module docstring)."""
+    if not device_clocked(row):
+        return ""
+    device, pipelined = _num(row.get("median_s")), _num(row.get("pipelined_median_s"))
+    q1, q3 = _num(row.get("q1_s")), _num(row.get("pipelined_q3_s"))
+    overlap = q3 >= q1 if math.isfinite(q1) and math.isfinite(q3) else False
+    if (pipelined < PIPELINED_BELOW_RATIO * device and device - pipelined > SYNC_BELOW_MIN_S
+            and not overlap):
+        return (f"a caller's pipelined calls took {pipelined * 1e6:,.3g} µs each, "
+                f"{100 * pipelined / device:.2g} % of the device clock's "
+                f"{device * 1e6:,.3g} µs per call (under {100 * PIPELINED_BELOW_RATIO:.0f} "
+                "%): calls cannot finish faster than the device works on them; one of "
+                "the two clocks is wrong")
+    return ""
+
+
+#: the key :func:`gate_ceilings` gives the probe's empty-call time under
+CALL_FLOOR_KEY = "cpu_call_floor_s"
+
+
+def gate_ceilings(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the gates read from a probe record (host.json): its ``ceilings``, and the
+    time of timing an empty CPU call (``timer_overhead_s.per_sample_s``) as
+    :data:`CALL_FLOOR_KEY`; empty where the record has neither."""
+    ceilings = record.get("ceilings")
+    out = dict(ceilings) if isinstance(ceilings, Mapping) else {}
+    overhead = record.get("timer_overhead_s")
+    floor = _num(overhead.get("per_sample_s")) if isinstance(overhead, Mapping) else math.nan
+    if floor > 0:
+        out[CALL_FLOOR_KEY] = floor
+    return out
+
+
+def _cpu_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
+    """A CPU call faster than timing an empty one, or a memory-bound CPU row past the
+    caches above its threads' copy rate (module docstring)."""
+    floor, median = _num(ceilings.get(CALL_FLOOR_KEY)), _num(row.get("median_s"))
+    if median < CALL_FLOOR_SHARE * floor:
+        return (f"{median * 1e9:,.3g} ns per call is less than half the "
+                f"{floor * 1e9:,.3g} ns the probe measured for timing an empty call on "
+                "this host: faster than the clock that timed it")
+    copy, cache = _num(ceilings.get("cpu_copy_gbps")), _num(ceilings.get("cpu_cache_bytes"))
+    nbytes, gbps = _num(row.get("bytes")), _num(row.get("gbps"))
+    threads = _num(row.get("threads"))
+    if not (kernel_bound(row.get("kernel")) == "memory" and copy > 0 and cache > 0
+            and threads >= 1 and nbytes > L2_MULTIPLE * cache):
+        return ""
+    if gbps > CPU_MEMORY_MARGIN * threads * copy:
+        return (f"{gbps:,.1f} GB/s on {fmt_bytes(nbytes)}, over {L2_MULTIPLE:g}x the "
+                f"host's {fmt_bytes(cache)} of caches, is {gbps / (threads * copy):,.1f} "
+                f"times what {threads:.0f} thread(s) stream from memory at the probe's "
+                f"copy rate ({copy:,.1f} GB/s each; refused above "
+                f"{CPU_MEMORY_MARGIN:g}x): faster than memory")
+    return ""
+
+
 def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """Why the row's time is impossible on this machine, or '' if it is plausible."""
+    if row.get("device") == "cpu":
+        return _cpu_reason(row, ceilings)
     if row.get("device") != "gpu":
         return ""
     text = _bandwidth_reason(row, ceilings)
@@ -180,7 +275,7 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
         return (f"device time gives {gflops:,.0f} GFLOP/s, {100 * gflops / gemm:.0f} % of "
                 f"the measured {gemm_key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
                 "GFLOP/s): faster than the arithmetic units")
-    text = _sync_reason(row)
+    text = _sync_reason(row) or _pipelined_reason(row)
     if text:
         return text
     work = least_work_s(row, ceilings)
@@ -207,6 +302,10 @@ def gate_notes(ceilings: Mapping[str, Any]) -> list[str]:
                      f"memory-bound GPU rows moving at most {L2_MULTIPLE:g}x the L2 were "
                      "not checked against a bandwidth ceiling, and read their % against "
                      "the device-to-device copy")
+    if _num(ceilings.get("cpu_copy_gbps")) > 0 and not _num(
+            ceilings.get("cpu_cache_bytes")) > 0:
+        notes.append("the probe record has no size of the CPU's caches (an older probe): "
+                     "CPU rows were not checked against the CPU copy ceiling")
     if not link_table(ceilings):
         notes.append("the probe record has no pinned rates per direction and size (an "
                      "older probe): host-to-device transfers are read against the one "
@@ -215,11 +314,15 @@ def gate_notes(ceilings: Mapping[str, Any]) -> list[str]:
     return notes
 
 
-def judge(frame: pd.DataFrame, ceilings: Mapping[str, Any]) -> pd.DataFrame:
+def judge(frame: pd.DataFrame, ceilings: Mapping[str, Any], keep: bool = False
+          ) -> pd.DataFrame:
     """Fill ``ceiling``/``pct_of_ceiling`` and apply the gates to every measured row.
 
     Rows with status ``ok`` or ``implausible`` are (re-)judged, so a timings file judged
     by older thresholds reads the same as a new one; other statuses are left alone.
+    With ``keep`` (no probe record to judge by), rows already ``implausible`` stay so,
+    with their reason, and the ceiling columns are kept: only the gates that need no
+    ceiling (the sync and pipelined clocks against the device's) can add refusals.
     Returns the frame (changed in place). Ceilings that are not positive numbers are
     ignored (an environment record is data, not trusted); the per-direction pinned
     rates are a nested mapping, read by :func:`gpubench.ceilings.link_table`."""
@@ -228,16 +331,18 @@ def judge(frame: pd.DataFrame, ceilings: Mapping[str, Any]) -> pd.DataFrame:
     judged = frame["status"].isin(["ok", "implausible"])
     ceil_txt, pct, status, why = [], [], [], []
     for good, (_, row) in zip(judged, frame.iterrows(), strict=True):
-        if not good:
+        text = reason(row, ceilings) if good else ""
+        if not good or keep:
             ceil_txt.append(row.get("ceiling", ""))
             pct.append(row.get("pct_of_ceiling", math.nan))
+        else:
+            label, value = ceiling_for(row, ceilings)
+            ceil_txt.append(label)
+            pct.append(value)
+        if not good or (keep and not text and row["status"] == "implausible"):
             status.append(row["status"])
             why.append(row["reason"])
             continue
-        label, value = ceiling_for(row, ceilings)
-        ceil_txt.append(label)
-        pct.append(value)
-        text = reason(row, ceilings)
         status.append("implausible" if text else "ok")
         why.append(text)
     frame["ceiling"] = ceil_txt

@@ -16,7 +16,7 @@ from importlib import metadata
 from typing import Any
 
 from gpubench import provenance
-from gpubench.results import atomic_write_text
+from gpubench.files import WriteError, atomic_write_text
 
 #: what the probe records beside every backend's own ``probe_packages``
 COMMON_PACKAGES = ("numpy", "mpi4py", "pandas", "matplotlib", "snakemake", "nvidia-ml-py")
@@ -221,7 +221,10 @@ def main(argv: list[str] | None = None) -> int:
                         "kernel's default sizes)")
     args = parser.parse_args(argv)
     info = probe(args.transfer_sizes)
-    atomic_write_text(args.out, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    try:
+        atomic_write_text(args.out, json.dumps(info, indent=2, sort_keys=True) + "\n")
+    except WriteError as exc:
+        parser.exit(1, f"gpubench probe: {exc}\n")
     ovh = info["timer_overhead_s"]
     print(f"timer overhead: {ovh['per_sample_s'] * 1e6:.3f} us inside a sample, "
           f"{ovh['loop_s'] * 1e6:.3f} us per harness iteration; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import gzip
+import io
 import lzma
 import math
 import os
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from gpubench.files import atomic_write_text
+from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 
 #: 2: the caller's clock (``sync_*``, ``pipelined_*``, ``caller_timer``), status
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
@@ -38,12 +40,30 @@ STATUSES = ("ok", "wrong_result", "unavailable", "error", "skipped", "implausibl
 #: the clocks a sample can be on: the backend's own (``timer``) and the caller's two
 CLOCKS = ("device", "sync", "pipelined")
 
+#: the timing modes a row is measured in (config ``gpu_modes``; CPU rows are hot)
+MODES = ("hot", "cold")
+
+#: the columns that take one of a known set of values, in every row: the report groups
+#: and ranks by them, so a row with another value (``mode: lukewarm``) would drop out of
+#: every verdict without a word. "" is allowed where the column may be empty.
+CATEGORIES: dict[str, tuple[str, ...]] = {
+    "device": ("cpu", "gpu"),
+    "mode": MODES,
+    "stop_reason": ("", "converged", "time_cap", "max_samples"),
+    "cache_state": ("", "cold", "warm", "none"),
+}
+
 #: the forms a results CSV is read in, by its name's ending: plain, gzip or xz (pandas
 #: decompresses by the same suffix; the committed evidence is compressed)
 CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
-#: what a damaged compressed CSV raises besides OSError (gzip's BadGzipFile is one)
-DECOMPRESS_ERRORS: tuple[type[Exception], ...] = (EOFError, lzma.LZMAError)
+#: the most text (decompressed) a timings CSV may hold: the report reads every row into
+#: its tables and figures; the committed full suite's is 1.3 MB, and one of 21 MB takes
+#: the report about a minute (README, "Reliability"); a larger file is refused with its
+#: size
+TIMINGS_MAX_BYTES = 32 * 10**6
+#: ... and a samples CSV (the full suite's: 33 MB; 200 MB are read in about 2 s)
+SAMPLES_MAX_BYTES = 512 * 10**6
 
 
 def csv_variants(folder: str | os.PathLike[str], stem: str) -> list[Path]:
@@ -197,7 +217,7 @@ KEY_NAMES: tuple[str, ...] = tuple(c.name for c in KEY_COLUMNS)
 SAMPLE_COLUMNS: tuple[str, ...] = KEY_NAMES + ("clock", "sample", "time_s")
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A results file does not follow the schema; the message names file and column."""
 
 
@@ -321,6 +341,17 @@ ORDERS: tuple[tuple[str, ...], ...] = (
 #: its last bits
 ORDER_RTOL = 1e-9
 
+#: throughputs that are a count over the row's time: (column, count, time, scale); a
+#: value off its count and time (a hand-edited or mixed-up row) would rank the row by a
+#: rate it did not reach
+DERIVED: tuple[tuple[str, str, str, float], ...] = (
+    ("gbps", "bytes", "median_s", 1e9),
+    ("gflops", "flops", "median_s", 1e9),
+)
+#: relative slack of :data:`DERIVED` (a CSV keeps every digit: the committed evidence is
+#: within 1e-12)
+DERIVED_RTOL = 1e-6
+
 #: how many problems an error message lists before it gives the count of the rest
 SHOWN_PROBLEMS = 5
 
@@ -414,6 +445,11 @@ def _fmt(v: float) -> str:
     return str(int(v)) if v.is_integer() and abs(v) < 2**53 else repr(v)
 
 
+def numbers(frame: pd.DataFrame, col: str) -> np.ndarray:
+    """A column as floats, NaN where a cell is empty or not a number."""
+    return pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
 def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     """(row position, problem) for every value of :data:`MEASURED` and order of
     :data:`ORDERS` that a measured row (status ``ok`` or ``implausible``) breaks."""
@@ -422,7 +458,7 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     for col, bound, why in MEASURED:
         if col not in frame.columns:
             continue
-        v = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        v = numbers(frame, col)
         present = ~np.isnan(v)
         with np.errstate(invalid="ignore"):
             fine = np.isfinite(v) & ((v > 0) if bound.endswith("> 0") else (v >= 0))
@@ -438,8 +474,7 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
         cols = [c for c in chain if c in frame.columns]
         if len(cols) < 2:
             continue
-        vals = np.column_stack([pd.to_numeric(frame[c], errors="coerce").to_numpy(
-            dtype=float, na_value=np.nan) for c in cols])
+        vals = np.column_stack([numbers(frame, c) for c in cols])
         vals[~np.isfinite(vals)] = np.nan  # out of bounds already: not ordered as well
         prev = vals[:, 0].copy()
         prev_col = np.zeros(len(frame), dtype=int)
@@ -455,6 +490,52 @@ def measured_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
             have = ~np.isnan(cur)
             prev = np.where(have, cur, prev)
             prev_col = np.where(have, j, prev_col)
+    return problems
+
+
+def derived_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for each measured row whose :data:`DERIVED` throughput is
+    not its count over its time (where all three are there and the count is > 0)."""
+    measured = frame["status"].isin(MEASURED_STATUSES).to_numpy()
+    problems: list[tuple[int, str]] = []
+    for col, count, time, scale in DERIVED:
+        rate, n, t = (numbers(frame, c) for c in (col, count, time))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            expect = n / t / scale
+            wrong = (measured & (n > 0) & (t > 0) & np.isfinite(rate) & np.isfinite(expect)
+                     & (np.abs(rate - expect) > DERIVED_RTOL * np.abs(expect)))
+        for pos in np.flatnonzero(wrong):
+            problems.append((int(pos), f"column {col!r} = {_fmt(rate[pos])}, but {count} / "
+                                       f"{time} / {scale:g} = {expect[pos]:.6g}: must be "
+                                       "that rate"))
+    return problems
+
+
+def row_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """(row position, problem) for each row, whatever its status, with a value of
+    :data:`CATEGORIES` outside its set, or a size no case can have
+    (:func:`gpubench.spec.size_problem`: a whole number from 1 whose data a 64-bit
+    machine can hold)."""
+    from gpubench.spec import size_problem
+
+    problems: list[tuple[int, str]] = []
+    for col, allowed in CATEGORIES.items():
+        values = frame[col].astype(str)
+        for pos in np.flatnonzero(~values.isin(allowed).to_numpy()):
+            shown = ", ".join(repr(a) for a in allowed)
+            problems.append((int(pos), f"column {col!r} = {values.iloc[pos]!r}: must be one "
+                                       f"of {shown}"))
+    sizes = numbers(frame, "size")
+    cases = pd.DataFrame({"kernel": frame["kernel"].astype(str).to_numpy(),
+                          "variant": frame["variant"].astype(str).to_numpy(),
+                          "dtype": frame["dtype"].astype(str).to_numpy(), "size": sizes})
+    for key, rows in cases.groupby(["kernel", "variant", "dtype", "size"], dropna=False,
+                                   sort=False).groups.items():
+        kernel, variant, dtype, size = key
+        why = size_problem(kernel, size, dtype, variant)
+        if why:
+            shown = "empty" if math.isnan(size) else _fmt(size)
+            problems += [(int(pos), f"column 'size' = {shown}: {why}") for pos in rows]
     return problems
 
 
@@ -505,7 +586,8 @@ def validate(frame: pd.DataFrame, source: str = "results",
             f"{source}: {int(dup.sum())} rows share a key, e.g. "
             + ", ".join(f"{k}={first[k]}" for k in KEY_NAMES)
         )
-    _raise_problems(source, measured_problems(frame), where,
+    _raise_problems(source, row_problems(frame), where, "row(s)")
+    _raise_problems(source, measured_problems(frame) + derived_problems(frame), where,
                     "row(s) of status ok or implausible")
     return frame
 
@@ -524,48 +606,39 @@ def _first_uncoercible(values: pd.Series, kind: str, where: _Where) -> str:
     return f"{where(int(hits[0]))} has {_show(raw.iloc[hits[0]])} ({len(hits)} row(s)); "
 
 
-def check_whole(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`SchemaError` if a CSV does not end with a newline: it was cut short
-    mid-row (a copy or write that stopped), and pandas would read the cut row with its
-    missing fields empty, or a number missing its last digits, without complaint."""
-    path = Path(path)
-    if path.suffix != ".csv":
-        return  # compressed: the decompressor checks
+def read_csv(path: str | os.PathLike[str], limit: int, what: str = "CSV file",
+             **kwargs: Any) -> pd.DataFrame:
+    """A CSV (plain, .gz or .xz) read as the results' readers all read one, empty cells
+    as NaN; :class:`SchemaError` naming the file where it is not a regular file, holds
+    more than ``limit`` bytes of text (the reader stops there: a 200 MB file or an
+    endless device costs no more than the limit), is not UTF-8 CSV, or does not end
+    with a newline: it was cut short mid-row (a copy or write that stopped), and pandas
+    would read the cut row with its missing fields empty, or a number missing its last
+    digits, without complaint."""
     try:
-        with open(path, "rb") as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(size - 1, 0))
-            last = fh.read(1)
-    except OSError as exc:
-        raise SchemaError(f"{path}: not readable: {exc}") from exc
-    if size and last != b"\n":
+        with open_bounded(path, limit, what) as raw:
+            frame = pd.read_csv(io.BufferedReader(raw, 1 << 20), encoding="utf-8",
+                                keep_default_na=False, na_values=[""], **kwargs)
+            cut = raw.total > 0 and raw.last != b"\n"
+    except InputError as exc:
+        raise SchemaError(str(exc)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
+            *DECOMPRESS_ERRORS) as exc:
+        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    if cut:
         raise SchemaError(f"{path}: ends in the middle of a row (cut short?)")
+    return frame
 
 
 def read_timings(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read and validate one timings CSV; errors name the file."""
-    path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"{path}: file is missing")
-    check_whole(path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
-            *DECOMPRESS_ERRORS) as exc:
-        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = read_csv(path, TIMINGS_MAX_BYTES, "timings file", dtype={"reason": str})
     return validate(frame, str(path), path)
 
 
 def read_samples(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"{path}: file is missing")
-    check_whole(path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError,
-            *DECOMPRESS_ERRORS) as exc:
-        raise SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = read_csv(path, SAMPLES_MAX_BYTES, "samples file")
     if "clock" not in frame.columns:  # schema 1: device samples only
         frame["clock"] = "device"
     missing = [c for c in SAMPLE_COLUMNS if c not in frame.columns]
@@ -584,10 +657,7 @@ def sample_problems(frame: pd.DataFrame) -> list[tuple[int, str]]:
     for pos in np.flatnonzero(~clock.isin(CLOCKS).to_numpy()):
         problems.append((int(pos), f"column 'clock' = {clock.iloc[pos]!r}: must be one of "
                                    f"{', '.join(CLOCKS)}"))
-    index = pd.to_numeric(frame["sample"], errors="coerce").to_numpy(dtype=float,
-                                                                      na_value=np.nan)
-    time = pd.to_numeric(frame["time_s"], errors="coerce").to_numpy(dtype=float,
-                                                                     na_value=np.nan)
+    index, time = numbers(frame, "sample"), numbers(frame, "time_s")
     with np.errstate(invalid="ignore"):
         bad_index = ~(np.isfinite(index) & (index >= 0) & (np.floor(index) == index))
         bad_time = ~(np.isfinite(time) & (time > 0))

@@ -5,9 +5,12 @@
 - The report's figures folder: the report replaces the ``fig-*.png`` files it wrote
   there (listed in :data:`FIGURES_MANIFEST`) and refuses to start when one it did not
   write is in the way (:func:`foreign_figures`, :func:`write_figures_manifest`).
-- A results folder is written only when it is new, empty, or carries the marker of an
-  earlier run (:data:`RESULTS_MARKER`, :func:`check_results_folder`); ``/`` and the home
-  folder are refused outright, naming the config key.
+- A results or logs folder is written only when it is new, empty, or carries the marker
+  of an earlier run (:data:`RESULTS_MARKER`, :func:`check_results_folder`); ``/`` and
+  the home folder are refused outright, naming the config key.
+- An output the report or compare cannot write (a folder, a read-only place) is refused
+  before the work (:func:`unwritable_output`); a write that fails on the way (a full
+  disk) leaves the earlier file (gpubench.files.WriteError).
 """
 
 from __future__ import annotations
@@ -57,6 +60,27 @@ def outputs_among_inputs(outputs: Mapping[str, str | os.PathLike[str] | None],
     return None
 
 
+def unwritable_output(outputs: Mapping[str, str | os.PathLike[str] | None]) -> str | None:
+    """A message for the first output (``{flag: path}``) that cannot be written: a
+    folder, below a file, or in a folder this user may not write to; None when each can
+    be. Checked before the work, so that a report is not built to be lost, or written
+    in part (a full disk is met only while writing: :class:`gpubench.files.WriteError`)."""
+    for flag, out in outputs.items():
+        if not out:
+            continue
+        path = Path(out)
+        if path.is_dir():
+            return f"{flag} {out} is a folder: give a file name"
+        folder = path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent
+        if not folder.is_dir():
+            return f"{flag} {out}: {folder} is a file, not a folder"
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return f"{flag} {out}: cannot write in {folder} (read-only?)"
+    return None
+
+
 def result_set_files(spec: str | os.PathLike[str]) -> list[Path]:
     """The files ``compare`` may read of a result set: a folder's ``timings.csv``,
     ``samples.csv`` (each plain, .gz or .xz), ``host.json``, ``env/host.json``, or a
@@ -100,14 +124,21 @@ def foreign_figures(folder: str | os.PathLike[str], md: str | os.PathLike[str]) 
     return sorted(p for p in folder.glob("fig-*.png") if p.name not in ours)
 
 
-def write_figures_manifest(folder: str | os.PathLike[str]) -> Path:
-    """List the figures the report just wrote (every ``fig-*.png`` there, all its own
-    once :func:`foreign_figures` found none) in the folder's manifest."""
+def write_figures_manifest(folder: str | os.PathLike[str],
+                           names: Iterable[str] | None = None) -> Path:
+    """List the figures the report wrote in the folder's manifest: every ``fig-*.png``
+    there (all its own once :func:`foreign_figures` found none); with ``names``, those
+    about to be written added to the list first, so that a report stopped while writing
+    them (a full disk) knows them for its own when it runs again."""
+    from gpubench.files import atomic_write_text
+
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    names = sorted(p.name for p in folder.glob("fig-*.png"))
+    if names is None:
+        listed = {p.name for p in folder.glob("fig-*.png")}
+    else:
+        listed = _written_before(folder, "") | set(names)
     manifest = folder / FIGURES_MANIFEST
-    manifest.write_text("".join(f"{n}\n" for n in names))
+    atomic_write_text(manifest, "".join(f"{n}\n" for n in sorted(listed)))
     return manifest
 
 
@@ -148,7 +179,7 @@ def check_results_folder(folder: str | os.PathLike[str], key: str = "results_dir
             f"config key {key}: {str(folder)!r} holds files ({shown}) and no "
             f"{RESULTS_MARKER} marker, so no gpubench run made it: the workflow would "
             f"overwrite files there. Give a new or empty folder, or, if it does hold an "
-            f"earlier run's results, mark it: touch {Path(folder) / RESULTS_MARKER}")
+            f"earlier run's files, mark it: touch {Path(folder) / RESULTS_MARKER}")
 
 
 def mark_results_folder(folder: str | os.PathLike[str]) -> Path:
@@ -157,6 +188,6 @@ def mark_results_folder(folder: str | os.PathLike[str]) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     marker = path / RESULTS_MARKER
     if not marker.exists():
-        marker.write_text("A gpubench results folder: the workflow writes here (README "
-                          "'Safe with your files').\n")
+        marker.write_text("A folder a gpubench run writes into (results_dir or logs_dir; "
+                          "README 'Safe with your files').\n")
     return marker

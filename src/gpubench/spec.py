@@ -410,6 +410,39 @@ def find_kernel(name: object) -> KernelSpec | None:
         return None
 
 
+#: the largest size a case may have: sizes are the results' keys, which the report reads
+#: as floats, and a float holds every whole number up to 2**53 exactly
+MAX_SIZE = 2**53
+#: the most bytes one case may need (:meth:`KernelSpec.memory_bytes`): what a 64-bit
+#: address space holds, and the largest array NumPy can make
+MAX_CASE_BYTES = 2**63 - 1
+
+
+def size_problem(kernel: object, size: float, dtype: str, variant: str | None = None,
+                 params: Mapping[str, Any] | None = None) -> str:
+    """Why a case of ``size`` can be neither run nor measured, or '' if it can: a whole
+    number from 1 to :data:`MAX_SIZE` whose data (its kernel's :meth:`~KernelSpec.
+    memory_bytes`, for a kernel and dtype known here) fits in :data:`MAX_CASE_BYTES`.
+    The config and the results' readers both ask, so that a size a run would fail on
+    (OverflowError, no row) is refused before it starts, and a row of such a size was
+    not measured."""
+    if not (math.isfinite(size) and size == math.floor(size) and 1 <= size <= MAX_SIZE):
+        return "must be a whole number from 1 to 2**53"
+    spec = find_kernel(kernel)
+    if spec is None:
+        return ""
+    case = Case(spec.name, variant if variant in spec.variants else spec.variants[0],
+                int(size), dtype, {**spec.default_params, **(params or {})})
+    try:
+        need = float(spec.memory_bytes(case))
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        return ""  # a dtype or parameter this kernel does not know: checked elsewhere
+    if not need <= MAX_CASE_BYTES:
+        return (f"{spec.name} at {int(size):,} {spec.size_meaning} of {dtype} needs about "
+                f"{need:.3g} bytes, more than a 64-bit machine can address (2**63)")
+    return ""
+
+
 def kernel_bound(name: object) -> str | None:
     """Which ceiling a kernel's rows are read against, by its :mod:`gpubench.ceilings`
     name: "memory" (copy bandwidth), "compute" (GEMM), "transfer" (host-device link),

@@ -82,11 +82,13 @@ def check_writable(folder: str | os.PathLike[str]) -> None:
 
 
 def check_folders(results_dir: str, logs_dir: str, home: str | None = None) -> None:
-    """results_dir is new, empty or an earlier run's (its marker); neither folder is
-    ``/`` or the home folder (gpubench.safety)."""
+    """results_dir and logs_dir are each new, empty or an earlier run's (its marker):
+    a run writes collect.log, report.log and the steps' logs over whatever has those
+    names in logs_dir, as it does its CSVs in results_dir; neither folder is ``/`` or
+    the home folder (gpubench.safety)."""
     try:
         safety.check_results_folder(results_dir, "results_dir", home)
-        safety.check_results_folder(logs_dir, "logs_dir", home, marker_needed=False)
+        safety.check_results_folder(logs_dir, "logs_dir", home)
     except safety.UnsafeFolder as exc:
         raise SetupError(str(exc)) from None
 
@@ -245,6 +247,7 @@ def prepare(config: Mapping[str, Any], *,
     check_writable(config["results_dir"])
     check_writable(config["logs_dir"])
     safety.mark_results_folder(config["results_dir"])
+    safety.mark_results_folder(config["logs_dir"])
     check_site_settings(site_settings(default_resources, overwrite_resources),
                         which=which, run=run)
     plan = Plan(config, **plan_args)

@@ -135,12 +135,8 @@ def validate(frame: pd.DataFrame, source: str) -> pd.DataFrame:
 
 
 def read(path: str | os.PathLike[str]) -> pd.DataFrame:
-    results.check_whole(path)
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""],
-                            dtype={"reason": str, "mode": str, "gpu_uuids": str})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise results.SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = results.read_csv(path, results.TIMINGS_MAX_BYTES, "MPI results file",
+                             dtype={"reason": str, "mode": str, "gpu_uuids": str})
     return validate(frame, str(path))
 
 

@@ -30,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from gpubench import plausibility, results
+from gpubench import inputs, results
+from gpubench.files import WriteError
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
     CSS,
@@ -46,6 +48,7 @@ from gpubench.report.base import (
     esc,
     failure_groups,
     gpu_skip_reasons,
+    judged,
     load_env,
     load_locks,
     lock_table,
@@ -69,7 +72,8 @@ __all__ = [
 def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     """Read a timings CSV; rows of an older schema are accepted with a note.
 
-    A missing, unreadable or structurally wrong file (no key or status columns, duplicate
+    A missing, unreadable, cut short or too large file (:func:`results.read_csv`), or a
+    structurally wrong one (no key or status columns, duplicate
     keys, ok rows without a time) raises :class:`results.SchemaError` with a message that
     names the file; so does a measured value the verdicts would use that is not finite,
     out of its bound or out of order (:func:`results.validate`: the message names the
@@ -77,13 +81,8 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     are filled as unknown (absent, which the checks allow); columns this code does not
     know are dropped; both are reported on the page."""
     path = Path(path)
-    if not path.exists():
-        raise results.SchemaError(f"{path}: file is missing")
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"reason": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError,
-            OSError, *results.DECOMPRESS_ERRORS) as exc:
-        raise results.SchemaError(f"{path}: not a readable CSV: {exc}") from exc
+    frame = results.read_csv(path, results.TIMINGS_MAX_BYTES, "timings file",
+                             dtype={"reason": str})
     notes: list[str] = []
     required = [*results.KEY_NAMES, "status"]
     lacking = [c for c in required if c not in frame.columns]
@@ -105,13 +104,16 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         notes.append(f"{path.name} has columns this report does not know, ignored: "
                      f"{', '.join(extra)}")
         frame = frame.drop(columns=extra)
-    versions = set(pd.to_numeric(frame["schema_version"], errors="coerce").dropna()
-                   .astype(int))
+    # a version that is not a whole number (inf, 2.5, text) is left for validate to refuse
+    version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
+    with np.errstate(invalid="ignore"):
+        whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
+    versions = {int(v) for v in version[whole]}
     if versions - {results.SCHEMA_VERSION}:
         notes.append(f"{path.name} has rows of schema version {sorted(versions)}; this "
                      f"report reads v{results.SCHEMA_VERSION} and shows them as far as the "
                      "columns allow")
-        frame["schema_version"] = results.SCHEMA_VERSION
+        frame.loc[whole, "schema_version"] = results.SCHEMA_VERSION
     if missing or versions - {results.SCHEMA_VERSION}:
         frame["schema_version"] = frame["schema_version"].fillna(results.SCHEMA_VERSION)
     return results.validate(frame, str(path), path), notes
@@ -273,12 +275,7 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
     starts drawing figures then)."""
     frame, notes = read_timings_lenient(timings_csv)
     env = load_env(env_json)
-    ceilings = env.data.get("ceilings")
-    if isinstance(ceilings, dict) and ceilings:
-        # judged again with this code's gates: a file collected by older code (or none)
-        # gets the same refusals as a new one; without ceilings the file's statuses stand
-        plausibility.judge(frame, ceilings)
-    df = sections.canonical_order(prepare(_sort_input(frame)))
+    df = sections.canonical_order(prepare(_sort_input(judged(frame, env))))
     env.locks = load_locks(locks)
     if prepared is not None:
         prepared(df)
@@ -291,9 +288,9 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                  locks: Sequence[str | Path] = (), mpi_csv: str | Path | None = None,
                  mpi_samples_csv: str | Path | None = None,
                  workers: int | None = None,
-                 figures_dir: str | Path | None = None) -> None:
-    """Write the HTML report and summary.md; an unusable timings CSV raises SchemaError
-    (and nothing is written).
+                 figures_dir: str | Path | None = None) -> Inputs:
+    """Write the HTML report and summary.md and return what they were built from; an
+    unusable timings CSV raises SchemaError (and nothing is written).
 
     ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``); ``workers``
     caps the processes that draw figures (default: the usable cores, at most 8). The
@@ -326,6 +323,7 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                     if first is not None else None)
     results.atomic_write_text(out_md, render_markdown(inputs, overview_png)
                               + figs.markdown(pngs, md_dir))
+    return inputs
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -347,7 +345,7 @@ def make_parser() -> argparse.ArgumentParser:
                         help="environment locks of the steps (raw/<backend>.lock.txt)")
     parser.add_argument("--mpi", help="mpi.csv from the MPI steps (absent: 'MPI was not run')")
     parser.add_argument("--mpi-samples", help="mpi_samples.csv (optional)")
-    parser.add_argument("--jobs", type=int, default=None,
+    parser.add_argument("--jobs", type=inputs.number_in(1, integer=True), default=None,
                         help="processes that draw figures (default: usable cores, max 8)")
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
@@ -362,10 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from gpubench import safety
 
+    figures_dir = safety.figures_folder(args.md, args.figures)
+    outputs = {"--html": args.html, "--md": args.md, "--figures": figures_dir / "fig.png"}
     clash = safety.outputs_among_inputs(
         {"--html": args.html, "--md": args.md},
-        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks])
-    figures_dir = safety.figures_folder(args.md, args.figures)
+        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks]
+    ) or safety.unwritable_output(outputs)
     foreign = safety.foreign_figures(figures_dir, args.md)
     if clash is None and foreign:
         clash = (f"the figures folder {figures_dir} holds {foreign[0].name}"
@@ -376,11 +376,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"gpubench report: {clash}\n")
     start = time.perf_counter()
     try:
-        build_report(args.timings, args.env, args.html, args.md, args.samples, args.locks,
-                     args.mpi, args.mpi_samples, args.jobs, args.figures)
-    except results.SchemaError as exc:
+        built = build_report(args.timings, args.env, args.html, args.md, args.samples,
+                             args.locks, args.mpi, args.mpi_samples, args.jobs, args.figures)
+        safety.write_figures_manifest(figures_dir)
+    except (results.SchemaError, WriteError) as exc:
         parser.exit(2, f"gpubench report: {exc}\n")
-    safety.write_figures_manifest(figures_dir)
+    if built is not None and built.env.problem:  # on the page too, and where it was typed
+        print(f"gpubench report: note: {built.env.problem}", file=sys.stderr)
     took = time.perf_counter() - start
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')

@@ -11,7 +11,6 @@ can be drawn in parallel.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -23,7 +22,7 @@ import markupsafe
 import numpy as np
 import pandas as pd
 
-from gpubench import results
+from gpubench import inputs, results
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
 from gpubench.report.render import text_table
@@ -161,18 +160,75 @@ class Environment:
         return UNKNOWN if value is None or value == "" else value
 
 
+#: the fields of the probe's record (gpubench.probe) the report reads, with their types:
+#: a record is data, and a field of another type (``cpu_cores: "four"``) would stop the
+#: report where it is formatted; such a field is left out with a note. Fields not named
+#: here pass as they are (each reader checks its own).
+_TEXT = {"type": ["string", "null"]}
+_COUNT = {"type": ["number", "null"], "minimum": 0}
+HOST_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{k: _TEXT for k in ("host", "cpu_model", "os", "python_version", "git_commit",
+                              "timestamp", "gpu_reason", "cuda_visible_devices")},
+        "cpu_cores": {"type": ["integer", "null"], "minimum": 1},
+        "memory_bytes": _COUNT,
+        "gpus": {"type": "array", "items": {"type": "object", "properties": {
+            "name": _TEXT, "driver_version": _TEXT, "uuid": _TEXT, "memory_bytes": _COUNT,
+            "index": {"type": ["integer", "null"]}}}},
+        "packages": {"type": "object", "additionalProperties": _TEXT},
+        "ceilings": {"type": "object"},
+        "energy_crosscheck": {"type": "object"},
+        "timer_overhead_s": {"type": "object", "additionalProperties": _COUNT},
+    },
+}
+
+
+def host_problems(data: Mapping[str, Any]) -> dict[str, str]:
+    """``{top-level key: why}`` for each field of a probe record that breaks
+    :data:`HOST_SCHEMA` (jsonschema's words, the key path first)."""
+    import jsonschema
+
+    out: dict[str, str] = {}
+    validator = jsonschema.Draft202012Validator(HOST_SCHEMA)
+    for err in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.path))):
+        if err.path:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.path)
+            out.setdefault(str(err.path[0]), f"key {where[1:]}: {err.message[:120]}")
+    return out
+
+
 def load_env(path: str | Path) -> Environment:
-    """Read the environment JSON; a missing or unreadable file is reported, not fatal."""
+    """Read the environment JSON; a missing or unreadable file is reported, not fatal,
+    and so is a field of the wrong type (left out: :func:`host_problems`). Unreadable
+    includes a device or pipe, a file over :data:`gpubench.inputs.MAX_JSON_BYTES` and
+    nesting deeper than a probe record's (:func:`gpubench.inputs.load_json`)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         return Environment({}, path.name, f"environment file {path.name} is missing")
-    except (OSError, ValueError) as exc:
+    try:
+        data = inputs.load_json(path, "probe record")
+    except inputs.InputError as exc:
         return Environment({}, path.name, f"environment file {path.name} is unreadable: {exc}")
     if not isinstance(data, dict):
         return Environment({}, path.name, f"environment file {path.name} is not a JSON object")
-    return Environment(data, path.name)
+    problems = host_problems(data)
+    for key in problems:
+        data.pop(key, None)
+    return Environment(data, path.name, "; ".join(
+        f"environment file {path.name}: {why}, left out" for why in problems.values()))
+
+
+def judged(frame: pd.DataFrame, env: Environment) -> pd.DataFrame:
+    """The rows judged again with this code's gates (:func:`gpubench.plausibility.judge`)
+    and the probe record's ceilings, before any verdict reads them: a file collected by
+    older code (or none) gets the same refusals as a new one. Without ceilings the
+    file's refusals stand, and only the gates that need none are applied."""
+    from gpubench import plausibility
+
+    measured = env.data.get("ceilings")
+    return plausibility.judge(frame, plausibility.gate_ceilings(env.data),
+                              keep=not (isinstance(measured, Mapping) and measured))
 
 
 def load_locks(paths: Iterable[str | Path]) -> list[tuple[str, Lock]]:

@@ -33,6 +33,8 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results
+from gpubench.files import WriteError
+from gpubench.inputs import number_in
 from gpubench.report import figures, render, stats
 from gpubench.report.base import (
     CSS,
@@ -42,6 +44,7 @@ from gpubench.report.base import (
     fmt_int,
     fmt_threads,
     fmt_time,
+    judged,
     load_env,
     prepare,
 )
@@ -85,10 +88,10 @@ def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
     samples = results.find_csv(folder, "samples")
     env_path = _first(folder / "host.json", folder / "env" / "host.json")
     frame, notes = read_timings_lenient(timings)
-    df = prepare(frame.sort_values([*results.KEY_NAMES, "mode"], kind="mergesort")
-                 .reset_index(drop=True))
     env = load_env(env_path) if env_path else Environment(
         {}, "host.json", f"no host.json or env/host.json beside {timings.name}")
+    df = prepare(judged(frame, env).sort_values([*results.KEY_NAMES, "mode"],
+                                                kind="mergesort").reset_index(drop=True))
     name = label or _default_label(env, folder)
     return ResultSet(name, timings, df, stats.load_samples(samples, df), env, notes)
 
@@ -657,12 +660,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--md", help="Markdown summary to write")
     p.add_argument("--base-label", help="name of the base set (default: folder and GPU)")
     p.add_argument("--new-label", help="name of the new set")
-    p.add_argument("--alpha", type=float, default=stats.ALPHA,
-                   help=f"significance of the Mann-Whitney test (default {stats.ALPHA})")
-    p.add_argument("--min-effect", type=float, default=stats.MIN_EFFECT,
-                   help="smallest relative change labelled FASTER/SLOWER "
+    p.add_argument("--alpha", type=number_in(0, 1, low_open=True, high_open=True),
+                   default=stats.ALPHA, help="significance of the Mann-Whitney test, "
+                   f"between 0 and 1 (default {stats.ALPHA})")
+    p.add_argument("--min-effect", type=number_in(0), default=stats.MIN_EFFECT,
+                   help="smallest relative change labelled FASTER/SLOWER, >= 0 "
                         f"(default {stats.MIN_EFFECT})")
-    p.add_argument("--jobs", type=int, default=None, help="processes that draw figures")
+    p.add_argument("--jobs", type=number_in(1, integer=True), default=None,
+                   help="processes that draw figures")
     return p
 
 
@@ -672,15 +677,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     from gpubench import safety
 
+    outputs = {"--html": args.html, "--md": args.md}
     clash = safety.outputs_among_inputs(
-        {"--html": args.html, "--md": args.md},
-        [*safety.result_set_files(args.base), *safety.result_set_files(args.new)])
+        outputs, [*safety.result_set_files(args.base), *safety.result_set_files(args.new)]
+    ) or safety.unwritable_output(outputs)
     if clash is not None:
         p.exit(2, f"gpubench compare: {clash}\n")
     try:
         cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
                             args.new_label, args.alpha, args.min_effect, args.jobs)
-    except results.SchemaError as exc:
+    except (results.SchemaError, WriteError) as exc:
         p.exit(2, f"gpubench compare: {exc}\n")
     counts = ", ".join(f"{lab} {int((cmp['label'] == lab).sum())}" for lab in LABEL_ORDER)
     print(f"{len(cmp)} shared measurements: {counts}")

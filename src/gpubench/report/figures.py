@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 # drawn: a rebuild that keeps its PNGs draws none, and the drawing processes import
 # them on their own core instead of the report's process.
 
+from gpubench import safety
+from gpubench.files import atomic_write_bytes, atomic_write_text
 from gpubench.report import plots
 from gpubench.report.palette import MARKERS, colors  # noqa: F401 - figures.MARKERS, figures.colors
 
@@ -582,14 +584,17 @@ class FigureQueue:
         jobs = [self.jobs[i] for i in todo]
         images = (drawer.draw(jobs, [keys[i] for i in todo]) if drawer is not None
                   else draw_all(jobs, workers))
+        # listed as the report's own before any is written: stopped half-way (a full
+        # disk), the next report replaces them instead of taking them for someone else's
+        safety.write_figures_manifest(folder, names)
         for i, image in zip(todo, images, strict=True):
             data = base64.b64decode(image)
-            (folder / names[i]).write_bytes(data)
+            atomic_write_bytes(folder / names[i], data)
             digests[names[i]] = hashlib.sha256(data).hexdigest()
         key_lines = "".join(f"{name} {key} {digests[name]}\n"
                                for name, key in zip(names, keys, strict=True) if key)
         if key_lines:
-            (folder / KEYS_FILE).write_text(key_lines, encoding="utf-8")
+            atomic_write_text(folder / KEYS_FILE, key_lines)
         return [folder / name for name in names]
 
     def markdown(self, paths: Sequence[Path], relative_to: str | Path) -> str:

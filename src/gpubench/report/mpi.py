@@ -69,8 +69,8 @@ def load_mpi(path: str | Path | None, samples: str | Path | None = None) -> MpiD
     if not path.exists():
         return MpiData(empty, f"MPI was not run: {path.name} is missing")
     try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
+        frame = results.read_csv(path, results.TIMINGS_MAX_BYTES, "MPI results file")
+    except results.SchemaError as exc:
         return MpiData(empty, f"{path.name} is unreadable: {str(exc)[:300]}")
     notes = []
     required = ("job", "backend", "ranks", "status")
@@ -107,8 +107,8 @@ def _samples_note(path: str | Path | None) -> str:
     if not path.exists():
         return f"{path.name} (missing)"
     try:
-        frame = pd.read_csv(path)
-    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
+        frame = results.read_csv(path, results.SAMPLES_MAX_BYTES, "MPI samples file")
+    except results.SchemaError as exc:
         return f"{path.name} (unreadable: {str(exc)[:200]})"
     missing = [c for c in MPI_SAMPLE_COLUMNS if c not in frame.columns]
     if missing:

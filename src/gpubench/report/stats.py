@@ -311,11 +311,12 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
     The samples file's key has no ``mode`` column, so a GPU case's hot and cold runs share
     a key. Each run starts at ``sample == 0`` and is written contiguously; a run belongs
     to the row of the same key whose sample count and median it reproduces exactly.
-    A ``mode`` column, where a file has one, is used as part of the key. A missing or
-    unreadable file is a note: comparisons then fall back to quartiles. A readable file
-    with samples that are wrong (a time not finite and positive, a clock or index off) or
-    doubled (a key, clock and index given more often than the rows have that key: a file
-    concatenated twice, a step collected twice) raises :class:`results.SchemaError`
+    A ``mode`` column, where a file has one, is used as part of the key. A missing file
+    is a note: comparisons then fall back to quartiles. A file that cannot be read
+    (:func:`results.read_csv`: not a regular file, too large, cut short, not CSV), or
+    with samples that are wrong (a time not finite and positive, a clock or index off)
+    or doubled (a key, clock and index given more often than the rows have that key: a
+    file concatenated twice, a step collected twice), raises :class:`results.SchemaError`
     naming the file, line, key and value: attached, such samples would change verdicts
     (a doubled run attaches as a second run), and set aside they would hide the fault.
     """
@@ -324,10 +325,7 @@ def load_samples(path: str | Path | None, rows: pd.DataFrame) -> Samples:
     path = Path(path)
     if not path.exists():
         return Samples({}, f"{path.name} (missing)")
-    try:
-        frame = pd.read_csv(path, keep_default_na=False, na_values=[""])
-    except (OSError, ValueError, UnicodeDecodeError, *results.DECOMPRESS_ERRORS) as exc:
-        return Samples({}, f"{path.name} (unreadable: {str(exc)[:200]})")
+    frame = results.read_csv(path, results.SAMPLES_MAX_BYTES, "samples file")
     if "clock" not in frame.columns:  # schema 1: device samples only
         frame["clock"] = "device"
     missing = [c for c in results.SAMPLE_COLUMNS if c not in frame.columns]

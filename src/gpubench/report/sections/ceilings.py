@@ -77,6 +77,12 @@ def ceiling_table(env_data: Mapping[str, Any]) -> pd.DataFrame | None:
         row[0] += f", {fmt_bytes(float(raw['l2_copy_bytes']))} source + destination"
         if raw.get("l2_copy_queued") is False:
             row[0] += "; launch gaps inside its batches: a low bound"
+    if "cpu_copy_gbps" in c and _finite(raw.get("cpu_cache_bytes")):
+        # one thread's copy: the bound of memory-bound CPU rows past the caches, per thread
+        row = rows[[r[3] for r in rows].index("cpu_copy_gbps")]
+        row[0] += (f" (one thread; CPU rows past {L2_MULTIPLE:g}x the "
+                   f"{fmt_bytes(float(raw['cpu_cache_bytes']))} of caches are checked "
+                   "against it per thread)")
     names = {"h2d": "host-to-device", "d2h": "device-to-host"}
     for key, what in (("pinned_gbps", "pinned (the transfers' reference)"),
                       ("pageable_gbps", "pageable (a result, not a ceiling)")):
