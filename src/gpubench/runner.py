@@ -154,6 +154,9 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
             continue
         spec = get_kernel(name)
         impls = implementations(name, framework, device)
+        chosen = (kcfg.get("implementations") or {}).get(backend_id)
+        if chosen:
+            impls = [impl for impl in impls if impl.name in chosen]
         modes = ["hot"]
         if cold_ok:
             modes = list(kcfg.get("gpu_modes") or config.get("gpu_modes", ["hot", "cold"]))

@@ -297,8 +297,12 @@ class Plan:
                  cores: Callable[[], int | None] = lambda: None,
                  retries: Callable[[], int | None] = lambda: None,
                  gpus: Callable[[], tuple[int, str]] = envs.visible_gpus,
-                 environ: MutableMapping[str, str] = os.environ) -> None:
+                 environ: MutableMapping[str, str] = os.environ,
+                 overwrite_config: Mapping[str, Any] | None = None) -> None:
         self.config = config
+        #: the user's config files and --config, merged (what the full suite of this run
+        #: would keep: :meth:`suite_info`)
+        self.overwrite_config = dict(overwrite_config or {})
         self.results = config["results_dir"]
         self.logs = config["logs_dir"]
         self.mpi: Mapping[str, Any] = config.get("mpi") or {}
@@ -325,6 +329,26 @@ class Plan:
     def step_locks(self) -> list[str]:
         """The lock of the environment each step ran in (the report lists their versions)."""
         return [f"{self.results}/raw/{b}.lock.txt" for b in self.config["backends"]]
+
+    def suite_file(self) -> str:
+        """The run's suite record (rule suite): the report's header names the suite."""
+        return f"{self.results}/suite.json"
+
+    def suite_info(self, wildcards: Any) -> str:
+        """What the report says of the suite, as JSON: its name and measurements and, for
+        quick, what the full suite of this run (config/config.yaml under the same config
+        files and --config) would add, with the command (:func:`gpubench.suites.
+        difference`), counted at the benchmark steps' cores."""
+        from gpubench import suites
+
+        name = str(self.config.get("suite") or "full")
+        cores = int(self.step_threads(wildcards) or os.cpu_count() or 1)
+        full = suites.suite_config("full", self.overwrite_config)
+        if name == "full":
+            diff = suites.difference(full, full, cores, "full")
+        else:
+            diff = suites.difference(self.config, check_config(full), cores, name)
+        return json.dumps(diff.as_dict(), sort_keys=True)
 
     # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
 

@@ -44,6 +44,7 @@ try:
         conda_sdm=DeploymentMethod.CONDA in _sdm,
         cores=lambda: workflow.cores,
         retries=_retries,
+        overwrite_config=workflow.config_settings.overwrite_config,
     )
 except gw.SetupError as exc:
     raise WorkflowError(str(exc)) from None
@@ -84,6 +85,8 @@ final_outputs = PLAN.final_outputs
 raw_timings = PLAN.raw_timings
 raw_samples = PLAN.raw_samples
 step_locks = PLAN.step_locks
+suite_file = PLAN.suite_file
+suite_info = PLAN.suite_info
 # benchmark steps and the probe
 step_python = PLAN.step_python
 step_threads = PLAN.step_threads
