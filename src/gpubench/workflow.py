@@ -313,6 +313,8 @@ class Plan:
         self.python = canonical_python(python)
         self._cores, self._retries, self._gpus = cores, retries, gpus
         self._environ = environ
+        #: the driver's progress lines while the steps run (:meth:`start_progress`)
+        self.progress: Any = None
 
     # -- what the run makes
 
@@ -349,6 +351,33 @@ class Plan:
         else:
             diff = suites.difference(self.config, check_config(full), cores, name)
         return json.dumps(diff.as_dict(), sort_keys=True)
+
+    # -- progress while the steps run (gpubench.progress)
+
+    def start_progress(self, steps: Iterable[str], out: Any = None) -> Any:
+        """Start the driver's progress lines over the benchmark ``steps`` that run now,
+        each planned at the steps' cores (a step's own count replaces it once it
+        starts); None when no step runs."""
+        from gpubench.progress import run_progress
+        from gpubench.runner import plan
+
+        cores = int(self.step_threads(None) or os.cpu_count() or 1)
+        planned = {b: len(plan(b, self.config, cores)) for b in steps}
+        # GPU steps on a host without a GPU write unavailable rows at once (as the
+        # environments' gpu_envs: auto assumes): no time of their own in the estimate
+        no_gpu = self.env["gpu_envs"] != "always" and not self.gpus_here[0]
+        instant = frozenset(b for b in planned if no_gpu and self.step_gpus(
+            SimpleNamespace(backend=b)))
+        if planned:
+            self.progress = run_progress(planned, self.results, out=out,
+                                         instant=instant).start()
+        return self.progress
+
+    def stop_progress(self) -> None:
+        """The last progress line, once the run has ended."""
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
 
     # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
 

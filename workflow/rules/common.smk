@@ -66,11 +66,32 @@ DRIVER_PYTHON = PLAN.python
 SCRIPTS = Path(workflow.basedir) / "scripts"
 
 
+def steps_to_run():
+    """The benchmark steps this run executes (the DAG's jobs that need to run)."""
+    return sorted(
+        {
+            job.wildcards.backend
+            for job in workflow.dag.needrun_jobs()
+            if job.rule.name == "run_backend"
+        }
+    )
+
+
 onstart:
     try:
         gw.claim_results_dir(RESULTS)
     except gw.SetupError as exc:
         raise WorkflowError(str(exc)) from None
+    # progress lines: measurements done of planned, time left (gpubench.progress)
+    PLAN.start_progress(steps_to_run())
+
+
+onsuccess:
+    PLAN.stop_progress()
+
+
+onerror:
+    PLAN.stop_progress()
 
 
 wildcard_constraints:
