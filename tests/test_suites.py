@@ -225,3 +225,16 @@ def test_compare_of_a_quick_and_a_full_run_names_the_missing_rows(tmp_path):
     only = text[text.index("## Only in new"):]
     assert "| cupy-gpu |" in only and "sizes" in only.splitlines()[2]
     assert base["timings"].exists()
+
+
+def test_the_workflows_own_config_given_again_is_refused_for_quick(tmp_path):
+    """A --configfile config/config.yaml goes over the quick overlay (Snakemake's order):
+    the full suite's sizes would come back named quick, so the run is refused."""
+    from gpubench import workflow as gw
+
+    base = ROOT / "config" / "config.yaml"
+    with pytest.raises(gw.SetupError, match="--configfile .*config.yaml: the workflow "
+                       "reads it already"):
+        gw.check_suite_files("quick", [tmp_path / "none.yaml", base], base)
+    gw.check_suite_files("full", [base], base)
+    gw.check_suite_files("quick", [ROOT / ".test" / "config" / "config.yaml"], base)

@@ -193,6 +193,27 @@ def check_specs(backends: Sequence[str], env_cfg: Mapping[str, Any]) -> None:
             )
 
 
+def check_suite_files(suite: str | None, configfiles: Iterable[str | os.PathLike[str]],
+                      base: str | os.PathLike[str]) -> None:
+    """The quick suite with the workflow's own config file given again (``--configfile
+    config/config.yaml``) is refused: Snakemake layers a --configfile over the suite's
+    overlay, so the full suite's sizes and modes would come back under the name quick."""
+    if suite != "quick":
+        return
+    for path in configfiles:
+        try:
+            same = os.path.samefile(path, base)
+        except OSError:
+            continue
+        if same:
+            raise SetupError(
+                f"--configfile {path}: the workflow reads it already (the full suite), and "
+                "given again it goes over the quick suite's overlay "
+                "(config/suites/quick.yaml), bringing the full suite's sizes back under "
+                "config key suite: quick. Leave it out for the quick suite, or run the "
+                "full one (gpubench run --suite full, or --config suite=full)")
+
+
 def claim_results_dir(results: str | os.PathLike[str]) -> None:
     """A second run writing to the same results_dir from another working directory
     (Snakemake's own lock covers only its working directory) is refused before its
@@ -243,10 +264,15 @@ def prepare(config: Mapping[str, Any], *,
             conda_sdm: bool = False,
             which: Callable[[str], str | None] = shutil.which,
             run: Runner = subprocess.run,
+            configfiles: Iterable[str | os.PathLike[str]] = (),
+            base_configfile: str | os.PathLike[str] = "config/config.yaml",
             **plan_args: Any) -> Plan:
-    """Every check before any job, in the order a user meets them (config, folders,
-    profile, environments); the :class:`Plan` of a run that may start."""
+    """Every check before any job, in the order a user meets them (config, its files,
+    folders, profile, environments); the :class:`Plan` of a run that may start.
+    ``configfiles``: the --configfile files, checked against the workflow's own
+    ``base_configfile`` (:func:`check_suite_files`)."""
     config = check_config(config)
+    check_suite_files(config.get("suite"), configfiles, base_configfile)
     check_folders(config["results_dir"], config["logs_dir"])
     check_writable(config["results_dir"])
     check_writable(config["logs_dir"])

@@ -45,6 +45,7 @@ try:
         cores=lambda: workflow.cores,
         retries=_retries,
         overwrite_config=workflow.config_settings.overwrite_config,
+        configfiles=workflow.overwrite_configfiles or (),
     )
 except gw.SetupError as exc:
     raise WorkflowError(str(exc)) from None
