@@ -233,8 +233,8 @@ def test_the_workflows_own_config_given_again_is_refused_for_quick(tmp_path):
     from gpubench import workflow as gw
 
     base = ROOT / "config" / "config.yaml"
-    with pytest.raises(gw.SetupError, match="--configfile .*config.yaml: the workflow "
-                       "reads it already"):
+    with pytest.raises(gw.SetupError, match=r"--configfile .*config\.yaml: the workflow "
+                       r"reads it already"):
         gw.check_suite_files("quick", [tmp_path / "none.yaml", base], base)
     gw.check_suite_files("full", [base], base)
     gw.check_suite_files("quick", [ROOT / ".test" / "config" / "config.yaml"], base)
