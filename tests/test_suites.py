@@ -23,7 +23,7 @@ from gpubench.runner import plan
 ROOT = Path(__file__).resolve().parents[1]
 OVERLAY = ROOT / "config" / "suites" / "quick.yaml"
 #: what an overlay may set: breadth (which rows), never how a row is measured
-BREADTH = {"suite", "gpu_modes", "energy", "mpi", "kernels"}
+BREADTH = {"suite", "gpu_modes", "baseline", "energy", "mpi", "kernels"}
 KERNEL_BREADTH = {"enabled", "sizes", "gpu_sizes", "baseline_sizes", "gpu_modes", "dtypes",
                   "variants", "implementations"}
 KEY = ("kernel", "variant", "size", "dtype", "implementation", "threads", "mode")
@@ -238,3 +238,21 @@ def test_the_workflows_own_config_given_again_is_refused_for_quick(tmp_path):
         gw.check_suite_files("quick", [tmp_path / "none.yaml", base], base)
     gw.check_suite_files("full", [base], base)
     gw.check_suite_files("quick", [ROOT / ".test" / "config" / "config.yaml"], base)
+
+
+@pytest.mark.parametrize(("gpus", "mode", "kept"), [
+    (0, "venv", False),    # a laptop: the GPU steps write unavailable rows
+    (1, "venv", True),     # a GPU here: NumPy's rows at the GPU sizes are compared
+    (0, "system", True),   # the driver cannot tell (a login node): kept
+])
+def test_the_quick_suite_measures_baseline_sizes_only_where_a_gpu_step_can(both, gpus, mode,
+                                                                           kept):
+    from gpubench import workflow as gw
+
+    quick, full = both
+    for config, expect in ((quick, kept), (full, True)):
+        cfg = {**config, "environments": {**config["environments"], "mode": mode}}
+        settings = gw.Plan(cfg, gpus=lambda n=gpus: (n, "")).step_settings()
+        sizes = {int(s) for it in plan("numpy-cpu", settings, 2) for s in [it.size]
+                 if it.kernel == "vector_add"}
+        assert (16777216 in sizes) is expect, (config["suite"], gpus, mode)

@@ -374,8 +374,9 @@ class Plan:
         full = suites.suite_config("full", self.overwrite_config)
         if name == "full":
             diff = suites.difference(full, full, cores, "full")
-        else:
-            diff = suites.difference(self.config, check_config(full), cores, name)
+        else:  # as the steps will plan it (step_settings), against the full suite's plan
+            mine = {**self.config, **self.step_settings()}
+            diff = suites.difference(mine, check_config(full), cores, name)
         return json.dumps(diff.as_dict(), sort_keys=True)
 
     # -- progress while the steps run (gpubench.progress)
@@ -388,7 +389,8 @@ class Plan:
         from gpubench.runner import plan
 
         cores = int(self.step_threads(None) or os.cpu_count() or 1)
-        planned = {b: len(plan(b, self.config, cores)) for b in steps}
+        settings = self.step_settings()
+        planned = {b: len(plan(b, settings, cores)) for b in steps}
         # GPU steps on a host without a GPU write unavailable rows at once (as the
         # environments' gpu_envs: auto assumes): no time of their own in the estimate
         no_gpu = self.env["gpu_envs"] != "always" and not self.gpus_here[0]
@@ -560,12 +562,32 @@ class Plan:
             return "--compile-cache off"
         return shlex.join(["--compile-cache", where or f"{self.results}/cache/compile"])
 
-    def step_config(self, wildcards: Any) -> str:
-        """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
+    def gpu_steps_measure(self) -> bool:
+        """Whether a GPU step of this run can measure: one is configured and, in mode
+        venv, its environment is built here (``gpu_envs: always``, or ``auto`` where
+        NVML sees a GPU); in modes system and conda the driver cannot tell: yes."""
+        if not any(split_backend_id(b)[1] == "gpu" for b in self.config["backends"]):
+            return False
+        if self.env_mode != "venv":
+            return True
+        policy = self.env["gpu_envs"]
+        return policy == "always" or (policy == "auto" and bool(self.gpus_here[0]))
+
+    def step_settings(self) -> dict[str, Any]:
+        """The part of the config a benchmark step reads. With ``baseline: with_gpu``
+        (the quick suite) and no GPU step that can measure, the kernels lose their
+        ``baseline_sizes``: NumPy's rows there exist to be compared with GPU rows."""
         keys = ("threads", "gpu_modes", "gpu_cold_max_bytes", "harness", "gpu_harness",
                 "kernels", "energy")
-        return json.dumps({k: self.config[k] for k in keys if k in self.config},
-                          sort_keys=True)
+        out = {k: self.config[k] for k in keys if k in self.config}
+        if self.config.get("baseline") == "with_gpu" and not self.gpu_steps_measure():
+            out["kernels"] = {name: {k: v for k, v in kcfg.items() if k != "baseline_sizes"}
+                              for name, kcfg in out["kernels"].items()}
+        return out
+
+    def step_config(self, wildcards: Any) -> str:
+        """:meth:`step_settings` as JSON (a change re-runs the step)."""
+        return json.dumps(self.step_settings(), sort_keys=True)
 
     # -- environments (README "Environments")
 
