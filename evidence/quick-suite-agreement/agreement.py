@@ -14,7 +14,9 @@ GPU framework and class; this prints them side by side and checks, declared here
   NumPy lies within the full run's range (lowest to highest case) for that framework;
 * crossovers: every (GPU framework, class) the full run has, the quick run has too, and
   its median (on the device and with host transfers) lies within the full run's range
-  over the class's cases ("never" above every size).
+  over the class's cases ("never" above every size);
+* implementations: in every case the quick run measures, each framework's fastest
+  implementation in the full run is one the quick run keeps.
 
     PYTHONPATH=src python evidence/quick-suite-agreement/agreement.py [RUN_DIR] [--cores 16]
 
@@ -32,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpubench import suites
-from gpubench.report import Inputs, headline, load_inputs
+from gpubench.report import Inputs, headline, load_inputs, verdicts
 from gpubench.report.stats import Samples
 from gpubench.runner import plan
 
@@ -137,6 +139,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {cls} | {band} | {full_txt} ({len(v.cases)} cases) | "
                   f"{'; '.join(cells)} ({len(q.cases)} cases) | "
                   f"{'yes' if ok and all('**' not in c for c in cells) else '**no**'} |")
+    # the fastest implementation of every case the quick run measures is among its rows
+    best = verdicts.case_table(full.df)
+    kept = verdicts.case_table(quick.df)
+    on = ["backend", "kernel", "variant", "dtype", "size_key"]
+    both = best.merge(kept, on=on, suffixes=("_full", "_quick"))
+    lost = both[both["implementation_full"] != both["implementation_quick"]]
+    for r in lost.itertuples(index=False):
+        failures.append(f"fastest implementation: {r.backend} {r.kernel}/{r.variant} "
+                        f"{r.dtype} {r.size_key:.0f}: {r.implementation_full} not kept "
+                        f"({r.implementation_quick} instead)")
+    print(f"\nCases the quick run measures whose fastest implementation in the full run "
+          f"it does not keep: {len(lost)} of {len(both)}")
     fc, qc = full.choice[0].crossovers, quick.choice[0].crossovers
     print("\n## Crossover per GPU framework and class (elements: median [full range]; "
           "with host transfers beside)\n")
