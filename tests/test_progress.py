@@ -49,29 +49,21 @@ def test_durations_bars_and_percent_read_as_words():
     assert progress.percent(1, 3) == "33 %" and progress.percent(0, 0) == "100 %"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
 def test_a_step_says_its_count_every_interval_and_at_its_last_row(tmp_path):
-    clock, lines = Clock(), []
+    now, lines = [0.0], []
     path = tmp_path / "numpy-cpu.progress.json"
-    step = StepProgress(4, lines.append, path, interval_s=10.0, clock=clock)
+    step = StepProgress(4, lines.append, path, interval_s=10.0, clock=lambda: now[0])
     assert json.loads(path.read_text())["done"] == 0
-    clock.t = 3.0
+    now[0] = 3.0
     step.update(1)
     assert lines == [] and json.loads(path.read_text())["done"] == 1
-    clock.t = 12.0
+    now[0] = 12.0
     step.update(2)
     assert lines == ["progress 2/4 measurements (50 %), 12 s elapsed, about 12 s left"]
-    clock.t = 13.0
+    now[0] = 13.0
     step.update(3)
     assert len(lines) == 1
-    clock.t = 14.0
+    now[0] = 14.0
     step.update(4)
     assert lines[-1].startswith("progress 4/4 measurements (100 %), 14 s elapsed")
     assert json.loads(path.read_text())["planned"] == 4
