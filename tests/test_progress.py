@@ -78,9 +78,9 @@ def test_the_driver_reads_the_steps_files_and_ignores_an_earlier_runs(tmp_path):
     out = io.StringIO()
     run = progress.run_progress({"numpy-cpu": 10, "jax-cpu": 5}, tmp_path, out=out,
                                 interval_s=30.0)
-    assert run.line().startswith(
-        "gpubench progress: 0/15 measurements (0 %); time left not known yet; "
-        "numpy-cpu 0/10 waiting, jax-cpu 0/5 waiting")
+    assert run.line().startswith("gpubench progress: 0/15 measurements (0 %), 0 s elapsed; "
+                                 "time left not known yet; numpy-cpu 0/10 waiting, "
+                                 "jax-cpu 0/5 waiting")
     step = StepProgress(12, lambda _: None, raw / "numpy-cpu.progress.json")
     step.update(6)
     line = run.line()
@@ -100,7 +100,7 @@ def test_on_a_terminal_the_line_has_a_bar(tmp_path):
 
     run = RunProgress({"a": 4}, {"a": (tmp_path / "a.json", tmp_path / "a.csv")},
                       out=Tty())
-    assert "(0 %) [--------------------];" in run.line()
+    assert "(0 %) [--------------------], 0 s elapsed;" in run.line()
     assert run.interval_s == progress.TERMINAL_INTERVAL_S
     assert RunProgress({}, {}, out=io.StringIO()).interval_s == progress.LOG_INTERVAL_S
 

@@ -211,8 +211,9 @@ class RunProgress:
                 for name, n in self.planned.items()]
 
     def line(self, states: list[StepState] | None = None) -> str:
-        """``gpubench progress: 412/1,302 measurements (31 %) [bar]; about 2 min 10 s
-        left; numpy-cpu 80/80 done, numba-cpu 40/103, jax-cpu waiting``."""
+        """``gpubench progress: 412/1,302 measurements (31 %) [bar], 3 min 5 s elapsed;
+        about 2 min 10 s left; numpy-cpu 80/80 done, numba-cpu 40/103, jax-cpu 0/92
+        waiting``."""
         states = self.states() if states is None else states
         done = sum(s.done for s in states)
         planned = sum(s.planned for s in states)
@@ -221,7 +222,8 @@ class RunProgress:
                                                  else " waiting") for s in states)
         return (f"{PREFIX} {done:,}/{planned:,} measurements ({percent(done, planned)})"
                 + (f" {bar(done, planned)}" if self.tty else "")
-                + f"; {left_text(run_time_left(states, self.instant))}; {steps}")
+                + f", {duration(self.clock() - self.since)} elapsed; "
+                f"{left_text(run_time_left(states, self.instant))}; {steps}")
 
     def tick(self) -> str | None:
         """The line, printed when a step started or finished since the last tick;
