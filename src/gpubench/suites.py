@@ -49,6 +49,7 @@ def merge_over(base: Mapping[str, Any], over: Mapping[str, Any] | None) -> dict[
 
 
 def load_yaml(path: Path) -> dict[str, Any]:
+    """A config file's mapping (empty for an empty file)."""
     with open(path) as fh:
         return yaml.safe_load(fh) or {}
 
@@ -73,11 +74,12 @@ class Difference:
     suite: str
     rows: int
     full_rows: int
-    #: what the full suite adds, in words ("cold-cache rows (436)", ...)
+    #: what the full suite adds, in words ("cold-cache rows (576 rows)", ...)
     adds: list[str] = field(default_factory=list)
     command: str = FULL_COMMAND
 
     def as_dict(self) -> dict[str, Any]:
+        """The record ``suite.json`` holds (:func:`read_record` reads it back)."""
         return asdict(self)
 
 
