@@ -85,7 +85,7 @@ def fake_build(monkeypatch):
     calls = []
 
     def build(timings, env, html, md, samples=None, locks=(), mpi=None, mpi_samples=None,
-              workers=None, figures_dir=None):
+              workers=None, figures_dir=None, suite_json=None):
         folder = safety.figures_folder(md, figures_dir)
         folder.mkdir(parents=True, exist_ok=True)
         for old in folder.glob("fig-*.png"):

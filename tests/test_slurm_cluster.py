@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from progress_check import check_progress
 from snakemake.utils import update_config
 
 from gpubench import results
@@ -125,6 +126,13 @@ def full_config(config: dict) -> dict:
 def slurm_ids(logs: Path, pattern: str) -> list[str]:
     """SLURM job ids of the jobs whose sbatch logs match ``pattern`` under ``logs``."""
     return [p.stem for p in logs.glob(pattern)]
+
+
+def test_progress_is_in_the_log_of_a_slurm_run(slurm_run):
+    """The driver's progress lines reach the log of a SLURM run (its output), counting
+    the rows that the steps wrote on the nodes."""
+    base, _config, _proc, _took, _since = slurm_run
+    check_progress((base / "snakemake.log").read_text(), base / "results", base / "logs")
 
 
 def test_workflow_runs_on_slurm_end_to_end(slurm_run):

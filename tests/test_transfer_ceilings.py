@@ -287,7 +287,7 @@ def test_probe_rule_passes_the_configured_transfer_sizes(tmp_path):
     extra = tmp_path / "transfer.yaml"
     extra.write_text("kernels:\n  transfer:\n    gpu_sizes: [4096, 8192]\n")
     out = subprocess.run([snakemake, "--cores", "2", "-n", "-p", "--configfile",
-                          "config/config.yaml", str(extra), "--config",
+                          str(extra), "--config",
                           f"results_dir={tmp_path}/r", f"logs_dir={tmp_path}/l"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "PYTHONWARNINGS": ""})

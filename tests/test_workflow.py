@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from progress_check import check_progress
 
 from gpubench import results
 
@@ -41,6 +42,7 @@ def smoke_run(tmp_path_factory) -> Path:
     out = snakemake("--configfile", str(SMOKE), "--config", f"results_dir={base}/results",
                     f"logs_dir={base}/logs")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (base / "snakemake.log").write_text(out.stdout + out.stderr)
     return base
 
 
@@ -76,6 +78,11 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
     for backend in ("numpy-cpu", "python-cpu", "numba-cpu", "jax-cpu", "torch-cpu"):
         log = (smoke_run / "logs" / "run_backend" / f"{backend}.log").read_text()
         assert "samples" in log  # progress is visible while the step runs
+
+
+def test_progress_is_in_the_drivers_output_and_each_steps_log(smoke_run):
+    check_progress((smoke_run / "snakemake.log").read_text(), smoke_run / "results",
+                   smoke_run / "logs")
 
 
 def test_snakemake_report_wraps_the_report(smoke_run):

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpubench.cli_examples import EXAMPLES
+from gpubench.suites import SUITES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -412,6 +413,11 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
     p.add_argument("--configfile", nargs="+", metavar="FILE",
                    help="config file(s) over config/config.yaml (config/README.md); "
                    f"default: those in ${CONFIG_VAR} (separated by spaces), if set")
+    p.add_argument("--suite", choices=SUITES,
+                   help="quick: a first answer in minutes (fewer sizes, dtypes, variants "
+                   "and implementations, each row measured as in full); full: every "
+                   "measurement of config/config.yaml (config key suite; default: the "
+                   "profile's, else quick)")
     p.add_argument("--dry-run", "-n", action="store_true", help="show the plan only")
     args, extra = p.parse_known_args(argv)
     cwd = Path.cwd() if cwd is None else cwd
@@ -431,13 +437,18 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
     if "--" in extra:  # `gpubench run -- ARGS`: ARGS are Snakemake's
         extra.remove("--")
     cmd = [sys.executable, "-m", "snakemake"]
+    items = [f"suite={args.suite}"] if args.suite else []
     if args.backends:
         names = [b for item in args.backends for b in item.split(",") if b]
-        backends = "backends=[" + ",".join(names) + "]"
-        if "--config" in extra:  # one --config: Snakemake keeps the last one only
-            extra.insert(extra.index("--config") + 1, backends)
-        else:  # before --profile, which ends --config's list of KEY=VALUE
-            cmd += ["--config", backends]
+        items.append("backends=[" + ",".join(names) + "]")
+    # A --config on the command line replaces the profile's `config:` list as a whole
+    # (Snakemake reads a profile's keys as defaults of its options): the profile's items
+    # go first, so its suite stays unless a flag or your own --config sets another.
+    if "--config" in extra:  # one --config: Snakemake keeps the last one only
+        at = extra.index("--config") + 1
+        extra[at:at] = [*profile_config(cwd / profile), *items]
+    elif items:  # before --profile, which ends --config's list of KEY=VALUE
+        cmd += ["--config", *profile_config(cwd / profile), *items]
     cmd += ["--profile", str(profile)]
     configfiles = args.configfile or os.environ.get(CONFIG_VAR, "").split()
     if configfiles:
@@ -445,6 +456,21 @@ def snakemake_command(argv: list[str], cwd: Path | None = None) -> list[str]:
     if args.dry_run:
         cmd.append("--dry-run")
     return cmd + extra
+
+
+def profile_config(folder: Path) -> list[str]:
+    """The ``config:`` items (KEY=VALUE) of a profile's config.yaml; none when it has
+    none or cannot be read (Snakemake then says why)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load((folder / "config.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    items = data.get("config") if isinstance(data, dict) else None
+    if isinstance(items, dict):
+        return [f"{k}={v}" for k, v in items.items()]
+    return [str(i) for i in items] if isinstance(items, list) else []
 
 
 def live_snakemake(cwd: Path, proc: Path = Path("/proc")) -> bool | None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 #: clone's root; tests/test_cli.py checks that each parses with its command's flags)
 EXAMPLES = {
     "run": """examples (from the clone's root):
-  gpubench run                                  # every configured framework, this machine
+  gpubench run                                  # the quick suite: a first answer in minutes
+  gpubench run --suite full                     # every size, dtype, variant, implementation
   gpubench run --configfile .test/config/config.yaml    # tiny sizes, under a minute
   gpubench run --backends numpy-cpu torch-cpu   # two frameworks only
   gpubench run -- --forcerun results/raw/jax-cpu.csv    # re-run one framework's step

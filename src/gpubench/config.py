@@ -68,8 +68,8 @@ def check_schema(config: Mapping[str, Any]) -> None:
 
 def check_names(config: Mapping[str, Any]) -> None:
     """Backends, kernels, dtypes, variants and params must exist in the code."""
-    from gpubench.backends import BACKENDS, load_plugins
-    from gpubench.spec import get_kernel, kernel_names
+    from gpubench.backends import BACKENDS, load_plugins, split_backend_id
+    from gpubench.spec import get_kernel, implementations, kernel_names
 
     load_plugins()
     for i, name in enumerate(config["backends"]):
@@ -86,6 +86,14 @@ def check_names(config: Mapping[str, Any]) -> None:
                 if value not in allowed:
                     raise ConfigError(f"config key kernels.{kname}.{field}[{j}]: {value!r} is "
                                       f"not one of {list(allowed)}")
+        for backend, names in (kcfg.get("implementations") or {}).items():
+            where = f"config key kernels.{kname}.implementations.{backend}"
+            if backend not in BACKENDS:
+                raise ConfigError(f"{where}: unknown backend; known: {sorted(BACKENDS)}")
+            known = [i.name for i in implementations(kname, *split_backend_id(backend))]
+            for j, name in enumerate(names):
+                if name not in known:
+                    raise ConfigError(f"{where}[{j}]: {name!r} is not one of {known}")
         for pkey, value in kcfg.get("params", {}).items():
             if pkey not in spec.default_params:
                 raise ConfigError(f"config key kernels.{kname}.params.{pkey}: unknown "

@@ -26,6 +26,7 @@ from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
 from gpubench.procs import describe_exit
+from gpubench.progress import StepProgress, progress_path
 from gpubench.spec import get_kernel, implementations, kernel_names
 from gpubench.worker import case_key
 
@@ -154,6 +155,9 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
             continue
         spec = get_kernel(name)
         impls = implementations(name, framework, device)
+        chosen = (kcfg.get("implementations") or {}).get(backend_id)
+        if chosen:
+            impls = [impl for impl in impls if impl.name in chosen]
         modes = ["hot"]
         if cold_ok:
             modes = list(kcfg.get("gpu_modes") or config.get("gpu_modes", ["hot", "cold"]))
@@ -296,6 +300,8 @@ class BackendRun:
         #: row's runs after later rows have come; :meth:`write` lays them out contiguously)
         self.samples: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
         self.telemetry: dict[str, Any] = {}
+        #: the step's count of its rows (gpubench.progress), set by :func:`run_backend`
+        self.progress: StepProgress | None = None
         self.common = {**provenance.host_info(),
                        "config_hash": provenance.config_hash(dict(config)),
                        "schema_version": results.SCHEMA_VERSION}
@@ -318,6 +324,8 @@ class BackendRun:
         })
         row.update({k: v for k, v in fields.items() if k in results.COLUMN_NAMES})
         self.rows.append(row)
+        if self.progress is not None:
+            self.progress.update(len(self.rows))
 
     def run(self) -> None:
         groups: dict[int, list[int]] = {}
@@ -509,6 +517,7 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
     run = BackendRun(backend_id, config, cores, ref_cache=str(cache),
                      compile_cache=compile_cache)
     run.common["env_lock"] = env_lock
+    run.progress = StepProgress(len(run.items), run.say, progress_path(csv_path))
     shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
     if shown:
         run.say(f"compilation caches under {Path(next(iter(shown.values()))).parent}"

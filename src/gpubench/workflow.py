@@ -189,6 +189,27 @@ def check_specs(backends: Sequence[str], env_cfg: Mapping[str, Any]) -> None:
             )
 
 
+def check_suite_files(suite: str | None, configfiles: Iterable[str | os.PathLike[str]],
+                      base: str | os.PathLike[str]) -> None:
+    """The quick suite with the workflow's own config file given again (``--configfile
+    config/config.yaml``) is refused: Snakemake layers a --configfile over the suite's
+    overlay, so the full suite's sizes and modes would come back under the name quick."""
+    if suite != "quick":
+        return
+    for path in configfiles:
+        try:
+            same = os.path.samefile(path, base)
+        except OSError:
+            continue
+        if same:
+            raise SetupError(
+                f"--configfile {path}: the workflow reads it already (the full suite), and "
+                "given again it goes over the quick suite's overlay "
+                "(config/suites/quick.yaml), bringing the full suite's sizes back under "
+                "config key suite: quick. Leave it out for the quick suite, or run the "
+                "full one (gpubench run --suite full, or --config suite=full)")
+
+
 def claim_results_dir(results: str | os.PathLike[str]) -> None:
     """A second run writing to the same results_dir from another working directory
     (Snakemake's own lock covers only its working directory) is refused before its
@@ -239,10 +260,15 @@ def prepare(config: Mapping[str, Any], *,
             conda_sdm: bool = False,
             which: Callable[[str], str | None] = shutil.which,
             run: Runner = subprocess.run,
+            configfiles: Iterable[str | os.PathLike[str]] = (),
+            base_configfile: str | os.PathLike[str] = "config/config.yaml",
             **plan_args: Any) -> Plan:
-    """Every check before any job, in the order a user meets them (config, folders,
-    profile, environments); the :class:`Plan` of a run that may start."""
+    """Every check before any job, in the order a user meets them (config, its files,
+    folders, profile, environments); the :class:`Plan` of a run that may start.
+    ``configfiles``: the --configfile files, checked against the workflow's own
+    ``base_configfile`` (:func:`check_suite_files`)."""
     config = check_config(config)
+    check_suite_files(config.get("suite"), configfiles, base_configfile)
     check_folders(config["results_dir"], config["logs_dir"])
     check_writable(config["results_dir"])
     check_writable(config["logs_dir"])
@@ -294,8 +320,12 @@ class Plan:
                  cores: Callable[[], int | None] = lambda: None,
                  retries: Callable[[], int | None] = lambda: None,
                  gpus: Callable[[], tuple[int, str]] = envs.visible_gpus,
-                 environ: MutableMapping[str, str] = os.environ) -> None:
+                 environ: MutableMapping[str, str] = os.environ,
+                 overwrite_config: Mapping[str, Any] | None = None) -> None:
         self.config = config
+        #: the user's config files and --config, merged (what the full suite of this run
+        #: would keep: :meth:`suite_info`)
+        self.overwrite_config = dict(overwrite_config or {})
         self.results = config["results_dir"]
         self.logs = config["logs_dir"]
         self.mpi: Mapping[str, Any] = config.get("mpi") or {}
@@ -306,6 +336,8 @@ class Plan:
         self.python = canonical_python(python)
         self._cores, self._retries, self._gpus = cores, retries, gpus
         self._environ = environ
+        #: the driver's progress lines while the steps run (:meth:`start_progress`)
+        self.progress: Any = None
 
     # -- what the run makes
 
@@ -322,6 +354,55 @@ class Plan:
     def step_locks(self) -> list[str]:
         """The lock of the environment each step ran in (the report lists their versions)."""
         return [f"{self.results}/raw/{b}.lock.txt" for b in self.config["backends"]]
+
+    def suite_file(self) -> str:
+        """The run's suite record (rule suite): the report's header names the suite."""
+        return f"{self.results}/suite.json"
+
+    def suite_info(self, wildcards: Any) -> str:
+        """What the report says of the suite, as JSON: its name and measurements and, for
+        quick, what the full suite of this run (config/config.yaml under the same config
+        files and --config) would add, with the command (:func:`gpubench.suites.
+        difference`), counted at the benchmark steps' cores."""
+        from gpubench import suites
+
+        name = str(self.config.get("suite") or "full")
+        cores = int(self.step_threads(wildcards) or os.cpu_count() or 1)
+        full = suites.suite_config("full", self.overwrite_config)
+        if name == "full":
+            diff = suites.difference(full, full, cores, "full")
+        else:  # as the steps will plan it (step_settings), against the full suite's plan
+            mine = {**self.config, **self.step_settings()}
+            diff = suites.difference(mine, check_config(full), cores, name)
+        return json.dumps(diff.as_dict(), sort_keys=True)
+
+    # -- progress while the steps run (gpubench.progress)
+
+    def start_progress(self, steps: Iterable[str], out: Any = None) -> Any:
+        """Start the driver's progress lines over the benchmark ``steps`` that run now,
+        each planned at the steps' cores (a step's own count replaces it once it
+        starts); None when no step runs."""
+        from gpubench.progress import run_progress
+        from gpubench.runner import plan
+
+        cores = int(self.step_threads(None) or os.cpu_count() or 1)
+        settings = self.step_settings()
+        planned = {b: len(plan(b, settings, cores)) for b in steps}
+        # GPU steps on a host without a GPU write unavailable rows at once (as the
+        # environments' gpu_envs: auto assumes): no time of their own in the estimate
+        no_gpu = self.env["gpu_envs"] != "always" and not self.gpus_here[0]
+        instant = frozenset(b for b in planned if no_gpu and self.step_gpus(
+            SimpleNamespace(backend=b)))
+        if planned:
+            self.progress = run_progress(planned, self.results, out=out,
+                                         instant=instant).start()
+        return self.progress
+
+    def stop_progress(self) -> None:
+        """The last progress line, once the run has ended."""
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
 
     # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
 
@@ -478,12 +559,32 @@ class Plan:
             return "--compile-cache off"
         return shlex.join(["--compile-cache", where or f"{self.results}/cache/compile"])
 
-    def step_config(self, wildcards: Any) -> str:
-        """The part of the config a benchmark step reads, as JSON (a change re-runs it)."""
+    def gpu_steps_measure(self) -> bool:
+        """Whether a GPU step of this run can measure: one is configured and, in mode
+        venv, its environment is built here (``gpu_envs: always``, or ``auto`` where
+        NVML sees a GPU); in modes system and conda the driver cannot tell: yes."""
+        if not any(split_backend_id(b)[1] == "gpu" for b in self.config["backends"]):
+            return False
+        if self.env_mode != "venv":
+            return True
+        policy = self.env["gpu_envs"]
+        return policy == "always" or (policy == "auto" and bool(self.gpus_here[0]))
+
+    def step_settings(self) -> dict[str, Any]:
+        """The part of the config a benchmark step reads. With ``baseline: with_gpu``
+        (the quick suite) and no GPU step that can measure, the kernels lose their
+        ``baseline_sizes``: NumPy's rows there exist to be compared with GPU rows."""
         keys = ("threads", "gpu_modes", "gpu_cold_max_bytes", "harness", "gpu_harness",
                 "kernels", "energy")
-        return json.dumps({k: self.config[k] for k in keys if k in self.config},
-                          sort_keys=True)
+        out = {k: self.config[k] for k in keys if k in self.config}
+        if self.config.get("baseline") == "with_gpu" and not self.gpu_steps_measure():
+            out["kernels"] = {name: {k: v for k, v in kcfg.items() if k != "baseline_sizes"}
+                              for name, kcfg in out["kernels"].items()}
+        return out
+
+    def step_config(self, wildcards: Any) -> str:
+        """:meth:`step_settings` as JSON (a change re-runs the step)."""
+        return json.dumps(self.step_settings(), sort_keys=True)
 
     # -- environments (README "Environments")
 

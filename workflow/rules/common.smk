@@ -44,6 +44,8 @@ try:
         conda_sdm=DeploymentMethod.CONDA in _sdm,
         cores=lambda: workflow.cores,
         retries=_retries,
+        overwrite_config=workflow.config_settings.overwrite_config,
+        configfiles=workflow.overwrite_configfiles or (),
     )
 except gw.SetupError as exc:
     raise WorkflowError(str(exc)) from None
@@ -65,11 +67,32 @@ DRIVER_PYTHON = PLAN.python
 SCRIPTS = Path(workflow.basedir) / "scripts"
 
 
+def steps_to_run():
+    """The benchmark steps this run executes (the DAG's jobs that need to run)."""
+    return sorted(
+        {
+            job.wildcards.backend
+            for job in workflow.dag.needrun_jobs()
+            if job.rule.name == "run_backend"
+        }
+    )
+
+
 onstart:
     try:
         gw.claim_results_dir(RESULTS)
     except gw.SetupError as exc:
         raise WorkflowError(str(exc)) from None
+    # progress lines: measurements done of planned, time left (gpubench.progress)
+    PLAN.start_progress(steps_to_run())
+
+
+onsuccess:
+    PLAN.stop_progress()
+
+
+onerror:
+    PLAN.stop_progress()
 
 
 wildcard_constraints:
@@ -84,6 +107,8 @@ final_outputs = PLAN.final_outputs
 raw_timings = PLAN.raw_timings
 raw_samples = PLAN.raw_samples
 step_locks = PLAN.step_locks
+suite_file = PLAN.suite_file
+suite_info = PLAN.suite_info
 # benchmark steps and the probe
 step_python = PLAN.step_python
 step_threads = PLAN.step_threads

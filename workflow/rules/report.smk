@@ -1,3 +1,21 @@
+localrules:
+    suite,
+
+
+# The run's suite and what the full suite would add (the report's header says both).
+rule suite:
+    output:
+        suite_file(),
+    log:
+        f"{LOGS}/suite.log",
+    conda:
+        driver_conda_env
+    params:
+        info=suite_info,
+    shell:
+        "printf '%s\\n' {params.info:q} > {output} 2> {log}"
+
+
 rule report:
     input:
         unpack(report_mpi_inputs),
@@ -5,6 +23,7 @@ rule report:
         samples=f"{RESULTS}/samples.csv",
         env=f"{RESULTS}/env/host.json",
         locks=step_locks(),
+        suite=suite_file(),
     output:
         html=report(
             f"{RESULTS}/report/index.html",
@@ -35,6 +54,7 @@ rule report:
     shell:
         "{params.python} {params.script} --timings {input.timings}"
         " --samples {input.samples} --env {input.env} --locks {input.locks}"
+        " --suite {input.suite}"
         " {params.mpi} --jobs {threads}"
         " --html {output.html} --md {output.md} --figures {params.figures:q}"
         " > {log} 2>&1"

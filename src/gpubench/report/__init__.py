@@ -142,6 +142,15 @@ class Inputs:
     #: the first screen: the machine's line and the overview figure
     machine: headline.Machine | None = None
     overview: headline.Overview | None = None
+    #: the run's suite record (``suite.json``: gpubench.suites); empty where none
+    suite: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def suite_line(self) -> tuple[str, str]:
+        """(the header's sentence on the suite, the full suite's command)."""
+        from gpubench import suites
+
+        return suites.describe(self.suite)
 
     @property
     def code_tables(self) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
@@ -175,6 +184,7 @@ class Inputs:
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
                                         code.sizes, matrix.energy_uncertainty(self.env.data))
         self.machine = headline.machine(self.env, df)
+        self.machine.suite = str(self.suite.get("suite") or "")
         self.overview = headline.overview(
             df, self.crossings,
             sections.ceilings_of(self.env.data).get("h2d_pageable_gbps"), self.choice[0])
@@ -229,7 +239,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     return str(render.render_html(
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
-        machine=inputs.machine or headline.machine(env, df),
+        machine=inputs.machine or headline.machine(env, df), suite=inputs.suite_line,
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes, alerts=caller_clock_notes(df),
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
@@ -252,7 +262,7 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
     df, env = inputs.df, inputs.env
     return render.render_md(
         "summary.md.j2", timings_name=inputs.timings_name,
-        machine=inputs.machine or headline.machine(env, df),
+        machine=inputs.machine or headline.machine(env, df), suite=inputs.suite_line,
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
@@ -269,10 +279,13 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
                 samples_csv: str | Path | None = None, locks: Sequence[str | Path] = (),
                 mpi_csv: str | Path | None = None,
                 mpi_samples_csv: str | Path | None = None,
-                prepared: Callable[[pd.DataFrame], None] | None = None) -> Inputs:
+                prepared: Callable[[pd.DataFrame], None] | None = None,
+                suite_json: str | Path | None = None) -> Inputs:
     """Read every input once; only an unusable timings CSV raises (SchemaError).
     ``prepared`` is called with the prepared rows before the analysis (build_report
-    starts drawing figures then)."""
+    starts drawing figures then); ``suite_json`` is the run's suite record."""
+    from gpubench import suites
+
     frame, notes = read_timings_lenient(timings_csv)
     env = load_env(env_json)
     df = sections.canonical_order(prepare(_sort_input(judged(frame, env))))
@@ -280,7 +293,8 @@ def load_inputs(timings_csv: str | Path, env_json: str | Path,
     if prepared is not None:
         prepared(df)
     return Inputs(df, env, Path(timings_csv).name, stats.load_samples(samples_csv, df),
-                  mpi.load_mpi(mpi_csv, mpi_samples_csv), notes).analyse()
+                  mpi.load_mpi(mpi_csv, mpi_samples_csv), notes,
+                  suite=suites.read_record(suite_json)).analyse()
 
 
 def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | Path,
@@ -288,14 +302,16 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                  locks: Sequence[str | Path] = (), mpi_csv: str | Path | None = None,
                  mpi_samples_csv: str | Path | None = None,
                  workers: int | None = None,
-                 figures_dir: str | Path | None = None) -> Inputs:
+                 figures_dir: str | Path | None = None,
+                 suite_json: str | Path | None = None) -> Inputs:
     """Write the HTML report and summary.md and return what they were built from; an
     unusable timings CSV raises SchemaError (and nothing is written).
 
     ``locks`` are the steps' environment locks (``raw/<backend>.lock.txt``); ``workers``
-    caps the processes that draw figures (default: the usable cores, at most 8). The
-    page's figures are interactive; their PNGs go to ``figures_dir`` (default:
-    ``<md stem>_figures`` beside summary.md), linked from summary.md."""
+    caps the processes that draw figures (default: the usable cores, at most 8);
+    ``suite_json`` is the run's suite record, which the header names. The page's
+    figures are interactive; their PNGs go to ``figures_dir`` (default: ``<md
+    stem>_figures`` beside summary.md), linked from summary.md."""
     md_dir = Path(out_md).parent
     folder = Path(figures_dir or md_dir / f"{Path(out_md).stem}_figures")
     with figures.Drawer(workers) as drawer:
@@ -309,7 +325,7 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
                           if case.figure is not None], folder)
 
         inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv,
-                             mpi_samples_csv, draw_kernels_ahead)
+                             mpi_samples_csv, draw_kernels_ahead, suite_json)
         figs = figures.FigureQueue()
         html = render_html(inputs, figs)
         # the rest, while the page's interactive figures are built
@@ -349,13 +365,15 @@ def make_parser() -> argparse.ArgumentParser:
                         help="processes that draw figures (default: usable cores, max 8)")
     parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
                         "Markdown (default: <md stem>_figures beside it)")
+    parser.add_argument("--suite", help="the run's suite record (results/suite.json): the "
+                        "header says which suite it is and what the full one adds")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``gpubench report --timings T --env E --html H --md M [--samples S]
     [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
-    [--figures DIR]``."""
+    [--figures DIR] [--suite suite.json]``."""
     parser = make_parser()
     args = parser.parse_args(argv)
     from gpubench import safety
@@ -364,7 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     outputs = {"--html": args.html, "--md": args.md, "--figures": figures_dir / "fig.png"}
     clash = safety.outputs_among_inputs(
         {"--html": args.html, "--md": args.md},
-        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, *args.locks]
+        [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, args.suite,
+         *args.locks]
     ) or safety.unwritable_output(outputs)
     foreign = safety.foreign_figures(figures_dir, args.md)
     if clash is None and foreign:
@@ -377,7 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     try:
         built = build_report(args.timings, args.env, args.html, args.md, args.samples,
-                             args.locks, args.mpi, args.mpi_samples, args.jobs, args.figures)
+                             args.locks, args.mpi, args.mpi_samples, args.jobs, args.figures,
+                             args.suite)
         safety.write_figures_manifest(figures_dir)
     except (results.SchemaError, WriteError) as exc:
         parser.exit(2, f"gpubench report: {exc}\n")

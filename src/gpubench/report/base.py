@@ -39,6 +39,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em auto
 max-width:1320px;padding:0 1em;color:#222;line-height:1.4}
 header.machine h1{font-size:1.45em;margin:.1em 0 .2em}
 .machine-line{margin:0 0 .3em;font-size:.92em}.machine-line strong{color:#555;font-weight:600}
+.suite-line{margin:0 0 .3em;font-size:.85em;color:#444}
 details.method>summary,details>summary{cursor:pointer;color:#1a4f8b}
 .answer{display:grid;grid-template-columns:minmax(0,43fr) minmax(0,57fr);gap:1.2em;
 align-items:start}.answer h2{margin-top:.4em}

@@ -25,14 +25,14 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
-from gpubench import results
+from gpubench import results, suites
 from gpubench.files import WriteError
 from gpubench.inputs import number_in
 from gpubench.report import figures, render, stats
@@ -69,6 +69,12 @@ class ResultSet:
     samples: stats.Samples
     env: Environment
     notes: list[str]
+    #: the run's suite record (``suite.json`` beside the timings; gpubench.suites)
+    suite: dict = field(default_factory=dict)
+
+    @property
+    def suite_name(self) -> str:
+        return str(self.suite.get("suite") or "not recorded")
 
 
 def _first(*paths: Path) -> Path | None:
@@ -93,7 +99,8 @@ def resolve(spec: str | Path, label: str | None = None) -> ResultSet:
     df = prepare(judged(frame, env).sort_values([*results.KEY_NAMES, "mode"],
                                                 kind="mergesort").reset_index(drop=True))
     name = label or _default_label(env, folder)
-    return ResultSet(name, timings, df, stats.load_samples(samples, df), env, notes)
+    return ResultSet(name, timings, df, stats.load_samples(samples, df), env, notes,
+                     suites.read_record(folder / "suite.json"))
 
 
 def _default_label(env: Environment, folder: Path) -> str:
@@ -147,6 +154,47 @@ def only_in(one: ResultSet, other: ResultSet) -> pd.DataFrame:
     a, b = _keyed(one.df), _keyed(other.df)
     m = a.merge(b[MATCH].drop_duplicates(), on=MATCH, how="left", indicator=True)
     return m[m["_merge"] == "left_only"].drop(columns="_merge")
+
+
+def suites_differ(base: ResultSet, new: ResultSet) -> bool:
+    """The two sets come from different suites, one of them quick (a quick run lacks
+    rows of a full one by design: the comparison must say which)."""
+    names = {base.suite_name, new.suite_name}
+    return len(names) > 1 and "quick" in names
+
+
+def only_table(rest: pd.DataFrame, detailed: bool) -> pd.DataFrame:
+    """Rows of one set without a counterpart: per backend, kernel and status; with
+    ``detailed`` (the sets' suites differ) per variant, dtype, mode and thread count
+    too, with the sizes, so that every missing row can be named."""
+    if not detailed:
+        g = rest.groupby(["backend", "kernel", "status"], sort=True).size()
+        return text_table(["backend", "kernel", "status", "rows"],
+                          [[b, k, st, str(int(n))] for (b, k, st), n in g.items()],
+                          frozenset({"rows"}))
+    keys = ["backend", "kernel", "variant", "dtype", "mode", "match_threads"]
+    rows = []
+    for key, g in rest.groupby(keys, sort=True):
+        b, k, v, d, m, t = key
+        rows.append([b, k, v, d, m, fmt_threads(t),
+                     ", ".join(fmt_int(x) for x in sorted(set(g["size_key"]))),
+                     ", ".join(sorted(set(g["implementation"].astype(str)))),
+                     str(len(g))])
+    return text_table(["backend", "kernel", "variant", "dtype", "mode", "threads", "sizes",
+                       "implementations", "rows"], rows, frozenset({"rows"}))
+
+
+def suite_banner(base: ResultSet, new: ResultSet, n_shared: int,
+                 only: list[tuple[str, int, pd.DataFrame | None]]) -> str:
+    """What a row-by-row comparison of a quick run with a full one leaves out."""
+    counts = {name: n for name, n, _ in only}
+    return (f"{base.label} is the {base.suite_name} suite and {new.label} the "
+            f"{new.suite_name} suite: only the {n_shared:,} measurements both took are "
+            f"compared row by row; {counts.get('new', 0):,} rows of {new.label} and "
+            f"{counts.get('base', 0):,} of {base.label} have no counterpart in the other, "
+            "each named under 'Only in' below (backend, kernel, variant, dtype, mode, "
+            "threads, sizes). Run both as the same suite (gpubench run --suite full) "
+            "to compare every row")
 
 
 def _fmt_ratio(x: float) -> str:
@@ -470,9 +518,9 @@ def env_diff(base: ResultSet, new: ResultSet) -> pd.DataFrame:
         return "none"
 
     rows = []
-    for field in ("host", "cpu_model", "cpu_cores", "os", "python_version", "git_commit",
-                  "timestamp"):
-        rows.append([field, str(base.env.get(field)), str(new.env.get(field))])
+    for what in ("host", "cpu_model", "cpu_cores", "os", "python_version", "git_commit",
+                 "timestamp"):
+        rows.append([what, str(base.env.get(what)), str(new.env.get(what))])
     rows.append(["GPUs", gpu(base.env), gpu(new.env)])
     for key in ("d2d_copy_gbps", "sgemm_gflops", "dgemm_gflops", "cpu_copy_gbps"):
         vals = []
@@ -540,6 +588,7 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
         class_fig = Figure(alt, class_figure, (frame, base.label, new.label), "compare")
     inputs = text_table(["", "base", "new"], [
         ["label", base.label, new.label],
+        ["suite", base.suite_name, new.suite_name],
         ["timings", f"{base.timings} ({len(base.df)} rows)", f"{new.timings} ({len(new.df)} rows)"],
         ["samples", base.samples.note, new.samples.note],
     ])
@@ -559,15 +608,12 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
               if (t := group_table(cmp, by)) is not None]
     nc = cmp[cmp["label"] == "NOT COMPARABLE"]
     only = []
+    differ = suites_differ(base, new)
     for one, other, name in ((base, new, "base"), (new, base, "new")):
         rest = only_in(one, other)
-        table = None
-        if not rest.empty:
-            g = rest.groupby(["backend", "kernel", "status"], sort=True).size()
-            table = text_table(["backend", "kernel", "status", "rows"],
-                               [[b, k, s, str(int(n))] for (b, k, s), n in g.items()],
-                               frozenset({"rows"}))
-        only.append((name, len(rest), table))
+        only.append((name, len(rest), None if rest.empty else only_table(rest, differ)))
+    if differ:
+        banners.insert(0, suite_banner(base, new, len(shared), only))
     unchanged = int(cmp["label"].isin([stats.SAME, stats.UNRESOLVED]).sum())
     return Comparison(base, new, alpha, min_effect, len(cmp), len(shared), inputs, banners,
                       own_numpy_labels(matrix_side_by_side(base, new)), counts_table(cmp),

@@ -61,6 +61,8 @@ class Machine:
     host: str
     #: the GPU models and counts alone, for the title
     gpu_name: str = ""
+    #: the suite the rows were measured in (gpubench.suites), '' where not recorded
+    suite: str = ""
 
     @property
     def title(self) -> str:
@@ -71,7 +73,8 @@ class Machine:
 
     def parts(self) -> list[tuple[str, str]]:
         return [("GPU", self.gpu), ("CPU", self.cpu), ("frameworks", self.versions),
-                ("measured", self.measured), ("commit", self.commits), ("host", self.host)]
+                ("measured", self.measured), ("commit", self.commits), ("host", self.host),
+                *([("suite", self.suite)] if self.suite else [])]
 
 
 def _versions(text: str) -> dict[str, str]:
