@@ -119,6 +119,32 @@ def test_cpu_rows_are_checked_against_the_probe(tmp_path: Path) -> None:
     assert ceilings.cpu_cache_bytes(tmp_path / "none") is None
 
 
+def test_cpu_rows_within_the_caches_are_bounded_by_what_their_cores_move(tmp_path: Path
+                                                                          ) -> None:
+    """Within the caches no copy rate bounds a row; what its cores can move at all does:
+    256 bytes a cycle per thread at twice the clock the probe read (3 GHz: 1,536 GB/s a
+    thread). The clock: cpufreq's highest where the kernel has it, else /proc/cpuinfo's."""
+    gates = {**plausibility.gate_ceilings(ENV), "cpu_clock_hz": 3e9}
+    small = {**row("numpy", "cpu", "ufunc", "vector_add", 1 << 16, "float32", 1e-5)[0],
+             "threads": 1}
+    assert plausibility.reason(small, gates) == ""  # 78.6 GB/s
+    fast = {**small, "median_s": small["median_s"] / 100, "gbps": small["gbps"] * 100}
+    assert "more than 1 core(s) can move at all" in plausibility.reason(fast, gates)
+    assert "1,536 GB/s" in plausibility.reason(fast, gates)
+    assert plausibility.reason({**fast, "threads": 8}, gates) == ""  # 12,288 GB/s for 8
+    edge = {**small, "gbps": 1536.0}
+    assert plausibility.reason(edge, gates) == ""
+    assert plausibility.reason({**edge, "gbps": 1536.5}, gates) != ""
+    assert any("no CPU clock" in n for n in plausibility.gate_notes(ENV["ceilings"]))
+    freq = tmp_path / "cpu" / "cpu1" / "cpufreq"
+    freq.mkdir(parents=True)
+    (freq / "cpuinfo_max_freq").write_text("3500000\n")  # kHz
+    (tmp_path / "cpuinfo").write_text("cpu MHz\t\t: 2596.146\ncpu MHz\t: 2400.0\n")
+    assert ceilings.cpu_clock_hz(tmp_path / "cpu", tmp_path / "cpuinfo") == 3.5e9
+    assert ceilings.cpu_clock_hz(tmp_path / "none", tmp_path / "cpuinfo") == 2596.146e6
+    assert ceilings.cpu_clock_hz(tmp_path / "none", tmp_path / "missing") is None
+
+
 # -- 2. columns checked against each other and their sets --------------------------------
 
 

@@ -83,10 +83,34 @@ def cpu_cache_bytes(root: Path = SYSFS_CPU) -> int | None:
     return sum(caches.values()) or None
 
 
+def cpu_clock_hz(root: Path = SYSFS_CPU, cpuinfo: Path = Path("/proc/cpuinfo")
+                 ) -> float | None:
+    """The fastest clock any CPU of the host reports: its highest frequency where the
+    kernel's cpufreq gives one, else the fastest "cpu MHz" of /proc/cpuinfo (a virtual
+    machine's usual answer, its nominal clock); None where neither says."""
+    clocks = []
+    for path in root.glob("cpu[0-9]*/cpufreq/cpuinfo_max_freq"):
+        try:
+            clocks.append(float(path.read_text().strip()) * 1e3)  # kHz
+        except (OSError, ValueError):
+            continue
+    if not clocks:
+        try:
+            for line in cpuinfo.read_text(errors="replace").splitlines():
+                name, _, value = line.partition(":")
+                if name.strip() == "cpu MHz":
+                    clocks.append(float(value) * 1e6)
+        except (OSError, ValueError):
+            pass
+    fastest = max(clocks, default=0.0)
+    return fastest if fastest > 0 else None
+
+
 def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, float]:
     """Host copy bandwidth (one thread: NumPy's copy) and NumPy (BLAS) GEMM rates, all
-    cores; and the size of the host's caches (:func:`cpu_cache_bytes`), which tells the
-    rows the copy bounds from those it does not."""
+    cores; the size of the host's caches (:func:`cpu_cache_bytes`), which tells the
+    rows the copy bounds from those it does not; and the CPU's clock
+    (:func:`cpu_clock_hz`), which bounds the rows within the caches."""
     src = np.random.default_rng(0).random(copy_bytes // 8)
     dst = np.empty_like(src)
     t = median_time(_host, lambda: np.copyto(dst, src), 10)
@@ -94,6 +118,9 @@ def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, flo
     cache = cpu_cache_bytes()
     if cache:
         out["cpu_cache_bytes"] = float(cache)
+    clock = cpu_clock_hz()
+    if clock:
+        out["cpu_clock_hz"] = clock
     for dtype, key in (("float32", "cpu_sgemm_gflops"), ("float64", "cpu_dgemm_gflops")):
         a = np.random.default_rng(1).random((gemm_n, gemm_n)).astype(dtype)
         b = np.random.default_rng(2).random((gemm_n, gemm_n)).astype(dtype)

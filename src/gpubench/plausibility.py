@@ -49,9 +49,13 @@ clock).
   counts up to 1.5x a copy's bytes, and on a shared host the copy the probe timed and
   the row can each run beside other work (on this project's 2-core machine a 256 MiB
   dot product read 0.6-1.5x the copy timed just before it, and a smoke run's reduction
-  over 128 MiB read above it). Within the caches, rows are not checked against a
-  bandwidth: the probe measures none there (a copy timed from Python reads lower than
-  a compiled loop goes).
+  over 128 MiB read above it). Within the caches the probe measures no bandwidth (a
+  copy timed from Python reads lower than a compiled loop goes); a row there is
+  refused above what its threads' cores can move at all: :data:`CPU_BYTES_PER_CYCLE`
+  per cycle each (two 64-byte loads and one 64-byte store a cycle is the most any
+  x86 or Arm core's L1 serves; 256 leaves room), at :data:`CPU_CLOCK_MARGIN` times the
+  fastest clock the probe read (``cpu_clock_hz``; a virtual machine reports its nominal
+  clock, which turbo exceeds).
 * **A CPU call faster than timing nothing.** The probe times an empty call through the
   harness (``timer_overhead_s.per_sample_s``): the floor under every CPU sample. A CPU
   row whose median is under :data:`CALL_FLOOR_SHARE` of it did not come from a call
@@ -107,6 +111,10 @@ SYNC_BELOW_MIN_S = 2e-6
 #: a memory-bound CPU row past the caches is refused above this many times its threads'
 #: share of the probe's one-thread copy (module docstring: why so wide)
 CPU_MEMORY_MARGIN = 10.0
+#: bytes one CPU core can count per cycle at most (loads and stores from its L1), and how
+#: far above the probe's clock a core may turbo: the in-cache CPU gate's bound
+CPU_BYTES_PER_CYCLE = 256
+CPU_CLOCK_MARGIN = 2.0
 #: a CPU row under this share of the probe's empty-call time is refused
 CALL_FLOOR_SHARE = 0.5
 #: a pipelined caller time below this share of the device time is refused (with
@@ -247,6 +255,13 @@ def _cpu_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     copy, cache = _num(ceilings.get("cpu_copy_gbps")), _num(ceilings.get("cpu_cache_bytes"))
     nbytes, gbps = _num(row.get("bytes")), _num(row.get("gbps"))
     threads = _num(row.get("threads"))
+    clock = _num(ceilings.get("cpu_clock_hz"))
+    cores_gbps = threads * CPU_BYTES_PER_CYCLE * CPU_CLOCK_MARGIN * clock / 1e9
+    if kernel_bound(row.get("kernel")) == "memory" and cores_gbps > 0 \
+            and gbps > cores_gbps:
+        return (f"{gbps:,.1f} GB/s is more than {threads:.0f} core(s) can move at all: "
+                f"{CPU_BYTES_PER_CYCLE} bytes a cycle each at {CPU_CLOCK_MARGIN:g}x the "
+                f"{clock / 1e9:,.2f} GHz clock the probe read ({cores_gbps:,.0f} GB/s)")
     if not (kernel_bound(row.get("kernel")) == "memory" and copy > 0 and cache > 0
             and threads >= 1 and nbytes > L2_MULTIPLE * cache):
         return ""
@@ -306,6 +321,10 @@ def gate_notes(ceilings: Mapping[str, Any]) -> list[str]:
             ceilings.get("cpu_cache_bytes")) > 0:
         notes.append("the probe record has no size of the CPU's caches (an older probe): "
                      "CPU rows were not checked against the CPU copy ceiling")
+    if _num(ceilings.get("cpu_copy_gbps")) > 0 and not _num(
+            ceilings.get("cpu_clock_hz")) > 0:
+        notes.append("the probe record has no CPU clock (an older probe): CPU rows within "
+                     "the caches were not checked against what their cores can move")
     if not link_table(ceilings):
         notes.append("the probe record has no pinned rates per direction and size (an "
                      "older probe): host-to-device transfers are read against the one "
