@@ -376,15 +376,17 @@ def test_halo_error_checks_each_slab_against_the_periodic_reference():
 
 
 @pytest.mark.parametrize(("warmup", "warmup_s", "job_s", "least"),
-                         [(3, 0.0, None, 3), (0, 0.0, None, 0), (1, 0.05, None, 5),
-                          (1, 0.0, 0.05, 5), (2, 0.05, 0.0, 2)])
+                         [(3, 0.0, None, 3), (0, 0.0, None, 0), (1, 0.05, None, 2),
+                          (1, 0.0, 0.05, 2), (2, 0.05, 0.0, 2)])
 def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s, job_s,
                                                                least):
     """Warm-up is ``warmup`` calls, then more until ``warmup_s`` has passed (a GPU idle
     during a host-side check needs time, not a call count, to reach its clocks).
 
     The elapsed time is read from the job's own clock (``mpi.Wtime``, recorded here), so
-    a loaded machine that preempts the test between two readings cannot fail it."""
+    a loaded machine that preempts the test between two readings cannot fail it; nor
+    can a 10 ms sleep that lasts longer: past the counted call, one more is all the
+    time rule guarantees (five were expected once, and a loaded machine ran fewer)."""
     import time
 
     from mpi4py import MPI

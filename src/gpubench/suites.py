@@ -90,9 +90,9 @@ def _plans(config: Mapping[str, Any], cores: int) -> dict[str, list[Any]]:
 
 
 def _mpi_steps(config: Mapping[str, Any]) -> int:
-    from gpubench.workflow import Plan
+    from gpubench.mpi import planned_steps
 
-    return len(Plan(config).mpi_steps())
+    return len(planned_steps(config))
 
 
 def _why_not(it: Any, backend: str, quick: Mapping[str, Any],

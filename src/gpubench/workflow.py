@@ -36,10 +36,8 @@ from gpubench import environments as envs
 from gpubench import runlock, safety
 from gpubench.backends import split_backend_id
 from gpubench.config import ConfigError, validate_config
-from gpubench.mpi import JOBS as MPI_JOBS
-from gpubench.mpi import catalog_of_jobs
-from gpubench.mpi import job_runs_on as mpi_job_runs_on
 from gpubench.mpi import launch as mpi_launch
+from gpubench.mpi import planned_steps as mpi_planned_steps
 
 #: how the scheduling Snakemake tells the jobs it starts how many attempts a step has
 #: (set here, not by the user: no envvars directive)
@@ -406,33 +404,9 @@ class Plan:
 
     # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
 
-    def mpi_enabled(self) -> bool:
-        return str(self.mpi.get("enabled", "auto")).lower() != "false" and bool(
-            self.mpi.get("backends"))
-
     def mpi_steps(self) -> list[tuple[str, str, int]]:
-        """(job, backend, ranks) of every MPI step: enabled jobs x backends x ranks.
-
-        Only backends also in the top-level ``backends`` list: restricting a run to some
-        frameworks restricts its MPI steps too (and the environments they need).
-        """
-        if not self.mpi_enabled():
-            return []
-        steps = []
-        jobs = self.mpi.get("jobs") or {}
-        for job in MPI_JOBS:
-            if job not in jobs or not (jobs[job] or {}).get("enabled", True):
-                continue
-            for backend in self.mpi["backends"]:
-                if backend not in self.config["backends"]:
-                    continue
-                if not mpi_job_runs_on(job, backend):
-                    continue
-                for ranks in self.mpi.get("ranks", [1, 2]):
-                    if ranks < catalog_of_jobs()[job].min_ranks:
-                        continue
-                    steps.append((job, backend, ranks))
-        return steps
+        """(job, backend, ranks) of every MPI step (:func:`gpubench.mpi.planned_steps`)."""
+        return mpi_planned_steps(self.config)
 
     def mpi_rows(self) -> list[str]:
         return [f"{self.results}/mpi/raw/{j}.{b}.n{n}.csv" for j, b, n in self.mpi_steps()]

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from gpubench.config import validate_config
-from gpubench.mpi import JOBS, catalog_of_jobs, job_runs_on
+from gpubench.mpi import planned_steps
 from gpubench.mpi.step import collect_main, run_step
 
 
@@ -41,23 +41,16 @@ def main() -> int:
     out = Path(args.out)
     step_cfg = json.loads(json.dumps({"mpi": mpi, "harness": {
         "seed": config["harness"].get("seed", 0)}}))
-    for job in JOBS:
-        jcfg = (mpi.get("jobs") or {}).get(job)
-        if jcfg is None or not jcfg.get("enabled", True) or (args.jobs and job not in args.jobs):
+    # every MPI step of the config (the sweep runs them all, whatever the single-device
+    # backends are), then the command line's choice of backends and jobs
+    for job, backend, ranks in planned_steps({**config, "backends": mpi.get("backends", [])}):
+        if (args.backends and backend not in args.backends) or \
+                (args.jobs and job not in args.jobs):
             continue
-        for backend in mpi.get("backends", []):
-            if args.backends and backend not in args.backends:
-                continue
-            if not job_runs_on(job, backend):
-                continue
-            for ranks in mpi.get("ranks", [1, 2]):
-                if ranks < catalog_of_jobs()[job].min_ranks:
-                    continue
-                csv = out / "mpi" / "raw" / f"{job}.{backend}.n{ranks}.csv"
-                if csv.exists() and not args.force:
-                    continue
-                run_step(job, backend, ranks, step_cfg, str(csv),
-                         str(csv.with_suffix(".samples.csv")))
+        csv = out / "mpi" / "raw" / f"{job}.{backend}.n{ranks}.csv"
+        if csv.exists() and not args.force:
+            continue
+        run_step(job, backend, ranks, step_cfg, str(csv), str(csv.with_suffix(".samples.csv")))
     rows = sorted(str(f) for f in (out / "mpi" / "raw").glob("*.csv")
                   if not f.name.endswith(".samples.csv"))
     samples = [r[:-4] + ".samples.csv" for r in rows]

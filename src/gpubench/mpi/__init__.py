@@ -10,6 +10,7 @@ the same adapter the single-device rows use.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +38,28 @@ def mpi_backends() -> tuple[str, ...]:
 
     load_plugins()
     return tuple(b for b in BACKENDS if any(job_runs_on(j, b) for j in catalog_of_jobs()))
+
+
+def planned_steps(config: Mapping[str, Any]) -> list[tuple[str, str, int]]:
+    """(job, backend, ranks) of every MPI step of a run's config: enabled jobs x
+    ``mpi.backends`` x ``mpi.ranks``, each job only on backends it runs on and from its
+    fewest ranks. Only backends also in the top-level ``backends`` list: restricting a
+    run to some frameworks restricts its MPI steps too (and the environments they need).
+    ``mpi.enabled: false`` or no MPI backends: none."""
+    mpi = config.get("mpi") or {}
+    if str(mpi.get("enabled", "auto")).lower() == "false" or not mpi.get("backends"):
+        return []
+    jobs = mpi.get("jobs") or {}
+    steps = []
+    for job, facts in catalog_of_jobs().items():
+        if job not in jobs or not (jobs[job] or {}).get("enabled", True):
+            continue
+        for backend in mpi["backends"]:
+            if backend not in config.get("backends", ()) or not job_runs_on(job, backend):
+                continue
+            steps += [(job, backend, int(r)) for r in mpi.get("ranks", [1, 2])
+                      if int(r) >= facts.min_ranks]
+    return steps
 
 
 def job_runs_on(job: str, backend_id: str) -> bool:
