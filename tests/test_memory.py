@@ -522,7 +522,7 @@ def test_a_cpu_row_through_the_harness_leaves_the_columns_empty() -> None:
 
 
 def test_the_schema_refuses_a_negative_peak() -> None:
-    r = {**results.empty_row(), **_key(), "status": "ok", "median_s": 1.0,
+    r = {**results.empty_row(), **_key(), "status": "ok", "median_s": 1.0, "mode": "hot",
          "memory_peak_bytes": -1.0}
     with pytest.raises(results.SchemaError, match="memory_peak_bytes"):
         results.validate(results.rows_frame([r]))
