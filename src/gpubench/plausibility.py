@@ -84,8 +84,9 @@ also asked for the quartiles not to overlap: CuPy's float64 ``vector_add`` at 1,
 rosenbrock float32 at 65,536: sync 7.69 ms against 8.60 ms on the device clock) and 9 of
 1,051 in ``evidence/matrix/h200`` (pageable device-to-host copies, torch SVD at n=256,
 torch autograd rosenbrock): calls that block the host or launch thousands of small
-kernels, whose event interval spans host time as well, measured at another moment than the sync samples. Each comparison is strict (``>``,
-``<``): a row exactly at a threshold passes.
+kernels, whose event interval spans host time as well, measured at another moment than
+the sync samples. Each comparison is strict (``>``, ``<``): a row exactly at a
+threshold passes.
 """
 
 from __future__ import annotations
