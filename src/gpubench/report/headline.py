@@ -226,6 +226,8 @@ def short_line(v: verdicts.ClassVerdict,
                 c = never[0]
                 text += (f"; with host transfers the CPU stays ahead at every size in "
                          f"{c.t_never} of {c.t_n} cases")
+    if v.precision:
+        text += f"; {v.precision}"
     return text + "."
 
 

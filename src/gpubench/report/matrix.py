@@ -662,6 +662,8 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
         text += f"; left out, measured by too few frameworks: {named}{more}"
     if v.cls == "elementwise" and w.median >= 1:
         text += crossover_text(v, cross)
+    if v.precision:
+        text += f"; {v.precision}"
     return text + "."
 
 

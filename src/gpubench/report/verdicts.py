@@ -50,7 +50,7 @@ import pandas as pd
 
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
-from gpubench.spec import report_classes
+from gpubench.spec import PRECISION_CLASSES, report_classes
 
 
 def classes() -> dict[str, tuple[str, ...]]:
@@ -210,6 +210,9 @@ class ClassVerdict:
     partial: list[Standing]
     left_out: list[tuple[Case, list[str]]] = field(default_factory=list)
     tallies: dict[str, Tally] = field(default_factory=dict)
+    #: matrix classes: what the rows' frameworks allowed their products to round to
+    #: (:func:`precision_note`); "" for the others
+    precision: str = ""
 
     @property
     def winner(self) -> Standing | None:
@@ -306,7 +309,29 @@ def class_verdict(table: pd.DataFrame, cls: str, band: str,
     if verdict.winner is not None:
         for other in [*ranked[1:], *partial]:
             verdict.tallies[other.backend] = tally(verdict.winner, other, df, samples)
+    if df is not None and cls in PRECISION_CLASSES:
+        verdict.precision = precision_note(df.loc[verdict.rows])
     return verdict
+
+
+#: how :func:`precision_note` names a reduced format
+PRECISION_NAMES = {"tf32": "TF32", "bf16": "bfloat16"}
+
+
+def precision_note(rows: pd.DataFrame) -> str:
+    """What the rows' frameworks allowed their matrix products to round to (the rows'
+    ``matmul_precision``): every row in full precision, the backends that allowed a
+    reduced format, or that the rows do not say."""
+    values = rows.get("matmul_precision", pd.Series("", index=rows.index))
+    values = values.fillna("").astype(str)
+    reduced = sorted({(str(b), PRECISION_NAMES.get(p, p)) for b, p in
+                      zip(rows["backend"], values, strict=True) if p not in ("", "full")})
+    if reduced:
+        return "reduced precision allowed: " + ", ".join(f"{b} ({p})" for b, p in reduced)
+    if (values == "").any():
+        return "precision not recorded (an older results file)" if (values == "").all() \
+            else f"precision not recorded in {int((values == '').sum())} of {len(values)} rows"
+    return "full precision (no TF32 or bfloat16) in every row"
 
 
 def tally(winner: Standing, other: Standing, df: pd.DataFrame | None,
