@@ -382,7 +382,7 @@ def test_one_crossover_per_framework_and_class_with_its_range() -> None:
     c = summary[("a-gpu", "elementwise")]
     assert c.n == 3 and c.median == 5_000 and c.lo == 1_000 and c.hi == 20_000
     assert c.t_never == 1 and c.t_median == 2e5
-    assert "≈ 5,000 elements (1,000–20,000 over 3 cases)" == c.text()
+    assert "≈ 5,000 elements (cases 1,000–20,000 over 3 cases)" == c.text()
     assert summary[("a-gpu", "reductions")].n == 1
 
 
@@ -895,3 +895,54 @@ def test_a_speedups_range_is_the_quartiles_crossed() -> None:
     st = verdict(df, "elementwise").winner
     assert (st.range_lo, st.range_hi) == (pytest.approx(0.99 / 0.101),
                                           pytest.approx(1.01 / 0.099))
+
+
+# -- one CPU reference, crossover ranges -----------------------------------------------------
+
+
+def test_a_crossovers_range_stays_between_the_measured_sizes_beside_it() -> None:
+    from gpubench.report.sections.crossover import crossover_range
+
+    sizes = np.array([1e3, 1e4, 1e5, 1e6])
+    gpu = np.array([4.0, 2.0, 1.0, 1.0])
+    cpu = np.array([1.0, 1.0, 2.0, 10.0])
+    point = crossover(sizes, gpu, cpu)[1]
+    assert 1e4 < point < 1e5
+    # quartiles so wide that, unclipped, the range would reach 1e3 and 1e6
+    lo, hi = crossover_range(sizes, (gpu / 4.5, gpu * 11), (cpu / 11, cpu * 4.5), point)
+    assert (lo, hi) == (1e4, 1e5)
+    # tight quartiles: a range inside the bracket, around the point
+    lo, hi = crossover_range(sizes, (gpu * 0.95, gpu * 1.05), (cpu * 0.95, cpu * 1.05), point)
+    assert 1e4 < lo < point < hi < 1e5
+    assert crossover_range(sizes, (gpu, gpu), (cpu, cpu), math.nan) == (math.nan, math.nan) \
+        or all(math.isnan(x) for x in crossover_range(sizes, (gpu, gpu), (cpu, cpu),
+                                                       math.nan))
+
+
+def test_the_cpu_reference_is_one_framework_at_one_thread_count() -> None:
+    """The fastest (backend, thread count) over every size, not the fastest row per
+    size: a row faster at one size does not take over there."""
+    from gpubench.report.sections.crossover import cpu_reference
+
+    rows = []
+    for size, a, b, one in ((1e3, 1.0, 2.0, 0.5), (1e4, 2.0, 3.0, 9.0), (1e5, 9.0, 5.0, 90.0)):
+        for backend, t, threads in (("a-cpu", a, 16), ("b-cpu", b, 16), ("a-cpu", one, 1)):
+            rows.append({"backend": backend, "size_key": size, "caller_s": t,
+                         "threads_key": threads, "status": "ok", "median_s": t})
+    df = pd.DataFrame(rows)
+    backend, threads, ref = cpu_reference(df)
+    # geometric means: a/16 (1*2*9)^(1/3) = 2.6, b/16 (2*3*5)^(1/3) = 3.1, a/1 7.7
+    assert (backend, threads) == ("a-cpu", 16)
+    assert ref["caller_s"].tolist() == [1.0, 2.0, 9.0]
+    fewer = df[~((df["backend"] == "a-cpu") & (df["size_key"] == 1e5))]
+    assert cpu_reference(fewer)[:2] == ("b-cpu", 16)  # a lacks a size: b has the most
+
+
+def test_the_class_crossover_carries_the_median_of_its_cases_ranges() -> None:
+    cs = [_crossing("g-gpu", "vector_add", x) for x in (1e3, 2e3, 4e3)]
+    for c, r in zip(cs, ((900, 1100), (1500, 3000), (3000, 5000)), strict=True):
+        c.device_range, c.reference = (float(r[0]), float(r[1])), "a-cpu, 16 threads"
+    s = verdicts.class_crossovers(cs)[("g-gpu", "elementwise")]
+    assert (s.r_lo, s.r_hi) == (1500.0, 3000.0)
+    assert s.text() == "≈ 2,000 elements (range 1,500–3,000; cases 1,000–4,000 over 3 cases)"
+    assert s.sentence().endswith("(against a-cpu, 16 threads)")

@@ -705,9 +705,10 @@ def crossover_text(v: verdicts.ClassVerdict,
         c = cs[0][1]
         if math.isfinite(c.median):
             return (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "
-                    f"(its fastest framework per size; crossover {c.sentence()})")
+                    f"(crossover {c.sentence()})")
         return f"; crossover {c.sentence()}"
-    return ("; the CPU (its fastest framework per size) stays ahead below: "
+    return ("; the CPU reference (one framework at one thread count per case, named) "
+            "stays ahead below: "
             + "; ".join(f"{b} {c.sentence()}" for b, c in cs))
 
 

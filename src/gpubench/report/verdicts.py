@@ -6,16 +6,17 @@ the decision logic can be tested on its own, edge cases and properties included
 (``tests/test_verdicts.py``). The rules, each of which a user can check by hand:
 
 * **Like for like.** A class (elementwise, reductions, GEMM, linalg, FFT, random numbers,
-  autodiff) is judged per size band (:data:`BANDS`, bounds stated in every sentence).
-  Per kernel of the class the band's comparison size is the one size at which the most
+  autodiff) is judged per size band (:data:`BANDS`, bounds stated in every sentence). Per
+  kernel of the class the band's comparison size is the one size at which the most
   (framework, case) pairs were measured (the largest on ties), NumPy among them; a case
   not measured there is left out and named; each framework enters with its fastest
-  implementation there on the caller's clock. Only frameworks that measured *every*
-  case of the class may win it, and they are ranked by their median speedup over NumPy over those same cases. A framework with
-  cases missing (not implemented, failed, wrong, implausible, or measured at other sizes)
-  is named with what it lacks and compared with the winner on the cases both have; it
-  cannot win by having measured fewer. Where no framework measured every case, the cases
-  measured by the fewest frameworks are left out, one at a time, and named.
+  implementation there on the caller's clock. Only frameworks that measured *every* case
+  of the class may win it, and they are ranked by their median speedup over NumPy over
+  those same cases. A framework with cases missing (not implemented, failed, wrong,
+  implausible, or measured at other sizes) is named with what it lacks and compared with
+  the winner on the cases both have; it cannot win by having measured fewer. Where no
+  framework measured every case, the cases measured by the fewest frameworks are left out,
+  one at a time, and named.
 * **Noise.** Winner against runner-up, case by case, with
   :func:`gpubench.report.stats.compare`: *surely faster*, *within ±5 %* (equivalence
   shown by the samples) or *unresolved*. "Either will do" needs equivalence shown in at
@@ -497,20 +498,34 @@ class CrossSummary:
     #: that decide it ("≤ 1,024")
     bound: bool = False
     t_bound: bool = False
+    #: the median's range: the medians of the cases' range ends (NaN: none)
+    r_lo: float = math.nan
+    r_hi: float = math.nan
+    t_r_lo: float = math.nan
+    t_r_hi: float = math.nan
+    #: the CPU references the cases were compared with ("numba-cpu, 16 threads")
+    references: list[str] = field(default_factory=list)
 
     def text(self) -> str:
-        """"≈ 23,000 elements (16,000–95,000 over 10 cases; never in 1)"."""
-        return _cross_text(self.median, self.lo, self.hi, self.n, self.never, self.bound)
+        """"≈ 23,000 elements (range 19,000–27,000; cases 16,000–95,000 over 10; never
+        in 1)"."""
+        return _cross_text(self.median, self.lo, self.hi, self.n, self.never, self.bound,
+                           (self.r_lo, self.r_hi))
 
     def transfers_text(self) -> str:
         if not self.t_n:
             return "not measured"
         return _cross_text(self.t_median, self.t_lo, self.t_hi, self.t_n, self.t_never,
-                           self.t_bound)
+                           self.t_bound, (self.t_r_lo, self.t_r_hi))
+
+    def reference_text(self) -> str:
+        """"against numba-cpu, 16 threads" (the references of the cases, each once)."""
+        return f"against {' / '.join(self.references)}" if self.references else ""
 
     def sentence(self) -> str:
-        """Both figures, as every section shows them."""
-        return (f"{self.text()}; with host transfers {self.transfers_text()}")
+        """Both figures and the reference, as every section shows them."""
+        ref = f" ({self.reference_text()})" if self.references else ""
+        return f"{self.text()}; with host transfers {self.transfers_text()}{ref}"
 
 
 def leader_crossovers(v: ClassVerdict, cross: Mapping[tuple[str, str], CrossSummary]
@@ -527,7 +542,8 @@ def sig2(x: float) -> str:
 
 
 def _cross_text(median: float, lo: float, hi: float, n: int, never: int,
-                bound: bool = False) -> str:
+                bound: bool = False, rng: tuple[float, float] = (math.nan, math.nan)
+                ) -> str:
     if n == 0:
         return "not measured"
     where = f"{n} case{'s' if n != 1 else ''}"
@@ -535,11 +551,28 @@ def _cross_text(median: float, lo: float, hi: float, n: int, never: int,
         return (f"never (the GPU is slower at the largest size compared in {never} of "
                 f"{where})")
     mark = "≤" if bound else "≈"
+    ranged = (f"range {sig2(rng[0])}–{sig2(rng[1])}; "
+              if all(map(math.isfinite, rng)) and sig2(rng[0]) != sig2(rng[1]) else "")
     if n == 1:
-        return f"{mark} {sig2(median)} elements (1 case)"
+        return f"{mark} {sig2(median)} elements ({ranged}1 case)"
     spread = f"{sig2(lo)}–{sig2(hi)}" if math.isfinite(hi) else f"{sig2(lo)}–never"
     extra = f"; never in {never}" if never else ""
-    return f"{mark} {sig2(median)} elements ({spread} over {where}{extra})"
+    return f"{mark} {sig2(median)} elements ({ranged}cases {spread} over {where}{extra})"
+
+
+def _case_range(cross: Any, rng: tuple[float, float]) -> tuple[float, float]:
+    """A case's crossover range, "never" as above every size (its range: infinite)."""
+    return rng if math.isfinite(cross[1]) else (math.inf, math.inf)
+
+
+def _range_median(ranges: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The medians of the cases' range ends ("never": infinite; with an even count the
+    lower middle, as :func:`median_with_never` takes), where every case has a range; NaN
+    otherwise. With every case inside its range, the median lies inside this one."""
+    if not ranges or any(math.isnan(x) for r in ranges for x in r):
+        return math.nan, math.nan
+    k = (len(ranges) - 1) // 2  # the lower middle, as the median it goes with
+    return (float(sorted(r[0] for r in ranges)[k]), float(sorted(r[1] for r in ranges)[k]))
 
 
 def median_with_never(values: Sequence[float], bounds: Sequence[bool] | None = None
@@ -582,9 +615,15 @@ def class_crossovers(found: Iterable[Any]) -> dict[tuple[str, str], CrossSummary
         trans = [t for t in trans if t]
         t_med, t_lo, t_hi, t_never, t_bound = median_with_never(
             [t[1] for t in trans], [_is_bound(t) for t in trans])
+        r_lo, r_hi = _range_median([_case_range(c.device_resident, c.device_range)
+                                    for c in cs])
+        t_r_lo, t_r_hi = _range_median([
+            _case_range(c.measured_transfers or c.estimated_transfers, c.transfers_range)
+            for c in cs if c.measured_transfers or c.estimated_transfers])
         out[(backend, cls)] = CrossSummary(
             backend, cls, len(cs), med, lo, hi, never, len(trans), t_med, t_lo, t_hi,
-            t_never, [f"{c.kernel}/{c.variant} {c.dtype}" for c in cs], bound, t_bound)
+            t_never, [f"{c.kernel}/{c.variant} {c.dtype}" for c in cs], bound, t_bound,
+            r_lo, r_hi, t_r_lo, t_r_hi, sorted({c.reference for c in cs if c.reference}))
     return out
 
 
