@@ -1,5 +1,6 @@
 """CPU/GPU crossover: the size from which each GPU backend beats the case's one CPU
-reference (:func:`cpu_reference`) for good, on the caller's clock (with transfers measured and estimated) and the device clock.
+reference (:func:`cpu_reference`) for good, on the caller's clock (with transfers
+measured and estimated) and the device clock.
 """
 
 from __future__ import annotations
