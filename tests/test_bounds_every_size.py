@@ -157,13 +157,29 @@ def test_sync_gate_shipped_thresholds(device, sync, refused):
     assert ("cannot wait less" in text) if refused else text == "", text
 
 
-def test_sync_gate_quartile_edge():
-    """The medians 20 % apart, but the sync clock's upper quartile reaches the device
-    clock's lower one: the two runs overlap, so that is noise."""
-    row = _sync_row(1e-3, 0.8e-3, q1=0.9e-3, sync_q3=0.9e-3)
-    assert plausibility.reason(row, CEILINGS) == ""
-    row = _sync_row(1e-3, 0.8e-3, q1=0.9e-3, sync_q3=float(np.nextafter(0.9e-3, 0)))
+def test_sync_gate_refuses_a_two_valued_sync_distribution():
+    """Most waits short, a few long: the sync clock's upper quartile reaches above the
+    device clock's lower one, yet its median is 30 % below the device median. One rule
+    on the medians refuses it, whatever the spread."""
+    waits = np.array([0.7e-3] * 6 + [1.3e-3] * 5)
+    q1, median, q3 = np.percentile(waits, [25, 50, 75])
+    assert q3 > 0.99e-3 and median == 0.7e-3  # the middle halves overlap
+    row = _sync_row(1e-3, float(median), sync_q3=float(q3), sync_samples=waits.size)
+    row["sync_q1_s"] = float(q1)
     assert "cannot wait less" in plausibility.reason(row, CEILINGS)
+    assert "30 % less than the device clock's 1,000.0 µs" in plausibility.reason(row, CEILINGS)
+
+
+def test_sync_gate_sample_count_edge():
+    """At :data:`SYNC_MIN_SAMPLES` sync samples the median is judged, one fewer is not;
+    a row that does not record its count is judged."""
+    n = plausibility.SYNC_MIN_SAMPLES
+    assert n == 5
+    assert "cannot wait less" in plausibility.reason(_sync_row(1e-3, 0.5e-3, sync_samples=n),
+                                                     CEILINGS)
+    assert plausibility.reason(_sync_row(1e-3, 0.5e-3, sync_samples=n - 1), CEILINGS) == ""
+    assert "cannot wait less" in plausibility.reason(
+        _sync_row(1e-3, 0.5e-3, sync_samples=math.nan), CEILINGS)
 
 
 @pytest.mark.parametrize("kw", [

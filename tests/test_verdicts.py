@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from gpubench.report import headline, matrix, stats, verdicts
+from gpubench.report.base import baseline_quartiles, speedup_range
 from gpubench.report.sections.crossover import Crossing, crossover
 from gpubench.spec import Case, get_kernel
 
@@ -46,6 +47,16 @@ def frame(rows: Iterable[tuple]) -> pd.DataFrame:
         ["kernel", "variant", "dtype", "size_key"])["caller_s"].min().rename("baseline_s")
     df = df.join(base, on=["kernel", "variant", "dtype", "size_key"])
     df["speedup"] = df["baseline_s"] / df["caller_s"]
+    return with_ranges(df)
+
+
+def with_ranges(df: pd.DataFrame) -> pd.DataFrame:
+    """The speedup ranges of ``df``'s rows from their quartiles (after a test set them)."""
+    case = ["kernel", "variant", "dtype", "size_key"]
+    df = df.drop(columns=["baseline_q1", "baseline_q3"], errors="ignore")
+    df = df.join(baseline_quartiles(df[df["framework"] == "numpy"], case), on=case)
+    df["speedup_lo"], df["speedup_hi"] = speedup_range(
+        df["baseline_q1"], df["baseline_q3"], df["caller_q1"], df["caller_q3"])
     return df
 
 
@@ -371,7 +382,7 @@ def test_one_crossover_per_framework_and_class_with_its_range() -> None:
     c = summary[("a-gpu", "elementwise")]
     assert c.n == 3 and c.median == 5_000 and c.lo == 1_000 and c.hi == 20_000
     assert c.t_never == 1 and c.t_median == 2e5
-    assert "≈ 5,000 elements (1,000–20,000 over 3 cases)" == c.text()
+    assert "≈ 5,000 elements (cases 1,000–20,000 over 3 cases)" == c.text()
     assert summary[("a-gpu", "reductions")].n == 1
 
 
@@ -719,14 +730,15 @@ def test_a_jit_claim_is_partly_when_only_the_largest_first_call_compiles() -> No
 def test_the_sentence_names_its_cases_and_what_each_other_framework_did() -> None:
     one = verdict(suite({"a-gpu": 1 / 1.5}, case_list=REDUCTIONS[:1]))
     text = matrix.sentence(one, {})
-    assert "1 case)" in text and "choose a-gpu, 1.5× faster" in text
+    assert "1 case)" in text and "choose a-gpu, 1.5× (range 1.47×–1.53×) faster" in text
     assert "no other framework measured these cases" in text
     at_one = matrix.sentence(verdict(suite({"a-gpu": 1.0})), {})
-    assert "choose a-gpu, 1× faster" in at_one and "6 cases)" in at_one
+    assert "choose a-gpu, 1× (range 0.98×–1.02×) faster" in at_one
+    assert "6 cases)" in at_one
     # a runner-up within 5 % everywhere: either will do (no samples: quartiles ±1 %)
     tied = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 10.01}))
     text = matrix.sentence(tied, {})
-    assert "choose any of a-gpu (10× NumPy's speed" in text and " or b-gpu (10×" in text
+    assert "choose any of b-gpu (10× (range" in text and " or a-gpu (10× (range" in text
     assert "a-gpu is within ±5% of b-gpu in 6 of 6 cases (99 % confidence), so either will " \
         "do" in text
     partial = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20}, only={"b-gpu": REDUCTIONS[:2]}))
@@ -766,43 +778,58 @@ def test_decisive_needs_more_than_half_the_shared_cases_surely_faster() -> None:
 
 def _three_way(a: float, b: float, c: float, noisy: tuple[str, ...] = ()) -> pd.DataFrame:
     """NumPy at 1 s; a-, b- and c-gpu at 1/a, 1/b, 1/c s on the six reduction cases;
-    the backends in ``noisy`` with wide quartiles (±30 %: no case separates them)."""
+    the backends in ``noisy`` with wide quartiles (±30 %: their ranges overlap)."""
     df = suite({"a-gpu": 1 / a, "b-gpu": 1 / b, "c-gpu": 1 / c})
     wide = df["backend"].isin(noisy)
     df.loc[wide, "caller_q1"] = df.loc[wide, "caller_s"] * 0.7
     df.loc[wide, "caller_q3"] = df.loc[wide, "caller_s"] * 1.3
-    return df
+    return with_ranges(df)
 
 
-def test_leaders_are_the_winner_and_whom_it_does_not_decisively_beat() -> None:
-    # clear gaps, tight quartiles: the winner alone
+def test_leaders_are_the_best_and_whoever_is_not_surely_slower_by_median() -> None:
+    # clear gaps, tight quartiles: the best alone, the others' ranges below it
     v = verdict(_three_way(100, 50, 10))
     assert [s.backend for s in v.leaders] == ["a-gpu"]
     text = matrix.sentence(v, {})
-    assert "choose a-gpu, 100× faster" in text and "choose any of" not in text
-    # a and b 10 % apart but noisy: not separated; c far behind and tight: out
+    assert "choose a-gpu, 100× (range 98×–102×) faster" in text and "choose any of" not in text
+    assert "slower, their ranges wholly below a-gpu's: b-gpu 50× (range 49×–51×), " \
+           "c-gpu 10× (range 9.8×–10.2×)" in text
+    # a and b 10 % apart but noisy: ranges overlap; c far behind and tight: out
     v = verdict(_three_way(100, 110, 10, noisy=("a-gpu", "b-gpu")))
     assert v.winner.backend == "b-gpu"
-    assert [s.backend for s in v.leaders] == ["a-gpu", "b-gpu"]
+    assert [s.backend for s in v.leaders] == ["b-gpu", "a-gpu"]  # by median
     text = matrix.sentence(v, {})
-    assert "choose any of a-gpu (100× NumPy's speed" in text and " or b-gpu (110×" in text
+    assert "choose any of b-gpu (110× (range 83.8×–159×) NumPy's speed, median) or " \
+           "a-gpu (100× (range" in text
+    assert "unresolved in 6, slower in 0 (by quartiles, not the test, in 6: a row kept no " \
+           "samples)" in text
     assert "c-gpu (" not in text.split(";")[0]
-    assert ("none is surely faster than the others in most of the 6 cases, so their order can"
-            " change from run to run (b-gpu, the highest median here, against a-gpu: surely "
-            "faster in 0 of 6 cases") in text
+    assert "their ranges overlap the best's (b-gpu), so this run does not rank them" in text
     line = headline.short_line(v, {})
-    assert "a-gpu or b-gpu, 100×–110× NumPy's speed; not separable" in line
+    assert "b-gpu 110× (83.8×–159×) or a-gpu 100× (76.2×–144×) NumPy's speed, by median; " \
+           "not separable" in line
+    # a framework fastest in medians but not separable: the leaders, not a winner
+    v = verdict(_three_way(120, 100, 10, noisy=("a-gpu",)))
+    assert [s.backend for s in v.leaders] == ["a-gpu", "b-gpu"]
+
+
+def test_a_range_touching_the_best_keeps_a_framework_in() -> None:
+    """The edge of :func:`verdicts.surely_slower`: a range that ends exactly at the
+    best's low end is not wholly below it."""
+    best = verdicts.Standing("a", [], [10.0], [0], [8.0], [12.0])
+    assert not verdicts.surely_slower(verdicts.Standing("b", [], [7.0], [1], [6.0], [8.0]),
+                                      best)
+    assert verdicts.surely_slower(
+        verdicts.Standing("b", [], [7.0], [1], [6.0], [float(np.nextafter(8.0, 0))]), best)
 
 
 def test_the_leaders_do_not_depend_on_which_of_them_measured_faster_this_run() -> None:
     """The re-run property: two runs where two noisy frameworks swap places name the
-    same leaders, in the same order, and the same first clause."""
+    same leaders (each run orders them by its own medians)."""
     one = verdict(_three_way(100, 104, 10, noisy=("a-gpu", "b-gpu")))
     two = verdict(_three_way(104, 100, 10, noisy=("a-gpu", "b-gpu")))
     assert one.winner.backend != two.winner.backend
-    assert [s.backend for s in one.leaders] == [s.backend for s in two.leaders]
-    first = [matrix.sentence(v, {}).split(" (", 2)[:1] for v in (one, two)]
-    assert first[0] == first[1]
+    assert {s.backend for s in one.leaders} == {s.backend for s in two.leaders}
 
 
 @FAST
@@ -815,12 +842,107 @@ def test_property_leaders_hold_the_winner_and_only_ranked_frameworks(
     wide = df["backend"].isin([n for n, z in zip(names, noisy, strict=False) if z])
     df.loc[wide, "caller_q1"] = df.loc[wide, "caller_s"] * 0.7
     df.loc[wide, "caller_q3"] = df.loc[wide, "caller_s"] * 1.3
-    v = verdict(df)
+    v = verdict(with_ranges(df))
     leaders = [s.backend for s in v.leaders]
-    assert v.winner.backend in leaders and leaders == sorted(leaders)
+    medians = [s.median for s in v.leaders]
+    assert leaders[0] == v.winner.backend and medians == sorted(medians, reverse=True)
     assert set(leaders) <= {s.backend for s in v.ranked}
     for s in v.ranked[1:]:
-        # out of the leaders exactly when the winner decisively beats it
-        assert (s.backend in leaders) == (not v.tallies[s.backend].decisive)
+        # out of the leaders exactly when its range lies wholly below the best's
+        assert (s.backend in leaders) == (s.range_hi >= v.winner.range_lo)
     text = matrix.sentence(v, {})
     assert ("choose any of" in text) == (len(leaders) > 1)
+
+
+def test_a_class_is_compared_at_one_size_per_kernel_and_band() -> None:
+    """Three linalg cases at n = 512 and one measured only at n = 256: the class is
+    compared at 512, and the other case is named as left out, not mixed in."""
+    lin = cases("linalg", ["solve", "inv", "eigh"], ["float32"], 512)
+    rows = [("numpy-cpu", *c, 1.0) for c in lin] + [("a-gpu", *c, 0.1) for c in lin]
+    odd = ("linalg", "svd", "float32", 256)
+    rows += [("numpy-cpu", *odd, 1.0), ("a-gpu", *odd, 0.01)]
+    v = verdict(frame(rows), "linalg", "medium")
+    assert {c[3] for c in v.cases} == {512} and len(v.cases) == 3
+    assert v.other_sizes == [("linalg", "svd", "float32")]
+    assert "left out, not measured at the comparison size: linalg/svd float32" in \
+        matrix.sentence(v, {})
+
+
+def test_a_winner_that_changes_at_the_gpus_largest_size_is_said() -> None:
+    big = cases("monte_carlo_pi", ["default"], ["float32"], 1 << 24)
+    rows = [("numpy-cpu", *big[0], 1.0), ("a-gpu", *big[0], 0.01), ("b-gpu", *big[0], 0.02),
+            ("a-gpu", "monte_carlo_pi", "default", "float32", 1 << 28, 0.3),
+            ("b-gpu", "monte_carlo_pi", "default", "float32", 1 << 28, 0.2)]
+    df = frame(rows)
+    cls = next(c for c, ks in verdicts.classes().items() if "monte_carlo_pi" in ks)
+    v = verdicts.verdicts(df)[cls]["large"]
+    assert v.winner.backend == "a-gpu"
+    assert v.largest == ("at the GPU's largest sizes (268,435,456, no NumPy row) b-gpu is "
+                         "the fastest in 1 of 1 cases, a-gpu taking 1.5–1.5× its time")
+    assert v.largest in matrix.sentence(v, {})
+    same = frame([r for r in rows if r[0] != "b-gpu" or r[4] != 1 << 28]
+                 + [("b-gpu", "monte_carlo_pi", "default", "float32", 1 << 28, 0.4)])
+    assert verdicts.verdicts(same)[cls]["large"].largest == ""
+
+
+def test_a_speedups_range_is_the_quartiles_crossed() -> None:
+    """reference q1 / row q3 to reference q3 / row q1 (README, "How sure")."""
+    df = frame([("numpy-cpu", "vector_add", "default", "float32", 1 << 24, 1.0),
+                ("a-gpu", "vector_add", "default", "float32", 1 << 24, 0.1)])
+    a = df[df["backend"] == "a-gpu"].iloc[0]
+    assert a["speedup_lo"] == pytest.approx(0.99 / 0.101)
+    assert a["speedup_hi"] == pytest.approx(1.01 / 0.099)
+    st = verdict(df, "elementwise").winner
+    assert (st.range_lo, st.range_hi) == (pytest.approx(0.99 / 0.101),
+                                          pytest.approx(1.01 / 0.099))
+
+
+# -- one CPU reference, crossover ranges -----------------------------------------------------
+
+
+def test_a_crossovers_range_stays_between_the_measured_sizes_beside_it() -> None:
+    from gpubench.report.sections.crossover import crossover_range
+
+    sizes = np.array([1e3, 1e4, 1e5, 1e6])
+    gpu = np.array([4.0, 2.0, 1.0, 1.0])
+    cpu = np.array([1.0, 1.0, 2.0, 10.0])
+    point = crossover(sizes, gpu, cpu)[1]
+    assert 1e4 < point < 1e5
+    # quartiles so wide that, unclipped, the range would reach 1e3 and 1e6
+    lo, hi = crossover_range(sizes, (gpu / 4.5, gpu * 11), (cpu / 11, cpu * 4.5), point)
+    assert (lo, hi) == (1e4, 1e5)
+    # tight quartiles: a range inside the bracket, around the point
+    lo, hi = crossover_range(sizes, (gpu * 0.95, gpu * 1.05), (cpu * 0.95, cpu * 1.05), point)
+    assert 1e4 < lo < point < hi < 1e5
+    assert crossover_range(sizes, (gpu, gpu), (cpu, cpu), math.nan) == (math.nan, math.nan) \
+        or all(math.isnan(x) for x in crossover_range(sizes, (gpu, gpu), (cpu, cpu),
+                                                       math.nan))
+
+
+def test_the_cpu_reference_is_one_framework_at_one_thread_count() -> None:
+    """The fastest (backend, thread count) over every size, not the fastest row per
+    size: a row faster at one size does not take over there."""
+    from gpubench.report.sections.crossover import cpu_reference
+
+    rows = []
+    for size, a, b, one in ((1e3, 1.0, 2.0, 0.5), (1e4, 2.0, 3.0, 9.0), (1e5, 9.0, 5.0, 90.0)):
+        for backend, t, threads in (("a-cpu", a, 16), ("b-cpu", b, 16), ("a-cpu", one, 1)):
+            rows.append({"backend": backend, "size_key": size, "caller_s": t,
+                         "threads_key": threads, "status": "ok", "median_s": t})
+    df = pd.DataFrame(rows)
+    backend, threads, ref = cpu_reference(df)
+    # geometric means: a/16 (1*2*9)^(1/3) = 2.6, b/16 (2*3*5)^(1/3) = 3.1, a/1 7.7
+    assert (backend, threads) == ("a-cpu", 16)
+    assert ref["caller_s"].tolist() == [1.0, 2.0, 9.0]
+    fewer = df[~((df["backend"] == "a-cpu") & (df["size_key"] == 1e5))]
+    assert cpu_reference(fewer)[:2] == ("b-cpu", 16)  # a lacks a size: b has the most
+
+
+def test_the_class_crossover_carries_the_median_of_its_cases_ranges() -> None:
+    cs = [_crossing("g-gpu", "vector_add", x) for x in (1e3, 2e3, 4e3)]
+    for c, r in zip(cs, ((900, 1100), (1500, 3000), (3000, 5000)), strict=True):
+        c.device_range, c.reference = (float(r[0]), float(r[1])), "a-cpu, 16 threads"
+    s = verdicts.class_crossovers(cs)[("g-gpu", "elementwise")]
+    assert (s.r_lo, s.r_hi) == (1500.0, 3000.0)
+    assert s.text() == "≈ 2,000 elements (range 1,500–3,000; cases 1,000–4,000 over 3 cases)"
+    assert s.sentence().endswith("(against a-cpu, 16 threads)")

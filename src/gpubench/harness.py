@@ -43,7 +43,14 @@ from gpubench import energy as energy_meter
 from gpubench import memory as memory_meter
 from gpubench.backends.base import Backend
 from gpubench.ledger import Ledger
-from gpubench.spec import BuildContext, Case, Implementation, KernelSpec, WrongResult
+from gpubench.spec import (
+    PRECISION_CLASSES,
+    BuildContext,
+    Case,
+    Implementation,
+    KernelSpec,
+    WrongResult,
+)
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
 
 __all__ = [
@@ -617,6 +624,8 @@ def measure(
             ledger.enter("cache scans")
             fields["cache_state"] = ("none" if not cache_dirs else
                                      cache_state(cache_before, cache_snapshot(cache_dirs)))
+        if spec.report_class in PRECISION_CLASSES:
+            fields["matmul_precision"] = backend.matmul_precision(case.dtype)
         ledger.enter("checks")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = check.rel_err

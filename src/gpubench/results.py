@@ -30,8 +30,8 @@ from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
 #: (``energy_*``); 4: ``caller_rounds``, ``cache_state``; 5: ``caller_spread_rounds``,
 #: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`) and peak device memory
-#: (``memory_*``)
-SCHEMA_VERSION = 5
+#: (``memory_*``); 6: ``matmul_precision``
+SCHEMA_VERSION = 6
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -51,6 +51,7 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
     "mode": MODES,
     "stop_reason": ("", "converged", "time_cap", "max_samples"),
     "cache_state": ("", "cold", "warm", "none"),
+    "matmul_precision": ("", "full", "tf32", "bf16"),
 }
 
 #: the forms a results CSV is read in, by its name's ending: plain, gzip or xz (pandas
@@ -127,6 +128,12 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "use: NumPy, Numba (no cache=True here), JAX without a "
            "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
            "never built"),
+    Column("matmul_precision", "str", "GEMM and linalg rows: what the framework's own "
+           "setting, read after the first call, allowed the row's float32 products to "
+           "round to: full (computed in the dtype), tf32 or bf16 (PyTorch's "
+           "float32_matmul_precision and allow_tf32, CuPy's GEMM compute type, JAX's "
+           "jax_default_matmul_precision); float64 rows and frameworks without a reduced "
+           "mode: full; empty for other kernels"),
     Column("bytes", "float", "fewest bytes moved per call"),
     Column("flops", "float", "floating-point operations per call"),
     Column("gbps", "float", "bytes / median_s / 1e9"),

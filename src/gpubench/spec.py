@@ -451,6 +451,10 @@ def kernel_bound(name: object) -> str | None:
     return CEILINGS.get(spec.ceiling) if spec is not None else None
 
 
+#: the classes whose rows record ``matmul_precision``: their work is matrix products
+PRECISION_CLASSES = ("GEMM", "linalg")
+
+
 def report_classes() -> dict[str, tuple[str, ...]]:
     """Workload class -> its kernels, classes in the order of their first kernel."""
     out: dict[str, tuple[str, ...]] = {}

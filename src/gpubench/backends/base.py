@@ -30,6 +30,12 @@ def cpu_memory_available() -> int:
     return int(psutil.virtual_memory().available)
 
 
+#: a row's ``matmul_precision`` where its products were computed in its own dtype
+FULL_PRECISION = "full"
+#: the dtypes a reduced-precision matmul mode (TF32, bfloat16) applies to
+REDUCIBLE_DTYPES = frozenset({"float32", "complex64"})
+
+
 class Backend:
     """A framework on a device. Subclasses override what differs from host NumPy.
 
@@ -388,6 +394,13 @@ class Backend:
         in the first-call figures (a cache it never touches says nothing of a warm
         start)."""
         return self.compiling is None or implementation in self.compiling
+
+    def matmul_precision(self, dtype: str) -> str:
+        """What the framework's own setting, read now, allows a ``dtype`` matrix product
+        to round to (the row's ``matmul_precision``): :data:`FULL_PRECISION` (computed in
+        the dtype) or a reduced format ("tf32", "bf16"). Here full: hand-written kernels
+        and the CPU's BLAS have no reduced mode; frameworks with one read it."""
+        return FULL_PRECISION
 
     def time_call(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """Run ``fn`` once to completion and return (result, seconds) on this backend's

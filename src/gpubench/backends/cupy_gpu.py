@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Unavailable
+from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Unavailable
 from gpubench.backends.cuda_common import (
     FLUSH_BYTES,
     HIDE_LAUNCH_CYCLES,
@@ -23,6 +23,19 @@ from gpubench.backends.cuda_common import (
     selection_uuid,
 )
 from gpubench.timing import cupy_events
+
+
+def cupy_tf32() -> bool:
+    """Whether CuPy computes float32 GEMMs in TF32: its effective compute type where its
+    internal module exposes it (CuPy keeps the first ``CUPY_TF32`` it saw), else the
+    environment variable."""
+    setting = os.environ.get("CUPY_TF32", "")
+    try:
+        from cupy._core import _routines_linalg as linalg
+
+        return bool(linalg.get_compute_type(np.float32) == linalg.COMPUTE_TYPE_TF32)
+    except (ImportError, AttributeError):
+        return setting.strip() not in ("", "0")
 
 
 class CupyGPU(CudaBuffersBackend):
@@ -185,6 +198,10 @@ class CupyGPU(CudaBuffersBackend):
         # One thread spinning ~100 us on the current stream: the timed call's launches
         # queue behind it, so the start event fires when the device is ready for them.
         self._spin((1,), (1,), self._spin_args)
+
+    def matmul_precision(self, dtype: str) -> str:
+        """TF32 where CuPy's float32 GEMM compute type is TF32 (:func:`cupy_tf32`)."""
+        return "tf32" if dtype in REDUCIBLE_DTYPES and cupy_tf32() else FULL_PRECISION
 
     def block(self, result: Any) -> None:
         self._cupy.cuda.get_current_stream().synchronize()

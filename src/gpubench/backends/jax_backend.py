@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Unavailable
 
 
 class JaxBase(Backend):
@@ -36,6 +36,8 @@ class JaxBase(Backend):
             raise Unavailable(f"import jax failed: {type(exc).__name__}: {exc}") from exc
         # Without x64, jnp silently computes float64 requests in float32.
         jax.config.update("jax_enable_x64", True)
+        # float32 products in float32: XLA's default lets a GPU round them to TF32
+        jax.config.update("jax_default_matmul_precision", "highest")
         try:
             self._device = jax.devices(self.platform)[self.device_index]
         except RuntimeError as exc:
@@ -79,6 +81,14 @@ class JaxBase(Backend):
 
     def poison(self, buffer: Any) -> None:
         return None
+
+    def matmul_precision(self, dtype: str) -> str:
+        """``jax_default_matmul_precision``: "highest"/"float32" is full; any other
+        (XLA's default included) lets a GPU compute float32 products in TF32."""
+        if dtype not in REDUCIBLE_DTYPES or self.device == "cpu":
+            return FULL_PRECISION
+        level = str(self._jax.config.jax_default_matmul_precision or "default").lower()
+        return FULL_PRECISION if level in ("highest", "float32") else "tf32"
 
     def block(self, result: Any) -> None:
         """Wait for ``result`` (dispatch is asynchronous even on the CPU). A single array

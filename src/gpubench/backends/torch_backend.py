@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Unavailable
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
 from gpubench.timing import torch_events
 
@@ -63,6 +63,20 @@ class TorchBase(Backend):
         ``TORCHINDUCTOR_CACHE_DIR``, default ``<tmp>/torchinductor_<user>``. Eager
         calls compile nothing there."""
         return [inductor_cache_dir()]
+
+    def matmul_precision(self, dtype: str) -> str:
+        """PyTorch's float32 matmul setting: ``torch.get_float32_matmul_precision()``
+        ("medium": bfloat16 allowed, "high": TF32) and, on GPUs,
+        ``torch.backends.cuda.matmul.allow_tf32``."""
+        if dtype not in REDUCIBLE_DTYPES:
+            return FULL_PRECISION
+        torch = self._torch
+        level = torch.get_float32_matmul_precision()
+        if level == "medium":
+            return "bf16"
+        if level == "high" or (self.device == "gpu" and torch.backends.cuda.matmul.allow_tf32):
+            return "tf32"
+        return FULL_PRECISION
 
     def to_device(self, array: np.ndarray) -> Any:
         """A copy of ``array`` where the backend's tensors live, sharing no memory with

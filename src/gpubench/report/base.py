@@ -261,6 +261,23 @@ def throughput(rows: pd.DataFrame, unit: str) -> pd.Series:
 CALLER_CLOCK, SYNC_CLOCK = "pipelined", "sync"
 
 
+def baseline_quartiles(rows: pd.DataFrame, case: list[str]) -> pd.DataFrame:
+    """Per case, the caller's-clock quartiles (``baseline_q1``, ``baseline_q3``) of the
+    reference's fastest row by median (the row ``baseline_s`` is read from)."""
+    best = rows.sort_values([*case, "caller_s", "implementation"], kind="mergesort")
+    best = best.drop_duplicates(case, keep="first").set_index(case)
+    return best[["caller_q1", "caller_q3"]].rename(
+        columns={"caller_q1": "baseline_q1", "caller_q3": "baseline_q3"})
+
+
+def speedup_range(ref_q1: Any, ref_q3: Any, q1: Any, q3: Any) -> tuple[Any, Any]:
+    """The range of a speedup (reference time / time): the reference's lower quartile
+    over the row's upper one, to its upper quartile over the row's lower one. Each call
+    drawn from the middle half of its own samples (spread rounds included) gives a ratio
+    inside it; the README states the rule ("How sure")."""
+    return ref_q1 / q3, ref_q3 / q1
+
+
 def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     """Add the derived columns the sections share: grouping keys, series label, the
     caller's clock, speedup, throughput.
@@ -295,6 +312,11 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     df = df.join(numpy["caller_s"].min().rename("baseline_s"), on=case)
     df = df.join(numpy["median_s"].min().rename("baseline_device_s"), on=case)
     df["speedup"] = (df["baseline_s"] / df["caller_s"]).where(ok)
+    df = df.join(baseline_quartiles(df[ok & (df["framework"] == BASELINE_FRAMEWORK)], case),
+                 on=case)
+    lo, hi = speedup_range(df["baseline_q1"], df["baseline_q3"], df["caller_q1"],
+                           df["caller_q3"])
+    df["speedup_lo"], df["speedup_hi"] = lo.where(ok), hi.where(ok)
     df["speedup_device"] = (df["baseline_device_s"] / df["median_s"]).where(ok)
     df["throughput"] = math.nan
     df["unit"] = ""

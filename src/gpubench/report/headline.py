@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpubench.backends import backend_classes
-from gpubench.report import figures, stats, verdicts
+from gpubench.report import figures, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
 from gpubench.report.plots import overview_series
 from gpubench.report.render import Figure, text_table
@@ -179,6 +179,11 @@ def _x(v: float) -> str:
     return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
+def _ranged(st: verdicts.Standing) -> str:
+    """"990× (900×–1,080×)": a median speedup with its range."""
+    return f"{_x(st.median)} ({_x(st.range_lo)}–{_x(st.range_hi)})"
+
+
 def listed(names: list[str]) -> str:
     """"a", "a or b", "a, b or c"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
@@ -197,19 +202,13 @@ def short_line(v: verdicts.ClassVerdict,
                 f"{_x(w.median)} of its speed.")
     leaders = v.leaders
     if len(leaders) > 1:
-        meds = [s.median for s in leaders]
-        text = (f"{head}: {listed([s.backend for s in leaders])}, "
-                f"{_x(min(meds))}–{_x(max(meds))} NumPy's speed; not separable: none is "
-                f"surely faster than the others in most of the {len(v.cases)} cases")
+        text = (f"{head}: {listed([f'{s.backend} {_ranged(s)}' for s in leaders])} NumPy's "
+                f"speed, by median; not separable: their ranges overlap")
     else:
-        text = f"{head}: {w.backend}, {_x(w.median)} NumPy's speed"
+        text = f"{head}: {w.backend}, {_ranged(w)} NumPy's speed"
         r = v.runner_up
         if r is not None:
-            t = v.tallies[r.backend]
-            counts = [(t.faster, "surely faster"), (t.same, f"within ±{stats.MIN_EFFECT:.0%}"),
-                      (t.unresolved, "unresolved"), (t.slower, "slower")]
-            said = ", ".join(f"{what} in {n}" for n, what in counts if n)
-            text += f"; against {r.backend} ({_x(r.median)}): {said} of {t.n} cases"
+            text += f"; {r.backend} {_ranged(r)} lies below"
     if v.cls == "elementwise":
         cs = [c for _, c in verdicts.leader_crossovers(v, cross) if math.isfinite(c.median)]
         if cs:
@@ -226,6 +225,10 @@ def short_line(v: verdicts.ClassVerdict,
                 c = never[0]
                 text += (f"; with host transfers the CPU stays ahead at every size in "
                          f"{c.t_never} of {c.t_n} cases")
+    if v.largest:
+        text += f"; {v.largest}"
+    if v.precision:
+        text += f"; {v.precision}"
     return text + "."
 
 

@@ -124,9 +124,10 @@ def speedup_cell(found: Mapping[str, Mapping[str, verdicts.ClassVerdict]], backe
     for st in v.ranked:
         if st.backend == backend:
             n = len(st.speedups)
-            spread = f"{_range(st.lo, st.hi)}, {n} cases" if n > 1 else "1 case"
-            return Cell(f"{_x(st.median)} ({spread}; {where})", st.median, st.rows,
-                        st.lo, st.hi)
+            spread = f"; cases {_range(st.lo, st.hi)}" if n > 1 else ""
+            return Cell(f"{_x(st.median)} (range {_range(st.range_lo, st.range_hi)}{spread}, "
+                        f"{n} case{'s' if n != 1 else ''}; {where})", st.median, st.rows,
+                        st.range_lo, st.range_hi)
     for st in v.partial:
         if st.backend == backend:
             return Cell(f"{_x(st.median)} over {len(st.cases)} of {len(v.cases)} cases, "
@@ -601,32 +602,51 @@ def _name(cls: str) -> str:
 
 
 def _tally_text(t: verdicts.Tally) -> str:
+    quartiles = (f" (by quartiles, not the test, in {t.by_quartiles}: a row kept no "
+                 "samples)" if t.by_quartiles else "")
     return (f"surely faster in {t.faster} of {t.n} cases, within ±{stats.MIN_EFFECT:.0%} in "
-            f"{t.same}, unresolved in {t.unresolved}, slower in {t.slower}")
+            f"{t.same}, unresolved in {t.unresolved}, slower in {t.slower}{quartiles}")
+
+
+def standing_text(st: verdicts.Standing) -> str:
+    """"990× (range 900×–1,080×; cases 500×–2,000×)": the median speedup over the
+    cases, its range (:attr:`verdicts.Standing.range_lo`) and the spread over cases."""
+    cases = f"; cases {_range(st.lo, st.hi)}" if _x(st.lo) != _x(st.hi) else ""
+    return f"{_x(st.median)} (range {_range(st.range_lo, st.range_hi)}{cases})"
 
 
 def tie_text(v: verdicts.ClassVerdict) -> str:
-    """Why a verdict names several leaders: equivalence shown with every one of them
-    (either will do), or, against the first of them by rank, how the cases fell."""
+    """Why a verdict names several leaders: their ranges overlap the best's (or
+    equivalence is shown with every one of them: either will do)."""
     w = v.winner
     assert w is not None
-    others = [s for s in v.ranked[1:] if s in v.leaders]
-    if all(v.tallies[s.backend].either for s in others):
+    others = [s for s in v.leaders if s is not w]
+    if all(s.backend in v.tallies and v.tallies[s.backend].either for s in others):
         return (", ".join(f"{s.backend} is within ±{stats.MIN_EFFECT:.0%} of {w.backend} in "
                           f"{v.tallies[s.backend].same} of {v.tallies[s.backend].n} cases"
                           for s in others)
                 + " (99 % confidence), so either will do")
     r = others[0]
-    return (f"none is surely faster than the others in most of the {len(v.cases)} cases, so "
-            f"their order can change from run to run ({w.backend}, the highest median here, "
-            f"against {r.backend}: {_tally_text(v.tallies[r.backend])})")
+    return (f"their ranges overlap the best's ({w.backend}), so this run does not rank them "
+            f"(case by case, {w.backend} against {r.backend}: "
+            f"{_tally_text(v.tallies[r.backend])})")
+
+
+def _below_text(v: verdicts.ClassVerdict) -> str:
+    """The ranked frameworks left out of the leaders: surely slower (range below)."""
+    w = v.winner
+    below = [s for s in v.ranked[1:] if s not in v.leaders]
+    if w is None or not below:
+        return ""
+    return (f"; slower, their ranges wholly below {w.backend}'s: "
+            + ", ".join(f"{s.backend} {standing_text(s)}" for s in below))
 
 
 def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.CrossSummary]
              ) -> str:
-    """One class verdict as a sentence that names its sizes, its cases and what it left
-    out: one framework where it is decisively fastest, else its leaders (a re-run keeps
-    those, not their order)."""
+    """One class verdict as a sentence that names its size, its cases and what it left
+    out: the frameworks not surely slower than the best (one where every other range
+    lies below the best's), by median, each with its range."""
     n = len(v.cases)
     head = (f"{_name(v.cls)}, {v.band} sizes ({v.bounds_text()}; compared at "
             f"{v.sizes_text()}, {n} case{'s' if n != 1 else ''})")
@@ -635,21 +655,22 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
     leaders = v.leaders
     if w.median < 1:
         text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, reaches "
-                f"{_x(w.median)} of NumPy's speed (median, {_range(w.lo, w.hi)})")
+                f"{standing_text(w)} of NumPy's speed (median over the cases)")
     elif len(leaders) > 1:
         text = (f"{head}: choose any of "
-                + headline.listed([f"{s.backend} ({_x(s.median)} NumPy's speed, median; "
-                           f"{_range(s.lo, s.hi)})" for s in leaders])
+                + headline.listed([f"{s.backend} ({standing_text(s)} NumPy's speed, median)"
+                                   for s in leaders])
                 + f"; {tie_text(v)}")
     else:
-        text = (f"{head}: choose {w.backend}, {_x(w.median)} faster than NumPy (median, "
-                f"{_range(w.lo, w.hi)})")
+        text = (f"{head}: choose {w.backend}, {standing_text(w)} faster than NumPy "
+                "(median over the cases)")
         r = v.runner_up
         if r is not None:
             t = v.tallies[r.backend]
-            text += f"; against {r.backend} ({_x(r.median)}), {w.backend} is {_tally_text(t)}"
+            text += f"; against {r.backend}, {w.backend} is {_tally_text(t)}"
         elif not v.partial:
             text += "; no other framework measured these cases"
+    text += _below_text(v)
     for p in v.partial:
         t = v.tallies.get(p.backend)
         shared = f"; on those {w.backend} is {_tally_text(t)}" if t and t.n else ""
@@ -660,8 +681,16 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
                           for (k, var, d, s), b in v.left_out[:3])
         more = f" and {len(v.left_out) - 3} more" if len(v.left_out) > 3 else ""
         text += f"; left out, measured by too few frameworks: {named}{more}"
+    if v.other_sizes:
+        named = ", ".join(f"{k}/{var} {d}" for k, var, d in v.other_sizes[:3])
+        more = f" and {len(v.other_sizes) - 3} more" if len(v.other_sizes) > 3 else ""
+        text += f"; left out, not measured at the comparison size: {named}{more}"
+    if v.largest:
+        text += f"; {v.largest}"
     if v.cls == "elementwise" and w.median >= 1:
         text += crossover_text(v, cross)
+    if v.precision:
+        text += f"; {v.precision}"
     return text + "."
 
 
@@ -676,9 +705,10 @@ def crossover_text(v: verdicts.ClassVerdict,
         c = cs[0][1]
         if math.isfinite(c.median):
             return (f"; below about {verdicts.sig2(c.median)} elements stay on the CPU "
-                    f"(its fastest framework per size; crossover {c.sentence()})")
+                    f"(crossover {c.sentence()})")
         return f"; crossover {c.sentence()}"
-    return ("; the CPU (its fastest framework per size) stays ahead below: "
+    return ("; the CPU reference (one framework at one thread count per case, named) "
+            "stays ahead below: "
             + "; ".join(f"{b} {c.sentence()}" for b, c in cs))
 
 

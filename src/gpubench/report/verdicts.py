@@ -6,28 +6,26 @@ the decision logic can be tested on its own, edge cases and properties included
 (``tests/test_verdicts.py``). The rules, each of which a user can check by hand:
 
 * **Like for like.** A class (elementwise, reductions, GEMM, linalg, FFT, random numbers,
-  autodiff) is judged per size band (:data:`BANDS`, bounds stated in every sentence).
-  Per case of the class (kernel, variant, dtype) the band's comparison size is the size
-  the most frameworks measured (the largest such size when several tie), NumPy among
-  them; each framework enters with its fastest implementation there on the caller's
-  clock. Only frameworks that measured *every* case of the class may win it, and they
-  are ranked by their median speedup over NumPy over those same cases. A framework with
-  cases missing (not implemented, failed, wrong, implausible, or measured at other sizes)
-  is named with what it lacks and compared with the winner on the cases both have; it
-  cannot win by having measured fewer. Where no framework measured every case, the cases
-  measured by the fewest frameworks are left out, one at a time, and named.
+  autodiff) is judged per size band (:data:`BANDS`, bounds stated in every sentence). Per
+  kernel of the class the band's comparison size is the one size at which the most
+  (framework, case) pairs were measured (the largest on ties), NumPy among them; a case
+  not measured there is left out and named; each framework enters with its fastest
+  implementation there on the caller's clock. Only frameworks that measured *every* case
+  of the class may win it, and they are ranked by their median speedup over NumPy over
+  those same cases. A framework with cases missing (not implemented, failed, wrong,
+  implausible, or measured at other sizes) is named with what it lacks and compared with
+  the winner on the cases both have; it cannot win by having measured fewer. Where no
+  framework measured every case, the cases measured by the fewest frameworks are left out,
+  one at a time, and named.
 * **Noise.** Winner against runner-up, case by case, with
   :func:`gpubench.report.stats.compare`: *surely faster*, *within ±5 %* (equivalence
   shown by the samples) or *unresolved*. "Either will do" needs equivalence shown in at
   least half of the cases and no case where the runner-up is surely faster.
-* **A winner that survives a re-run.** The top framework is named alone only where it
-  is surely faster than each other ranked framework in more than half of their shared
-  cases (:attr:`Tally.decisive`). Otherwise the verdict names the
-  leaders: the top framework and every one it does not decisively beat, alphabetically.
-  Three runs of the default H100 suite (``evidence/session33``) changed the top
-  framework in 8 of 19 class verdicts, each time between frameworks that most cases did
-  not separate; with leaders, no run's answer contradicted another's (leaders disjoint,
-  or one framework named alone that another run left out) in any of the 19.
+* **Leaders by one rule.** Each speedup has a range from the rows' quartiles
+  (:func:`gpubench.report.base.speedup_range`); a class's median speedup, the median of
+  its cases' low and high ends. The verdict names the best (highest median) and every
+  ranked framework that is not surely slower than it (:func:`surely_slower`: its range
+  wholly below the best's), by median; one framework where every other range lies below.
 * **One crossover per framework and class**: the median over the class's cases of the
   per-case crossover (:mod:`gpubench.report.sections.crossover`), "never" counted as
   larger than any size, with its range; the figure with host transfers beside it. The
@@ -50,7 +48,7 @@ import pandas as pd
 
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
-from gpubench.spec import report_classes
+from gpubench.spec import PRECISION_CLASSES, report_classes
 
 
 def classes() -> dict[str, tuple[str, ...]]:
@@ -128,8 +126,9 @@ def case_table(df: pd.DataFrame, mode: str = "hot") -> pd.DataFrame:
     caller's clock (ties broken by implementation name), with its speedup over NumPy's
     fastest row of the same case; only cases NumPy measured, only data on the device
     (``+transfers`` rows are another question), never NumPy itself. Columns: backend,
-    kernel, variant, dtype, size_key, band, implementation, caller_s, speedup, row (the
-    index in ``df``)."""
+    kernel, variant, dtype, size_key, band, implementation, caller_s, speedup,
+    speedup_lo, speedup_hi (its range: :func:`gpubench.report.base.speedup_range`), row
+    (the index in ``df``)."""
     rows = df[(df["status"] == "ok") & (df["mode"] == mode)
               & ~df["implementation"].astype(str).str.endswith("+transfers")
               & (df["caller_s"] > 0) & (df["speedup"] > 0)
@@ -139,6 +138,8 @@ def case_table(df: pd.DataFrame, mode: str = "hot") -> pd.DataFrame:
         [*keys, "caller_s", "implementation"], kind="mergesort")
     best = rows.drop_duplicates(keys, keep="first")
     out = best[[*keys, "implementation", "caller_s", "speedup", "row"]].reset_index(drop=True)
+    for col in ("speedup_lo", "speedup_hi"):  # a frame without quartiles: the point
+        out[col] = (best[col] if col in best.columns else best["speedup"]).to_numpy(float)
     out["band"] = [band_of(k, s) for k, s in zip(out["kernel"], out["size_key"], strict=True)]
     return out
 
@@ -157,10 +158,23 @@ class Standing:
     cases: list[Case]
     speedups: list[float]
     rows: list[int]
+    #: each case's speedup range (:func:`gpubench.report.base.speedup_range`)
+    lows: list[float] = field(default_factory=list)
+    highs: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float:
         return float(np.median(self.speedups)) if self.speedups else math.nan
+
+    @property
+    def range_lo(self) -> float:
+        """The median's range, low end: the median of the cases' low ends (with every
+        case inside its range, the median over the cases lies inside this one)."""
+        return _median_or(self.lows, self.median)
+
+    @property
+    def range_hi(self) -> float:
+        return _median_or(self.highs, self.median)
 
     @property
     def lo(self) -> float:
@@ -169,6 +183,17 @@ class Standing:
     @property
     def hi(self) -> float:
         return float(max(self.speedups)) if self.speedups else math.nan
+
+
+def _median_or(values: Sequence[float], default: float) -> float:
+    v = [x for x in values if math.isfinite(x)]
+    return float(np.median(v)) if len(v) == len(values) and v else default
+
+
+def surely_slower(st: Standing, best: Standing) -> bool:
+    """Whether ``st``'s median speedup range lies wholly below ``best``'s: the one rule
+    that keeps a framework out of a class's leaders."""
+    return st.range_hi < best.range_lo
 
 
 @dataclass
@@ -180,6 +205,8 @@ class Tally:
     same: int = 0
     unresolved: int = 0
     slower: int = 0
+    #: of the cases, how many were judged on the rows' quartiles (a row kept no samples)
+    by_quartiles: int = 0
 
     @property
     def n(self) -> int:
@@ -210,6 +237,14 @@ class ClassVerdict:
     partial: list[Standing]
     left_out: list[tuple[Case, list[str]]] = field(default_factory=list)
     tallies: dict[str, Tally] = field(default_factory=dict)
+    #: (kernel, variant, dtype) of the band not measured at the class's comparison size
+    other_sizes: list[tuple[str, str, str]] = field(default_factory=list)
+    #: where the fastest framework at the GPU's largest size differs from the verdict's
+    #: best (:func:`largest_size_note`); "" otherwise
+    largest: str = ""
+    #: matrix classes: what the rows' frameworks allowed their products to round to
+    #: (:func:`precision_note`); "" for the others
+    precision: str = ""
 
     @property
     def winner(self) -> Standing | None:
@@ -221,15 +256,14 @@ class ClassVerdict:
 
     @property
     def leaders(self) -> list[Standing]:
-        """The winner and every ranked framework it does not decisively beat
-        (:attr:`Tally.decisive`), alphabetically: the answer a re-run keeps. One
-        framework where the winner is decisively ahead of all the others."""
+        """The best (highest median) and every ranked framework that is not surely slower
+        than it (:func:`surely_slower`: its range wholly below the best's), by median: the
+        answer a re-run keeps. One framework where every other range lies below the
+        best's."""
         w = self.winner
         if w is None:
             return []
-        tied = [s for s in self.ranked[1:]
-                if not (s.backend in self.tallies and self.tallies[s.backend].decisive)]
-        return sorted([w, *tied], key=lambda s: s.backend)
+        return [w, *(s for s in self.ranked[1:] if not surely_slower(s, w))]
 
     @property
     def rows(self) -> list[int]:
@@ -254,13 +288,14 @@ class ClassVerdict:
                                  for k in self.kernels if _kernel_spec(k)})) or self.band
 
 
-def _choose_sizes(table: pd.DataFrame) -> dict[tuple[str, str, str], int]:
-    """Per case: the size in the band measured by the most frameworks (largest on ties)."""
+def _choose_sizes(table: pd.DataFrame) -> dict[str, int]:
+    """Per kernel: the one size in the band at which the most (framework, case) pairs
+    were measured (largest on ties): every case of a kernel is compared at one size."""
     out = {}
-    for (k, v, d), g in table.groupby(["kernel", "variant", "dtype"], sort=True):
-        count = g.groupby("size_key")["backend"].nunique()
+    for k, g in table.groupby("kernel", sort=True):
+        count = g.groupby("size_key").size()
         top = count.max()
-        out[(str(k), str(v), str(d))] = int(max(count[count == top].index))
+        out[str(k)] = int(max(count[count == top].index))
     return out
 
 
@@ -276,12 +311,17 @@ def class_verdict(table: pd.DataFrame, cls: str, band: str,
     if mine.empty:
         return None
     sizes = _choose_sizes(mine)
-    at = mine[[sizes[(k, v, d)] == s for k, v, d, s in zip(
-        mine["kernel"], mine["variant"], mine["dtype"], mine["size_key"], strict=True)]]
-    have: dict[str, dict[Case, tuple[float, int]]] = {}
+    at = mine[[sizes[str(k)] == s for k, s in zip(mine["kernel"], mine["size_key"],
+                                                  strict=True)]]
+    elsewhere = sorted({(str(k), str(v), str(d)) for k, v, d in zip(
+        mine["kernel"], mine["variant"], mine["dtype"], strict=True)}
+        - {(str(k), str(v), str(d)) for k, v, d in zip(
+            at["kernel"], at["variant"], at["dtype"], strict=True)})
+    have: dict[str, dict[Case, tuple[float, int, float, float]]] = {}
     for r in at.itertuples(index=False):
         case = (str(r.kernel), str(r.variant), str(r.dtype), int(r.size_key))
-        have.setdefault(str(r.backend), {})[case] = (float(r.speedup), int(r.row))
+        have.setdefault(str(r.backend), {})[case] = (
+            float(r.speedup), int(r.row), float(r.speedup_lo), float(r.speedup_hi))
     universe = sorted({c for per in have.values() for c in per})
     left_out: list[tuple[Case, list[str]]] = []
     cases = list(universe)
@@ -294,19 +334,40 @@ def class_verdict(table: pd.DataFrame, cls: str, band: str,
     ranked, partial = [], []
     for backend in sorted(have):
         per = have[backend]
-        if all(c in per for c in cases) and cases:
-            ranked.append(Standing(backend, list(cases), [per[c][0] for c in cases],
-                                   [per[c][1] for c in cases]))
-        else:
-            own = [c for c in universe if c in per]
-            partial.append(Standing(backend, own, [per[c][0] for c in own],
-                                    [per[c][1] for c in own]))
+        full = bool(cases) and all(c in per for c in cases)
+        own = list(cases) if full else [c for c in universe if c in per]
+        st = Standing(backend, own, [per[c][0] for c in own], [per[c][1] for c in own],
+                      [per[c][2] for c in own], [per[c][3] for c in own])
+        (ranked if full else partial).append(st)
     ranked.sort(key=lambda s: (-s.median, s.backend))
-    verdict = ClassVerdict(cls, band, kernels, cases, ranked, partial, left_out)
+    verdict = ClassVerdict(cls, band, kernels, cases, ranked, partial, left_out,
+                           other_sizes=elsewhere)
     if verdict.winner is not None:
         for other in [*ranked[1:], *partial]:
             verdict.tallies[other.backend] = tally(verdict.winner, other, df, samples)
+    if df is not None and cls in PRECISION_CLASSES:
+        verdict.precision = precision_note(df.loc[verdict.rows])
     return verdict
+
+
+#: how :func:`precision_note` names a reduced format
+PRECISION_NAMES = {"tf32": "TF32", "bf16": "bfloat16"}
+
+
+def precision_note(rows: pd.DataFrame) -> str:
+    """What the rows' frameworks allowed their matrix products to round to (the rows'
+    ``matmul_precision``): every row in full precision, the backends that allowed a
+    reduced format, or that the rows do not say."""
+    values = rows.get("matmul_precision", pd.Series("", index=rows.index))
+    values = values.fillna("").astype(str)
+    reduced = sorted({(str(b), PRECISION_NAMES.get(p, p)) for b, p in
+                      zip(rows["backend"], values, strict=True) if p not in ("", "full")})
+    if reduced:
+        return "reduced precision allowed: " + ", ".join(f"{b} ({p})" for b, p in reduced)
+    if (values == "").any():
+        return "precision not recorded (an older results file)" if (values == "").all() \
+            else f"precision not recorded in {int((values == '').sum())} of {len(values)} rows"
+    return "full precision (no TF32 or bfloat16) in every row"
 
 
 def tally(winner: Standing, other: Standing, df: pd.DataFrame | None,
@@ -319,6 +380,7 @@ def tally(winner: Standing, other: Standing, df: pd.DataFrame | None,
         if case not in theirs:
             continue
         v = _compare_rows(df, samples, theirs[case], row)
+        out.by_quartiles += v.method == "iqr"
         if v.label == stats.FASTER:
             out.faster += 1
         elif v.label == stats.SLOWER:
@@ -342,6 +404,43 @@ def _compare_rows(df: pd.DataFrame | None, samples: stats.Samples | None, base: 
                          (b["caller_q1"], b["caller_q3"]), (n["caller_q1"], n["caller_q3"]))
 
 
+def largest_size_note(df: pd.DataFrame, v: ClassVerdict, mode: str = "hot") -> str:
+    """Where the GPU frameworks measured the class's cases beyond the comparison size
+    (no NumPy row there): at each case's largest such size, the GPU framework fastest on
+    the caller's clock in most cases, said where it is not the verdict's best, with the
+    best's time over its own in those cases. "" where it is the same or nothing larger."""
+    w = v.winner
+    if w is None or not v.cases:
+        return ""
+    gpu = df[(df["status"] == "ok") & (df["mode"] == mode) & (df["device"] == "gpu")
+             & ~df["implementation"].astype(str).str.endswith("+transfers")
+             & (df["caller_s"] > 0)]
+    wins: dict[str, list[tuple[Case, float]]] = {}
+    for k, var, d, size in v.cases:
+        rows = gpu[(gpu["kernel"] == k) & (gpu["variant"] == var) & (gpu["dtype"] == d)]
+        top = rows["size_key"].max() if not rows.empty else size
+        if not top > size:
+            continue
+        at = rows[rows["size_key"] == top].groupby("backend")["caller_s"].min()
+        if w.backend not in at.index:
+            continue
+        best = str(at.sort_values(kind="mergesort").index[0])
+        wins.setdefault(best, []).append(((k, var, d, int(top)), float(at[w.backend] /
+                                                                       at[best])))
+    if not wins:
+        return ""
+    n = sum(len(x) for x in wins.values())
+    top_backend = max(sorted(wins), key=lambda b: len(wins[b]))
+    if top_backend == w.backend:
+        return ""
+    ratios = [r for _, r in wins[top_backend]]
+    sizes = sorted({c[3] for c, _ in wins[top_backend]})
+    where = f"{sizes[0]:,}" if len(sizes) == 1 else f"{sizes[0]:,}–{sizes[-1]:,}"
+    return (f"at the GPU's largest sizes ({where}, no NumPy row) {top_backend} is the "
+            f"fastest in {len(ratios)} of {n} cases, {w.backend} taking "
+            f"{min(ratios):.2g}–{max(ratios):.2g}× its time")
+
+
 def headline_band(table: pd.DataFrame, cls: str) -> str | None:
     """The band a class's verdict is given for: the largest band with a case."""
     kernels = classes()[cls]
@@ -363,6 +462,9 @@ def verdicts(df: pd.DataFrame, samples: stats.Samples | None = None,
                if (v := class_verdict(table, cls, b, samples, df=df)) is not None}
         if per:
             out[cls] = per
+    for per in out.values():
+        if "large" in per:
+            per["large"].largest = largest_size_note(df, per["large"], mode)
     small_kernels = tuple(k for c in SMALL_OF for k in classes()[c])
     v = class_verdict(table, SMALL, "small", samples, small_kernels, df)
     if v is not None:
@@ -396,20 +498,34 @@ class CrossSummary:
     #: that decide it ("≤ 1,024")
     bound: bool = False
     t_bound: bool = False
+    #: the median's range: the medians of the cases' range ends (NaN: none)
+    r_lo: float = math.nan
+    r_hi: float = math.nan
+    t_r_lo: float = math.nan
+    t_r_hi: float = math.nan
+    #: the CPU references the cases were compared with ("numba-cpu, 16 threads")
+    references: list[str] = field(default_factory=list)
 
     def text(self) -> str:
-        """"≈ 23,000 elements (16,000–95,000 over 10 cases; never in 1)"."""
-        return _cross_text(self.median, self.lo, self.hi, self.n, self.never, self.bound)
+        """"≈ 23,000 elements (range 19,000–27,000; cases 16,000–95,000 over 10; never
+        in 1)"."""
+        return _cross_text(self.median, self.lo, self.hi, self.n, self.never, self.bound,
+                           (self.r_lo, self.r_hi))
 
     def transfers_text(self) -> str:
         if not self.t_n:
             return "not measured"
         return _cross_text(self.t_median, self.t_lo, self.t_hi, self.t_n, self.t_never,
-                           self.t_bound)
+                           self.t_bound, (self.t_r_lo, self.t_r_hi))
+
+    def reference_text(self) -> str:
+        """"against numba-cpu, 16 threads" (the references of the cases, each once)."""
+        return f"against {' / '.join(self.references)}" if self.references else ""
 
     def sentence(self) -> str:
-        """Both figures, as every section shows them."""
-        return (f"{self.text()}; with host transfers {self.transfers_text()}")
+        """Both figures and the reference, as every section shows them."""
+        ref = f" ({self.reference_text()})" if self.references else ""
+        return f"{self.text()}; with host transfers {self.transfers_text()}{ref}"
 
 
 def leader_crossovers(v: ClassVerdict, cross: Mapping[tuple[str, str], CrossSummary]
@@ -426,7 +542,8 @@ def sig2(x: float) -> str:
 
 
 def _cross_text(median: float, lo: float, hi: float, n: int, never: int,
-                bound: bool = False) -> str:
+                bound: bool = False, rng: tuple[float, float] = (math.nan, math.nan)
+                ) -> str:
     if n == 0:
         return "not measured"
     where = f"{n} case{'s' if n != 1 else ''}"
@@ -434,11 +551,28 @@ def _cross_text(median: float, lo: float, hi: float, n: int, never: int,
         return (f"never (the GPU is slower at the largest size compared in {never} of "
                 f"{where})")
     mark = "≤" if bound else "≈"
+    ranged = (f"range {sig2(rng[0])}–{sig2(rng[1])}; "
+              if all(map(math.isfinite, rng)) and sig2(rng[0]) != sig2(rng[1]) else "")
     if n == 1:
-        return f"{mark} {sig2(median)} elements (1 case)"
+        return f"{mark} {sig2(median)} elements ({ranged}1 case)"
     spread = f"{sig2(lo)}–{sig2(hi)}" if math.isfinite(hi) else f"{sig2(lo)}–never"
     extra = f"; never in {never}" if never else ""
-    return f"{mark} {sig2(median)} elements ({spread} over {where}{extra})"
+    return f"{mark} {sig2(median)} elements ({ranged}cases {spread} over {where}{extra})"
+
+
+def _case_range(cross: Any, rng: tuple[float, float]) -> tuple[float, float]:
+    """A case's crossover range, "never" as above every size (its range: infinite)."""
+    return rng if math.isfinite(cross[1]) else (math.inf, math.inf)
+
+
+def _range_median(ranges: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """The medians of the cases' range ends ("never": infinite; with an even count the
+    lower middle, as :func:`median_with_never` takes), where every case has a range; NaN
+    otherwise. With every case inside its range, the median lies inside this one."""
+    if not ranges or any(math.isnan(x) for r in ranges for x in r):
+        return math.nan, math.nan
+    k = (len(ranges) - 1) // 2  # the lower middle, as the median it goes with
+    return (float(sorted(r[0] for r in ranges)[k]), float(sorted(r[1] for r in ranges)[k]))
 
 
 def median_with_never(values: Sequence[float], bounds: Sequence[bool] | None = None
@@ -481,9 +615,15 @@ def class_crossovers(found: Iterable[Any]) -> dict[tuple[str, str], CrossSummary
         trans = [t for t in trans if t]
         t_med, t_lo, t_hi, t_never, t_bound = median_with_never(
             [t[1] for t in trans], [_is_bound(t) for t in trans])
+        r_lo, r_hi = _range_median([_case_range(c.device_resident, c.device_range)
+                                    for c in cs])
+        t_r_lo, t_r_hi = _range_median([
+            _case_range(c.measured_transfers or c.estimated_transfers, c.transfers_range)
+            for c in cs if c.measured_transfers or c.estimated_transfers])
         out[(backend, cls)] = CrossSummary(
             backend, cls, len(cs), med, lo, hi, never, len(trans), t_med, t_lo, t_hi,
-            t_never, [f"{c.kernel}/{c.variant} {c.dtype}" for c in cs], bound, t_bound)
+            t_never, [f"{c.kernel}/{c.variant} {c.dtype}" for c in cs], bound, t_bound,
+            r_lo, r_hi, t_r_lo, t_r_hi, sorted({c.reference for c in cs if c.reference}))
     return out
 
 

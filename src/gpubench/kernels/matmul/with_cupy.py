@@ -26,15 +26,10 @@ def require_full_fp32() -> None:
     Reads CuPy's effective compute type where its internal module exposes it (it keeps
     the first value it saw), and falls back to the environment variable otherwise.
     """
-    import numpy as np
+    from gpubench.backends.cupy_gpu import cupy_tf32
 
     setting = os.environ.get("CUPY_TF32", "")
-    try:
-        from cupy._core import _routines_linalg as linalg
-
-        tf32 = linalg.get_compute_type(np.float32) == linalg.COMPUTE_TYPE_TF32
-    except (ImportError, AttributeError):
-        tf32 = setting.strip() not in ("", "0")
+    tf32 = cupy_tf32()
     if tf32:
         raise RuntimeError(f"CuPy computes float32 GEMMs in TF32 (CUPY_TF32={setting!r}); "
                            "unset CUPY_TF32 for a full-precision float32 matmul")

@@ -73,7 +73,7 @@ def first_of_each(rows: pd.DataFrame, keys: Sequence[str], pos: np.ndarray) -> n
 #: the columns the verdicts, crossovers and the launch floor read
 ANALYSIS_COLUMNS = ("framework", "device", "backend", "implementation", "kernel", "variant",
                     "size_key", "dtype", "mode", "status", "timer", "median_s", "q1_s", "q3_s",
-                    "caller_s", "caller_q1", "caller_q3", "sync_s", "bytes")
+                    "caller_s", "caller_q1", "caller_q3", "sync_s", "bytes", "threads_key")
 
 
 def narrow(df: pd.DataFrame) -> pd.DataFrame:

@@ -1,5 +1,6 @@
-"""CPU/GPU crossover: the size from which each GPU backend beats the best CPU row for
-good, on the caller's clock (with transfers measured and estimated) and the device clock.
+"""CPU/GPU crossover: the size from which each GPU backend beats the case's one CPU
+reference (:func:`cpu_reference`) for good, on the caller's clock (with transfers
+measured and estimated) and the device clock.
 """
 
 from __future__ import annotations
@@ -56,6 +57,53 @@ def crossover(sizes: np.ndarray, gpu: np.ndarray, cpu: np.ndarray) -> tuple[str,
     return f"≈ {x:,.0f} (between {int(s[k - 1]):,} and {int(s[k]):,})", x
 
 
+def crossover_range(sizes: np.ndarray, gpu: tuple[np.ndarray, np.ndarray],
+                    cpu: tuple[np.ndarray, np.ndarray], point: float
+                    ) -> tuple[float, float]:
+    """The range of a crossover at ``point``: the crossover of the GPU's lower quartiles
+    against the CPU's upper ones (the earliest the quartiles allow) to that of the GPU's
+    upper quartiles against the CPU's lower ones (the latest), each held between the
+    measured sizes on either side of ``point`` (a range never spans more). ``gpu`` and
+    ``cpu``: (q1, q3) at ``sizes``. (NaN, NaN) where ``point`` is never or not a size."""
+    if not math.isfinite(point) or sizes.size == 0:
+        return math.nan, math.nan
+    s = np.sort(sizes)
+    below = s[s <= point]
+    above = s[s >= point]
+    lo_edge = float(below[-1]) if below.size else float(s[0])
+    hi_edge = float(above[0]) if above.size else float(s[-1])
+    early = crossover(sizes, gpu[0], cpu[1])[1]
+    late = crossover(sizes, gpu[1], cpu[0])[1]
+    early = lo_edge if not math.isfinite(early) else min(max(early, lo_edge), hi_edge)
+    late = hi_edge if not math.isfinite(late) else min(max(late, lo_edge), hi_edge)
+    return min(early, point), max(late, point)
+
+
+def cpu_reference(cpu: pd.DataFrame) -> tuple[str, int, pd.DataFrame]:
+    """The one CPU reference of a case: of the (CPU backend, thread count) pairs measured
+    at the most sizes, the fastest (lowest geometric-mean time over the sizes those
+    share); its fastest row per size. Returns (backend, threads, rows)."""
+    ok = cpu[(cpu["status"] == "ok") & (cpu["caller_s"] > 0)]
+    if ok.empty:
+        return "", 0, ok
+    keys = list(zip(ok["backend"], ok["threads_key"], strict=True))
+    pairs = pd.Series(keys, index=ok.index)
+    sizes = ok.groupby(pairs)["size_key"].nunique()
+    tops = sorted(sizes[sizes == sizes.max()].index)
+    shared = set.intersection(*(set(ok.loc[pairs == p, "size_key"]) for p in tops))
+
+    def rows_of(p: tuple[str, int], at: set[Any] | None = None) -> pd.DataFrame:
+        mine = ok[pairs == p]
+        mine = mine if at is None else mine[mine["size_key"].isin(at)]
+        return best_per(mine, ["size_key"], by="caller_s")
+
+    def geomean(p: tuple[str, int]) -> float:
+        return float(np.mean(np.log(rows_of(p, shared)["caller_s"].to_numpy(float))))
+
+    best = min(tops, key=lambda p: (geomean(p), p))
+    return str(best[0]), int(best[1]), rows_of(best)
+
+
 @dataclass
 class Crossing:
     """Where one GPU backend starts to beat the best CPU row for one case, per clock.
@@ -75,6 +123,13 @@ class Crossing:
     elements: bool
     device_resident_sync: tuple[str, float] | None = None
     device_clock: tuple[str, float] | None = None
+    #: the CPU reference every crossover of the case is against (:func:`cpu_reference`):
+    #: "numba-cpu, 16 threads"
+    reference: str = ""
+    #: the ranges of ``device_resident`` and of the with-transfers figure
+    #: (:func:`crossover_range`)
+    device_range: tuple[float, float] = (math.nan, math.nan)
+    transfers_range: tuple[float, float] = (math.nan, math.nan)
 
 
 #: the crossover cell of a GPU backend whose rows have no caller's clock (schema 1)
@@ -91,6 +146,17 @@ def cross_curves(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
     """:func:`crossover` of two measured curves, compared at every size either measured
     inside the range both cover (each interpolated log-log between its own sizes, never
     extrapolated); None when the ranges do not overlap or a time is missing."""
+    sizes = _shared_sizes(g_sizes, g_times, c_sizes, c_times)
+    if sizes is None:
+        return None
+    return crossover(sizes, _loglog(g_sizes, g_times, sizes),
+                     _loglog(c_sizes, c_times, sizes))
+
+
+def _shared_sizes(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
+                  c_times: np.ndarray) -> np.ndarray | None:
+    """Every size either curve measured inside the range both cover; None where the
+    ranges do not overlap or a time is missing."""
     if not (np.isfinite(g_times).all() and np.isfinite(c_times).all()) or (
             (g_times <= 0).any() or (c_times <= 0).any()):
         return None
@@ -99,9 +165,23 @@ def cross_curves(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
     if lo > hi:
         return None
     sizes = np.unique(np.r_[g_sizes, c_sizes])
-    sizes = sizes[(sizes >= lo) & (sizes <= hi)]
-    return crossover(sizes, _loglog(g_sizes, g_times, sizes),
-                     _loglog(c_sizes, c_times, sizes))
+    return sizes[(sizes >= lo) & (sizes <= hi)]
+
+
+def curves_range(g: pd.DataFrame, c: pd.DataFrame, point: float,
+                 extra: np.ndarray | None = None) -> tuple[float, float]:
+    """:func:`crossover_range` of the GPU rows ``g`` against the CPU reference ``c``
+    (one row per size each, caller's clock, ``extra`` seconds added to the GPU's)."""
+    gs, cs = g["size_key"].to_numpy(float), c["size_key"].to_numpy(float)
+    add = extra if extra is not None else 0.0
+    gq = [g[q].to_numpy(float) + add for q in ("caller_q1", "caller_q3")]
+    cq = [c[q].to_numpy(float) for q in ("caller_q1", "caller_q3")]
+    sizes = _shared_sizes(gs, g["caller_s"].to_numpy(float) + add, cs,
+                          c["caller_s"].to_numpy(float))
+    if sizes is None or not all(np.isfinite(x).all() and (x > 0).all() for x in (*gq, *cq)):
+        return math.nan, math.nan
+    at = [_loglog(gs, x, sizes) for x in gq], [_loglog(cs, x, sizes) for x in cq]
+    return crossover_range(sizes, (at[0][0], at[0][1]), (at[1][0], at[1][1]), point)
 
 
 def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
@@ -114,10 +194,11 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
     ok = df[(df["status"] == "ok") & (df["mode"] == mode)]
     out = []
     for kernel, variant, dtype, g in _cases(ok):
-        cpu = best_per(g[g["device"] == "cpu"], ["size_key"], by="caller_s")
+        ref, threads, cpu = cpu_reference(g[g["device"] == "cpu"])
         gpu_rows = g[g["device"] == "gpu"]
         if cpu.empty or gpu_rows.empty:
             continue
+        reference = f"{ref}, {threads} thread{'s' if threads != 1 else ''}"
         c_sizes = cpu["size_key"].to_numpy(float)
         c_times = cpu["caller_s"].to_numpy(float)
         spec = _kernel_spec(kernel)
@@ -127,29 +208,36 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
             e2e = b["implementation"].str.endswith(TRANSFERS_SUFFIX)
 
             def cross(rows: pd.DataFrame, col: str, extra: bool = False,
-                      c_sizes: np.ndarray = c_sizes, c_times: np.ndarray = c_times
-                      ) -> tuple[str, float] | None:
+                      c_sizes: np.ndarray = c_sizes, c_times: np.ndarray = c_times,
+                      cpu: pd.DataFrame = cpu
+                      ) -> tuple[tuple[str, float] | None, tuple[float, float]]:
                 best = best_per(rows, ["size_key"], by=col)
                 if best.empty:
-                    return None
+                    return None, (math.nan, math.nan)
                 t = best[col].to_numpy(float)
-                if extra:
-                    t = t + best["bytes"].to_numpy(float) / (link * 1e9)
-                return cross_curves(best["size_key"].to_numpy(float), t, c_sizes, c_times)
+                add = best["bytes"].to_numpy(float) / (link * 1e9) if extra else None
+                if add is not None:
+                    t = t + add
+                found = cross_curves(best["size_key"].to_numpy(float), t, c_sizes, c_times)
+                if found is None or col != "caller_s":
+                    return found, (math.nan, math.nan)
+                return found, curves_range(best, cpu, found[1], add)
 
             resident = b[~e2e]
-            dev = cross(resident, "caller_s")
-            hardware = cross(resident, "median_s")
+            dev, dev_range = cross(resident, "caller_s")
+            hardware = cross(resident, "median_s")[0]
             if dev is None and hardware is None:
                 continue
             if dev is None:
                 dev = (NO_CALLER_CLOCK, math.nan)
-            meas = cross(b[e2e], "caller_s") if e2e.any() else None
-            est = None
+            meas, meas_range = cross(b[e2e], "caller_s") if e2e.any() else (
+                None, (math.nan, math.nan))
+            est, est_range = None, (math.nan, math.nan)
             if link and (resident["bytes"] > 0).all():
-                est = cross(resident, "caller_s", extra=True)
+                est, est_range = cross(resident, "caller_s", extra=True)
             out.append(Crossing(kernel, variant, dtype, backend, dev, meas, est, elements,
-                                cross(resident, "sync_s"), hardware))
+                                cross(resident, "sync_s")[0], hardware, reference,
+                                dev_range, meas_range if meas else est_range))
     return out
 
 
@@ -181,8 +269,9 @@ def crossover_headline(found: list[Crossing]) -> list[str]:
     for (backend, cls), c in sorted(summaries.items(),
                                     key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
         lines.append(f"{backend}, {cls}: a caller waiting for the GPU (pipelined calls, data "
-                     f"on the device) is served faster than by the best CPU row from "
-                     f"{c.text()}; with host transfers from {c.transfers_text()}.")
+                     f"on the device) is served faster than by the CPU reference "
+                     f"({c.reference_text() or 'none named'}) from {c.text()}; with host "
+                     f"transfers from {c.transfers_text()}.")
     return lines
 
 
