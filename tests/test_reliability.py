@@ -732,9 +732,14 @@ def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return node
 
 
+#: the real name a mapping of names is walked through (its key -> a name it takes)
+MAPPED_NAME = {"implementations": "numpy-cpu"}
+
+
 def schema_keys() -> dict[str, dict[str, Any]]:
     """Every key the config schema defines (dotted path -> its schema); a mapping of
-    names (``kernels``) is walked through one real name (``vector_add``)."""
+    names is walked through one real name: a backend for a kernel's ``implementations``,
+    a kernel (``vector_add``) for the others (``kernels``)."""
     schema = load_schema()
     defs = schema.get("$defs", {})
     out: dict[str, dict[str, Any]] = {}
@@ -747,7 +752,7 @@ def schema_keys() -> dict[str, dict[str, Any]]:
             walk(sub, key)
         extra = node.get("additionalProperties")
         if isinstance(extra, dict):
-            key = f"{path}.vector_add"
+            key = f"{path}.{MAPPED_NAME.get(path.rsplit('.', 1)[-1], 'vector_add')}"
             out[key] = _resolve(extra, defs)
             walk(extra, key)
 
