@@ -23,7 +23,7 @@ from report_data import write_set
 from gpubench.report import build_report, compare
 
 ROOT = Path(__file__).resolve().parents[1]
-H100 = ROOT / "evidence" / "matrix" / "h100"
+H100 = ROOT / "evidence" / "h100-default-suite"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 #: waits for the page's figures, then reads what the checks need from the DOM
@@ -279,7 +279,7 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
     assert sorted((tmp_path / "summary_figures").glob("fig-*.png")).__len__() == n_specs
 
 
-VERDICTS_H100 = ROOT / "evidence" / "verdicts" / "h100"
+VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
 #: the first screen the issue asks about: a laptop-sized window
 VIEWPORT = (1400, 900)
 

@@ -24,7 +24,8 @@ the decision logic can be tested on its own, edge cases and properties included
   is surely faster than each other ranked framework in more than half of their shared
   cases (:attr:`Tally.decisive`). Otherwise the verdict names the
   leaders: the top framework and every one it does not decisively beat, alphabetically.
-  Three runs of the default H100 suite (``evidence/session33``) changed the top
+  Three runs of the default H100 suite
+  (``evidence/caller-clock-repeatability/default-suite-three-runs``) changed the top
   framework in 8 of 19 class verdicts, each time between frameworks that most cases did
   not separate; with leaders, no run's answer contradicted another's (leaders disjoint,
   or one framework named alone that another run left out) in any of the 19.
