@@ -12,7 +12,7 @@ to back). The crossover is
 the smallest size from which the GPU is faster at every larger size, interpolated
 log-log as the report does.
 
-    python3 independent_crossover.py > independent_crossover.csv
+    python3 tools/independent_crossover.py > independent_crossover.csv
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ quick_run() {  # quick_run NAME: the quick suite into $ROOT/results/NAME, then i
   (cd "$TREE" && $SM --configfile tools/device/gpu-suite.yaml \
     --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
   local rc=$?
-  python3 "$TREE/$HERE/breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
+  python3 "$TREE/tools/stage_breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
   if [ "$1" = q_warm ]; then
     python3 "$TREE/tools/run_agreement.py" "full_a_cold=$TREE/$R#a_cold" \
       "full_b_warm=$TREE/$R#b_warm" "quick_cold=$ROOT/results/q_cold/timings.csv" \
