@@ -1,4 +1,4 @@
-"""JAX's caller clock waits for what a JAX user waits for (issue 23, item 10): the wait
+"""JAX's caller clock waits for what a JAX user waits for: the wait
 after the calls is ``jax.block_until_ready`` on the result, every array leaf of it.
 
 On JAX's CPU device (dispatch is asynchronous there too): the GPU backend's class with

@@ -1,4 +1,4 @@
-"""Reliability (issue 8): every fault the benchmark must survive, injected on purpose.
+"""Reliability: every fault the benchmark must survive, injected on purpose.
 
 A benchmark that silently drops a framework, hangs an allocation or reports a
 wrong-but-fast number does harm. ``CATALOGUE`` lists each fault: how it is injected,
@@ -61,13 +61,13 @@ class Scenario:
     """One injected fault: README's table row and the test that proves it."""
 
     id: str
-    area: str  # which bullet of the issue it answers (AREAS)
+    area: str  # which area of reliability it answers (AREAS)
     fault: str  # how it is injected
     outcome: str  # what happens
     test: str  # pytest node id, relative to tests/
 
 
-#: the issue's bullets
+#: the areas of reliability the catalogue covers
 AREAS = ("framework", "compile", "wrong", "memory", "hang", "kill", "collect", "config",
          "shell", "html", "concurrent", "mpi", "rows", "readers", "outputs")
 

@@ -280,7 +280,7 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
 
 
 VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
-#: the first screen the issue asks about: a laptop-sized window
+#: the first screen: a laptop-sized window
 VIEWPORT = (1400, 900)
 
 #: positions (CSS px, relative to the first viewport) and texts of what the first
@@ -377,7 +377,7 @@ def _inside(box: dict[str, float] | None) -> bool:
 
 
 def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
-    """Issue 25: at 1400×900, without scrolling, the H100 page shows in this order the
+    """At 1400×900, without scrolling, the H100 page shows in this order the
     machine (its GPU named), the first recommendation and the overview figure's drawing
     area, with the compact matrix starting below them; the method is one click away, the
     banners name what they warn about, and no table is wider than the page, folds open.

@@ -35,7 +35,7 @@ SLURM_DIR = ROOT / "tests" / "slurm"
 SETUP = SLURM_DIR / "setup-localhost-cluster.sh"
 SMOKE = ROOT / ".test" / "config" / "config.yaml"
 SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
-TARGET_S = 300  # the issue's target for the SLURM run
+TARGET_S = 300  # the target for the SLURM run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
@@ -285,7 +285,7 @@ def test_gpu_request_the_site_cannot_meet_is_refused(cluster, tmp_path):
     assert took < 120  # refused at submission, no hang
 
 
-# -- when SLURM misbehaves (issue 24; README "When SLURM misbehaves") ---------------------------
+# -- when SLURM misbehaves (README "When SLURM misbehaves") ---------------------------
 # Each scenario runs the tiny configuration on one or two CPU frameworks, without MPI
 # steps (the shipped run above has them). A step's job is made to run long with the
 # step_fault plugin (tests/slurm/step_fault.py: GPUBENCH_HANG_STEPS). Every driver runs

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The spread window's A/B (issue 27: a cut's medians within run-to-run noise): runs A1..An
+"""The spread window's A/B (a cut's medians within run-to-run noise): runs A1..An
 with the default window and B1..Bn with the shorter one, on one machine, alternately.
 
 For every pair of runs it takes the share of their shared ranked rows whose caller's-clock

@@ -1,4 +1,4 @@
-"""Issue 27: each implementation's rate as % of the copy ceiling at 2^26 elements, the best
+"""Each implementation's rate as % of the copy ceiling at 2^26 elements, the best
 per framework, kernel, variant and dtype, and GEMM as % of a cuBLAS reference.
 
 Usage (from the repository root, PYTHONPATH=src so the plausibility gate is importable):
@@ -124,7 +124,7 @@ def main() -> None:
     print("== every implementation, % of copy ==")
     wide = rows.pivot_table(index=["framework", "kernel", "variant", "dtype"],
                             columns="implementation", values="pct")
-    for fw, part in wide.groupby(level="framework"):
+    for _, part in wide.groupby(level="framework"):
         print(part.dropna(axis=1, how="all").round(1).to_string(), "\n")
     print(f"== best per framework, % of copy (** < {TARGET:.0f} %) ==")
     print(markdown(best, by=True), "\n")

@@ -1,5 +1,4 @@
-"""The new probe's ceilings on this GPU, and what they would do to a committed run
-(issue 23, items 8 and 9).
+"""The new probe's ceilings on this GPU, and what they would do to a committed run.
 
 1. Runs the probe as the workflow does (``python -m gpubench probe``) with the transfer
    kernel's GPU sizes from ``config/config.yaml``, and prints the new ceilings: the
@@ -31,7 +30,8 @@ sys.path.insert(0, str(ROOT / "src"))
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", type=Path, default=ROOT / "evidence" / "h200-against-h100" / "h100")
+    parser.add_argument("--run", type=Path,
+                        default=ROOT / "evidence" / "h200-against-h100" / "h100")
     parser.add_argument("--out", type=Path, help="keep the probe's JSON here")
     parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
     args = parser.parse_args(argv)

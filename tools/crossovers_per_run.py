@@ -1,4 +1,4 @@
-"""Each run's crossovers (issue 23, item 7): per GPU backend and class the report's one
+"""Each run's crossovers: per GPU backend and class the report's one
 crossover figure (the median over the class's cases), and vector_add float32's alone,
 for every timings file given, with max/min over the runs.
 

@@ -30,7 +30,8 @@ try:
                 changes.append((time.perf_counter(), e - last))
                 last = e
         gaps = np.diff([t for t, _ in changes]) * 1e3
-        return {"changes": len(changes), "gap_ms_median": float(np.median(gaps)) if len(gaps) else None,
+        gap = float(np.median(gaps)) if len(gaps) else None
+        return {"changes": len(changes), "gap_ms_median": gap,
                 "gap_ms_min": float(gaps.min()) if len(gaps) else None,
                 "gap_ms_max": float(gaps.max()) if len(gaps) else None,
                 "step_mJ_median": float(np.median([d for _, d in changes])) if changes else None,

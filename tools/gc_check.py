@@ -1,4 +1,4 @@
-"""Does Python's garbage collector run inside the caller's-clock samples? (issue 23, item 7)
+"""Does Python's garbage collector run inside the caller's-clock samples?
 
 The harness leaves the collector on (a user's loop has it on too). A collection of the
 worker's whole heap (every framework module imported, the rows kept so far) in the

@@ -1,4 +1,4 @@
-"""Where the caller's clock's run-to-run spread comes from (issue 23, item 7).
+"""Where the caller's clock's run-to-run spread comes from.
 
 Three repeats of the same configuration moved host-bound rows as a block (Numba's
 ``vector_add`` at 28-30 µs in two runs, 41-44 µs in the third; NumPy on one core 1.9x

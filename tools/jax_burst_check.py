@@ -1,5 +1,4 @@
-"""Does a pipelined burst of large outputs leave JAX's next sync calls slower? (issue 23,
-item 10)
+"""Does a pipelined burst of large outputs leave JAX's next sync calls slower?
 
 At 2^24 elements the harness's sync samples read 142 µs before the row's first pipelined
 part and 160-270 µs after it (``jax_sync_check_8.txt``), while a plain loop reads

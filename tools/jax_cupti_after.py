@@ -1,4 +1,4 @@
-"""Does CUPTI, once attached and detached, leave JAX's calls slower? (issue 23, item 10)
+"""Does CUPTI, once attached and detached, leave JAX's calls slower?
 
 ``jax_sync_check.py`` finds the harness's sync clock 15-18 % above a plain
 ``block_until_ready`` loop at 2^24 elements when the device clock uses CUPTI, and within

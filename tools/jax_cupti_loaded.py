@@ -1,5 +1,5 @@
 """Which JAX executables does CUPTI leave slower: those loaded before it was attached, or
-only those it traced? (issue 23, item 10)
+only those it traced?
 
 ``jax_cupti_after.txt``: after 10 CUPTI samples and the detach, the traced executable ran
 7.5 % slower at 2^24 elements, one compiled after the detach did not. Here, at 2^20 and

@@ -1,7 +1,7 @@
 """How long JAX's calls stay slow after the device clock lets CUPTI go, and which order of
-the clocks makes the harness's sync clock agree with a plain loop (issue 23, item 10).
+the clocks makes the harness's sync clock agree with a plain loop.
 
-Session 33 found the harness's sync samples at 2^24 elements reading 160-270 µs right
+Three whole-suite runs found the harness's sync samples at 2^24 elements reading 160-270 µs right
 after the device clock (CUPTI attached, then detached) against 142 µs before it and
 131-160 µs in a plain ``block_until_ready`` loop. In one process, on JAX ``vector_add``
 float32:

@@ -1,5 +1,4 @@
-"""JAX's sync caller clock against an independent ``block_until_ready`` loop, in one process
-(issue 23, item 10).
+"""JAX's sync caller clock against an independent ``block_until_ready`` loop, in one process.
 
 For JAX ``vector_add`` float32 at each size, in alternating rounds:
 

@@ -6,7 +6,7 @@ samples, check after the timed calls), caller clocks off.
 For float32 and float64 at 1024 .. 2^26 elements (default params) and a few odd params
 (window 1, 33 and 100, L = 1000, size 3000), per row: status, the harness's rel_err
 (2-norm), the largest elementwise relative error (from the output after the last call),
-the device median, GB/s and % of the copy ceiling (2,988 GB/s: perf27's H100 probe), and
+the device median, GB/s and % of the copy ceiling (2,988 GB/s: an H100's probe), and
 for the sliding rows which kernel ran (``warp<T, W, V>`` or the tiled fallback). Exits 1
 if any row is not ``ok`` or its elementwise error exceeds the tolerance (stricter than
 the harness's 2-norm check: one wrong partial window among 2^26 outputs passes that;

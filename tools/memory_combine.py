@@ -1,13 +1,15 @@
 """Merge the largest-sizes, numpy-fft and allocation runs' timings into one table for the report
 (evidence/peak-memory-and-allocation).
 
-Allocation rows exist twice: allocation (f51d9d9, 1 KiB..1 GiB) and largest-sizes (ebb2d75, 1 GiB only,
-with the numba managed_array fix). allocation's rows are kept; from largest-sizes only numba-gpu's
-managed_array row is kept, and it replaces allocation's errored managed_array row at the same size.
-The other allocation managed_array sizes (1 KiB, 1 MiB, 64 MiB) stay as the errors they were.
+Allocation rows exist twice: allocation (f51d9d9, 1 KiB..1 GiB) and largest-sizes (ebb2d75,
+1 GiB only, with the numba managed_array fix). allocation's rows are kept; from largest-sizes
+only numba-gpu's managed_array row is kept, and it replaces allocation's errored
+managed_array row at the same size. The other allocation managed_array sizes (1 KiB, 1 MiB,
+64 MiB) stay as the errors they were.
 
 usage: python tools/memory_combine.py OUT_TIMINGS [--samples DIR_ROOT OUT_SAMPLES]
-(DIR_ROOT holds largest-sizes/ numpy-fft/ allocation/ each with samples.csv; samples are not committed)
+(DIR_ROOT holds largest-sizes/ numpy-fft/ allocation/ each with samples.csv; samples are not
+committed)
 """
 import sys
 from pathlib import Path
@@ -22,7 +24,8 @@ KEY = ["backend", "implementation", "kernel", "variant", "size", "dtype"]
 def keep(name: str, d: pd.DataFrame) -> pd.DataFrame:
     alloc = d["kernel"] == "allocation"
     if name == "largest-sizes":
-        return d[~alloc | ((d["backend"] == "numba-gpu") & (d["implementation"] == "managed_array"))]
+        managed = (d["backend"] == "numba-gpu") & (d["implementation"] == "managed_array")
+        return d[~alloc | managed]
     if name == "allocation":
         fixed = alloc & (d["backend"] == "numba-gpu") & (d["implementation"] == "managed_array") \
             & (d["size"] == 1 << 30)

@@ -1,7 +1,8 @@
-"""Headline numbers of evidence/peak-memory-and-allocation/README.md, generated from the committed CSVs
-(and evidence/cpu-suite's timings).
+"""Headline numbers of evidence/peak-memory-and-allocation/README.md, generated from the
+committed CSVs (and evidence/cpu-suite's timings).
 
-usage: PYTHONPATH=src python tools/memory_headline.py [CPU_TIMINGS] > evidence/peak-memory-and-allocation/headline.md
+usage: PYTHONPATH=src python tools/memory_headline.py [CPU_TIMINGS] \
+           > evidence/peak-memory-and-allocation/headline.md
 CPU_TIMINGS defaults to evidence/cpu-suite/timings.csv.gz.
 """
 import sys
@@ -13,6 +14,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import memory_combine as combine  # noqa: E402
+
 from gpubench.report.base import prepare  # noqa: E402
 from gpubench.report.matrix import loop_claim, loop_speedups  # noqa: E402
 
@@ -54,8 +56,9 @@ def memory(big: pd.DataFrame) -> None:
     low = g[g.memory_multiple < 1]
     print(f"\nRows with a multiple below 1 (peak smaller than inputs+outputs): {len(low)}")
     if len(low):
-        print(table(["backend", "impl", "kernel", "variant", "dtype", "size", "peak MiB", "data MiB",
-                     "×"], [[r.backend, r.implementation, r.kernel, r.variant, r.dtype, f"{r.size:,}",
+        print(table(["backend", "impl", "kernel", "variant", "dtype", "size", "peak MiB",
+                     "data MiB", "×"],
+                    [[r.backend, r.implementation, r.kernel, r.variant, r.dtype, f"{r.size:,}",
                              f"{r.memory_peak_bytes / 2**20:,.1f}",
                              f"{r.memory_data_bytes / 2**20:,.1f}", f"{r.memory_multiple:.3g}"]
                             for r in low.itertuples()]))
@@ -69,8 +72,10 @@ def memory(big: pd.DataFrame) -> None:
             f"{b}/{k}: {r}" for (b, k, r), _ in none.groupby(
                 ["backend", "kernel", none.memory_reason.fillna("?")]).size().items()))
     print("\n## 2. Autodiff (autograd) memory\n")
-    a = g[g.kernel == "autodiff"].sort_values(["variant", "backend", "implementation", "dtype", "size"])
-    print(table(["backend", "impl", "variant", "dtype", "size", "peak MiB", "call MiB", "data KiB", "×"],
+    a = g[g.kernel == "autodiff"].sort_values(
+        ["variant", "backend", "implementation", "dtype", "size"])
+    print(table(["backend", "impl", "variant", "dtype", "size", "peak MiB", "call MiB",
+                 "data KiB", "×"],
                 [[r.backend, r.implementation, r.variant, r.dtype, f"{r.size:,}",
                   f"{r.memory_peak_bytes / 2**20:,.1f}", f"{r.memory_call_bytes / 2**20:,.1f}",
                   f"{r.memory_data_bytes / 2**10:,.1f}", f"{r.memory_multiple:,.3g}"]
@@ -105,7 +110,7 @@ def loops(cpu_timings: Path) -> None:
                 [[r.kernel, r.variant, r.dtype, f"{r.size_key:,}", r.implementation, us(r.caller_s),
                   us(r.loop_s), f"{r.speedup:,.0f}×"] for r in rows.sort_values(
                       ["kernel", "dtype", "size_key"]).itertuples()]))
-    claim, text, verdict = loop_claim(SimpleNamespace(loops={"numba-cpu": rows}), "numba-cpu",
+    _, text, verdict = loop_claim(SimpleNamespace(loops={"numba-cpu": rows}), "numba-cpu",
                                       "Numba: 10–100× faster than plain Python loops", True)
     print(f"\nReport's verdict (gpubench.report.matrix.loop_claim): **{verdict}** — {text}")
 
@@ -123,12 +128,14 @@ def fft(t: pd.DataFrame) -> None:
     print("\nRatios (min over thread counts):\n")
     rows = []
     for idx, r in piv.iterrows():
-        g = lambda b, i: r.get((b, i), float("nan"))  # noqa: E731
+        def g(b: str, i: str, r: pd.Series = r) -> float:
+            return r.get((b, i), float("nan"))
         np_, sp = g("numpy-cpu", "pocketfft"), g("numpy-cpu", "scipy_fft")
         cx, cf = g("cupy-gpu", "cupyx_scipy_fft"), g("cupy-gpu", "cufft")
         rows.append([*idx, f"{np_ / sp:.2f}×", f"{sp / cx:,.0f}×", f"{cx / cf:.2f}"])
-    print(table(["variant", "dtype", "numpy.fft (pocketfft) / scipy.fft time", "scipy.fft / cupyx.scipy.fft time",
-                 "cupyx.scipy.fft / cupy.fft (cufft) time"], rows))
+    print(table(["variant", "dtype", "numpy.fft (pocketfft) / scipy.fft time",
+                 "scipy.fft / cupyx.scipy.fft time", "cupyx.scipy.fft / cupy.fft (cufft) time"],
+                rows))
 
 
 def mpi() -> None:

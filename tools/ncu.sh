@@ -1,7 +1,7 @@
 #!/bin/bash
-# Nsight Compute profiles of the cells under 95 % of the copy ceiling in session 38's
-# suite (evidence/session38/runs.csv.xz, a_cold, each framework's best at 2^26), with
-# PyTorch's Triton moving_average (sessions 31-34's one under 95 %) and JAX's vector_add
+# Nsight Compute profiles of the cells under 95 % of the copy ceiling in a default
+# suite run on an H100 (each framework's best at 2^26), with PyTorch's Triton
+# moving_average (under 95 % in earlier runs) and JAX's vector_add
 # (at the ceiling) beside them; from the working tree's root on the GPU machine:
 #   bash tools/ncu.sh   ->  $OUT/profiles.csv, $OUT/ncu_raw/, $OUT/ncu.log
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1

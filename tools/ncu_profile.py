@@ -1,4 +1,4 @@
-"""Nsight Compute's view of the cells under 95 % of the copy ceiling (issue 27, item 4).
+"""Nsight Compute's view of the cells under 95 % of the copy ceiling.
 
 For each cell (framework, implementation, kernel, variant, dtype) at 2^26 elements this
 runs one child process under ``ncu``: the child builds the implementation through the
@@ -27,7 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = 1 << 26
 
-#: the cells under 95 % in evidence/copy-ceiling-targets (README), and two at ~100 % to read them against
+#: the cells under 95 % in evidence/copy-ceiling-targets (README), and two at ~100 % to read
+#: them against
 CELLS = [
     ("cupy", "array_ops", "vector_add", "default", "float32"),
     ("jax", "jit", "vector_add", "default", "float32"),
@@ -48,7 +49,7 @@ CELLS = [
 ]
 
 sys.path.insert(0, str(ROOT / "src"))
-from gpubench.ncu import STALL, Cell, parse_raw  # noqa: E402 - the project's own, since session 39
+from gpubench.ncu import STALL, Cell, parse_raw  # noqa: E402 - the project's own
 from gpubench.ncu import child as ncu_child  # noqa: E402
 
 #: gpubench.ncu's metrics and, for this table, the SM throughput and the launch shape

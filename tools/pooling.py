@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What pooling k fresh processes per run would do to the three-run bar (issue 23, item 7).
+"""What pooling k fresh processes per run would do to the three-run bar.
 
 From procvar.py's runs of one machine (one fresh process per run and backend): draw
 three disjoint groups of k runs, pool each group (the median of its runs' pipelined

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Is a step's whole-block shift on the caller's clock a matter of the process or of time?
 
-Session 35 (issue 23, item 7): in one of three runs, every host-bound Numba row read
-1.217x the runs' median for the whole 100 s step, while the JAX step just before it read
-1.000x. Spread rounds inside one process cannot undo that. If the shift comes with the
-process (where it lands, its memory layout), rounds in further processes can, as pyperf
-spreads a benchmark over 20 processes; if it comes with minutes of the host's time,
-only rounds at other times can.
+In one of three runs (evidence/caller-clock-repeatability/spread-between-items), every
+host-bound Numba row read 1.217x the runs' median for the whole 100 s step, while the
+JAX step just before it read 1.000x. Spread rounds inside one process cannot undo that.
+If the shift comes with the process (where it lands, its memory layout), rounds in
+further processes can, as pyperf spreads a benchmark over 20 processes; if it comes with
+minutes of the host's time, only rounds at other times can.
 
 This runs a small GPU configuration (``vector_add`` and ``elementwise`` at host-bound
 sizes, spread rounds as in the default suite) of each backend many times, one fresh

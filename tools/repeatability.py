@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How far the same configuration's rows move from run to run (issue 23, item 7).
+"""How far the same configuration's rows move from run to run.
 
 Give it the timings of three or more runs of one configuration on one machine: each a
 timings CSV (``results/<run>/timings.csv``, or one step's ``raw/<backend>.csv``), or a

@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Do two runs' medians agree as well as two runs with the same settings do? (issue 27:
-"the rows' medians stay within run-to-run noise of a run with today's settings").
+"""Do two runs' medians agree as well as two runs with the same settings do? (a change
+is kept only where the rows' medians stay within run-to-run noise of a run with today's
+settings).
 
 Each argument is NAME=PATH or NAME=PATH#RUN: a timings CSV (plain, .gz or .xz) or a
 folder of step CSVs (``raw/``), and with ``#RUN`` only the rows whose ``run`` column is
-RUN (this session's ``runs.csv.xz`` holds two runs). For every pair of runs it takes the
+RUN (an evidence folder's ``runs.csv.xz`` holds several runs). For every pair of runs it takes the
 ranked rows both have (status ``ok``, mode ``hot``, a positive ``pipelined_median_s``:
 the caller's clock the verdicts rank; a CPU row's is its wall time) and prints, for GPU
 and CPU rows apart and for the GPU's device-bound rows (device time at least 90 % of the
 caller's in both runs) and host-bound ones: how many, the share within ±10 % of each
 other, and the median ratio (second over first).
 
-    python tools/run_agreement.py new_a=evidence/session38/runs.csv.xz#a_cold \\
-        old_s35=evidence/caller-clock-repeatability/suite-spread-between-items/timings.csv.gz
+    python tools/run_agreement.py a_cold=evidence/suite-wall-time/runs.csv.xz#a_cold \\
+        spread=evidence/caller-clock-repeatability/suite-spread-between-items/timings.csv.gz
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where three runs' caller's-clock misses come from (issue 23, item 7).
+"""Where three runs' caller's-clock misses come from.
 
 For the GPU rows ranked in every run (ok, hot), a run's pipelined median is *off* when it
 lies more than 10 % from the median of the runs (as ``tools/repeatability.py``
@@ -9,7 +9,8 @@ and prints, per backend and run, the median ratio of its host-bound rows to the 
 median: a whole step that ran slower or faster as a block, which no sampling inside a step
 can undo.
 
-    python tools/spread_split.py evidence/caller-clock-repeatability/spread-between-items/tick{1,2,3}.timings.csv.gz
+    python tools/spread_split.py \
+        evidence/caller-clock-repeatability/spread-between-items/tick{1,2,3}.timings.csv.gz
 """
 
 from __future__ import annotations

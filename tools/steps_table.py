@@ -1,4 +1,4 @@
-"""Each step's wall time in one or more Snakemake runs, from their logs (issue 27: the
+"""Each step's wall time in one or more Snakemake runs, from their logs (the
 suite's wall time, step by step), side by side.
 
     python tools/steps_table.py run1_cold/suite.log.gz run2_warm/suite.log.gz ...

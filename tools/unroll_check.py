@@ -7,7 +7,7 @@ each build.
 vector_add, elementwise (hypot, sigmoid, rational) and moving_average (default params,
 the sliding rows), float32 and float64 at 2^24 and 2^26 elements, the CUDA Python and
 CuPy RawKernel rows. Per row: status, rel_err, device median, GB/s, % of the copy
-ceiling (2,988 GB/s: perf27's H100 probe); then % of copy at 2^26 by U. Exits 1 if any
+ceiling (2,988 GB/s: an H100's probe); then % of copy at 2^26 by U. Exits 1 if any
 row is not ok, 2 if a backend cannot start (no GPU, no cupy / cuda-core: said why).
 
     python tools/unroll_check.py
@@ -25,7 +25,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "evidence" / "perf27"))
+sys.path.insert(0, str(ROOT / "tools"))
 
 from mavg_check import COPY_GBPS, each_backend, settings  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Do the verdicts survive a re-run? (issue 23: "a verdict ... survives a re-run")
+"""Do the verdicts survive a re-run? ("a verdict ... survives a re-run")
 
 For each run of the same configuration (a timings CSV and its probe's ceilings, read
 from the probe step's log), the report's own code computes every class's verdict per

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Session 40's chain (STEPS=this file, from the working tree's root, carry .whl .devcfg),
-# run from a copy of the tree made when it starts (/tmp/tree40); outputs go to
+# The chain of this run (STEPS=this file, from the working tree's root, carry .whl .devcfg),
+# run from a copy of the tree made when it starts (/tmp/tree); outputs go to
 # $ROOT/results/<step>, where chain.sh packs them.
 #   ncu: tools/ncu.sh, Nsight Compute profiles of the current code's cells
 #     under 95 % of the copy ceiling (-> results/ncu/profiles.csv, shipped as
@@ -9,7 +9,7 @@
 #     CUDA Python's GPU step alternately with the default 20 s window (A) and a 5 s one
 #     (B), three times each, warm compile caches after a first untimed run.
 source tools/device/step.sh  # ROOT, SM, step, snapshot, suite_run
-snapshot /tmp/tree40
+snapshot /tmp/tree
 { id; env | grep -E '^(CC|CXX|CFLAGS)=' || echo "no CC/CXX in the environment"; } > /tmp/where.log
 printf 'backends: [cuda_python-gpu]\n' > /tmp/ab_A.yaml
 printf 'backends: [cuda_python-gpu]\ngpu_harness: {caller_spread_s: 5}\n' > /tmp/ab_B.yaml

@@ -1,4 +1,4 @@
-"""Why an implementation stays under its target: Nsight Compute's counters (issue 27).
+"""Why an implementation stays under its target: Nsight Compute's counters.
 
 The report's targets table says which GPU framework's best implementation misses its
 share of the copy ceiling; this module says why, from a profile. ``python -m

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23 on the GPU machine, call 3 (and 4 if needed): the caller's clock repeated.
+# On the GPU machine, the call after the suite (and the next if needed): the caller's clock repeated.
 # repeat.yaml (the memory-bound kernels every verdict ranks, every GPU backend and NumPy)
 # three times, one after the other on the otherwise idle GPU, in a session of its own;
 # each call waits up to WAIT_S for it, and the call that sees it done packs the three

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23, item 7 on one GPU: the same small configuration (vector_add, elementwise and
+# The three-run bar on one GPU: the same small configuration (vector_add, elementwise and
 # reduction from config/config.yaml, hot mode, no energy readings) run RUNS times (3) by
 # `python -m gpubench run`, NumPy and every GPU backend, one after another, then
 # tools/repeatability.py over the runs. The runs start in their own session

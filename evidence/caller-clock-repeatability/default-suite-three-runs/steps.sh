@@ -1,8 +1,8 @@
 #!/bin/bash
-# Session 33's first chain (STEPS=this file): the default GPU suite plus the NumPy
+# The first chain of this set (STEPS=this file): the default GPU suite plus the NumPy
 # baseline (tools/device/gpu-suite.yaml), report included, twice, one after the other
 # on one H100: first with empty compile caches, then again into a new results folder with
-# the caches the first run left (issue 27: the suite's wall time cold and warm; issue 23:
+# the caches the first run left (the suite's wall time cold and warm;
 # a new default run).
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)

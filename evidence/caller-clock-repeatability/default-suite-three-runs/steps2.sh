@@ -1,8 +1,8 @@
 #!/bin/bash
-# Session 33's second chain (STEPS=this file), on a fresh H100 machine: the default GPU
-# suite plus the NumPy baseline a third time (tools/device/gpu-suite.yaml; issue 23:
+# The second chain of this set (STEPS=this file), on a fresh H100 machine: the default GPU
+# suite plus the NumPy baseline a third time (tools/device/gpu-suite.yaml;
 # three runs of one configuration on one GPU type, the verdicts re-run), then JAX's sync
-# check (item 10) with each size's samples in order.
+# check with each size's samples in order.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 step suite3 $SM --configfile config/config.yaml tools/device/gpu-suite.yaml \

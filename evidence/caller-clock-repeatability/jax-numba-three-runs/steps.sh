@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 34's third chain (STEPS=this file): the jax-gpu and numba-gpu steps of the
+# The chain of this set (STEPS=this file): the jax-gpu and numba-gpu steps of the
 # default GPU suite (tools/device/gpu-suite.yaml) three times, one after the other on
-# one H100, report included: issue 23 item 7's spread for JAX with its device clock
+# one H100, report included: the three-run spread for JAX with its device clock
 # before the caller's rounds, Numba (unchanged) beside it as the control.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

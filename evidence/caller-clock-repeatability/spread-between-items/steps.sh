@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 35's chain (STEPS=this file): the jax-gpu and numba-gpu steps of the default GPU
+# The chain of this set (STEPS=this file): the jax-gpu and numba-gpu steps of the default GPU
 # suite (tools/device/gpu-suite.yaml) three times, one after the other on one H100,
-# report included: issue 23 item 7 with the spread rounds between the items (every
+# report included: the three-run spread with the spread rounds between the items (every
 # 5 s) and only memory letting the kept rows go.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

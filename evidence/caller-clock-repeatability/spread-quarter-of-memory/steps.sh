@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 35's chain (STEPS=this file): the jax-gpu and numba-gpu steps of the default GPU
+# The chain of this set (STEPS=this file): the jax-gpu and numba-gpu steps of the default GPU
 # suite (tools/device/gpu-suite.yaml) three times, one after the other on one H100,
-# report included, as session 34's steps3.sh did: issue 23 item 7 with the spread rows'
+# report included, as ../jax-numba-three-runs/steps.sh did: the three-run spread with the spread rows'
 # memory cap a quarter of the free memory (was 1 GiB).
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

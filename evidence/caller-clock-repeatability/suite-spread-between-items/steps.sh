@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 35's third chain (STEPS=this file): the whole default GPU suite plus the NumPy
+# The chain of this run (STEPS=this file): the whole default GPU suite plus the NumPy
 # baseline (tools/device/gpu-suite.yaml) once on a fresh H100 machine (cold compile
 # caches), report included: every GPU step with the spread rounds between the items.
 # The samples (over 100 MB) stay behind: what comes back is at most 16 MiB a file.

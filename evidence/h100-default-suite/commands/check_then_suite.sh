@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23 on the GPU machine, the second session: the probe's new L2-resident loops and
+# On the GPU machine, before run 2: the probe's new L2-resident loops and
 # JAX's sync clock checked first (bounds_check.py re-judges evidence/h200-against-h100/h100 with the
 # new ceilings; jax_sync_check.py), then suite.sh's default suite. Carry .whl and .devcfg.
 # Usage: bash check_then_suite.sh h100

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23 on the GPU machine, call 2 (right after suite.sh): wait for the suite and pack
+# On the GPU machine, call 2 (right after suite.sh): wait for the suite and pack
 # it; then, the GPU idle otherwise, JAX's sync-clock check and the independent crossover
 # check of vector_add float32 (repeat.sh, the call after, repeats the caller's clock). Usage: bash finish.sh h100
 NAME=${1:?name}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23 on the GPU machine, call 1: the default GPU suite plus the NumPy baseline
+# On the GPU machine, call 1: the default GPU suite plus the NumPy baseline
 # (config/config.yaml + tools/device/gpu-suite.yaml), report included, in one Snakemake
 # run started in its own session so that it outlives this call; finish.sh collects it.
 # Carry .whl (Snakemake's wheels) and .devcfg (COMMIT). Usage: bash suite.sh h100

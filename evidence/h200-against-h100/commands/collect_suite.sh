@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16, call 2 of 2 per machine: wait for run_suite.sh's suite, then pack the results.
+# Call 2 of 2 per machine: wait for run_suite.sh's suite, then pack the results.
 # Usage: bash collect_suite.sh h100|h200
 NAME=${1:?name}
 for _ in $(seq ${WAIT_S:-500}); do [ -f /tmp/suite.done ] && break; sleep 1; done

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16, first call: how often the energy counters move, and the energy-per-call
+# First call: how often the energy counters move, and the energy-per-call
 # reading of every GPU backend (and NumPy) on a small config, before the full suites.
 export PYTHONPATH=src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 python3 tools/energy_counter.py | tee $OUT/energy_counter.json

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 16, call 1 of 2 per machine: the default GPU suite + the NumPy baseline (config
+# Call 1 of 2 per machine: the default GPU suite + the NumPy baseline (config
 # .devcfg/device.yaml = evidence/h200-against-h100/device.yaml), report included, in one Snakemake
 # run started in its own session so that it outlives this call; collect_suite.sh waits.
 # Usage: bash run_suite.sh h100|h200

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 36's third chain (STEPS=this file): hostidx.py, nine Numba and nine JAX fresh
+# The chain of this run (STEPS=this file): tools/hostidx.py, nine Numba and nine JAX fresh
 # processes alternating, each with a host-speed index beside its launch timing.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 36's first chain (STEPS=this file): procvar.py, the Numba and JAX steps' host-
+# The chain of this run (STEPS=this file): tools/procvar.py, the Numba and JAX steps' host-
 # bound rows in nine fresh processes each, alternating, one after the other on one H100.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

@@ -1,8 +1,8 @@
 #!/bin/bash
-# Session 36's second chain (STEPS=this file): does the caller's clock repeat once the
+# The chain of this run (STEPS=this file): does the caller's clock repeat once the
 # machine has warmed up? procvar.py's small runs (Numba and JAX, alternating) for about
 # 3.5 minutes after the machine starts, then the jax-gpu and numba-gpu steps of the
-# default GPU suite three times as session 35's tick/ (same measuring code), then
+# default GPU suite three times as ../../caller-clock-repeatability/spread-between-items (same measuring code), then
 # procvar.py again: the host's drift before, between and after.
 source tools/device/step.sh  # ROOT, SM, step NAME CMD...
 export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6 proof on one host with several H200s: MPI jobs per backend, time-boxed.
+# On one host with several H200s: MPI jobs per backend, time-boxed.
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R
 { nvidia-smi topo -m; echo; nvidia-smi -L; echo; nvidia-smi --query-gpu=name,pci.bus_id,memory.total,clocks.max.sm --format=csv; } > $R/topo.txt 2>&1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6 proof, second call: NCCL paths for CuPy, halo for the other GPU frameworks, NumPy.
+# Second call: NCCL paths for CuPy, halo for the other GPU frameworks, NumPy.
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R
 T0=$(date +%s)

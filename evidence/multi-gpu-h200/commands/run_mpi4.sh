@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6 proof on four H200s, third call: allreduce at 1/2/4 ranks (MPI host, staged,
+# On four H200s, third call: allreduce at 1/2/4 ranks (MPI host, staged,
 # NCCL), the halo exchange at 2**26 cells per rank for Numba, CUDA Python and JAX.
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R

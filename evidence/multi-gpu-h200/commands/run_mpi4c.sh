@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6 on four H200s, fifth call: the halo at 1 and 4 ranks for every framework with a
+# On four H200s, fifth call: the halo at 1 and 4 ranks for every framework with a
 # time-based warm-up (halo warmup_s 0.3), and the workshop book's own pairings not yet run on GPUs:
 # Numba's Monte Carlo (9.7.2), JAX's gradient averaging (9.8.2).
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src

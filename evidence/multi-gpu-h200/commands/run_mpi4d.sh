@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 6 on four H200s, sixth call: JAX halo (state donated, edges in one transfer) and
+# On four H200s, sixth call: JAX halo (state donated, edges in one transfer) and
 # JAX sharding at 1 and 4 GPUs; Numba Monte Carlo with its RNG states made once.
 export NCCL_NVLS_ENABLE=0 GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONPATH=$PWD/src
 R=$OUT/res; mkdir -p $R

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14 proof on one H100, call 2: wait for the suite of call 1, then the independent
+# On one H100, call 2: wait for the suite of call 1, then the independent
 # perf_counter check of the vector_add crossover (independent_crossover.py, no gpubench),
 # and pack the results.
 for _ in $(seq ${WAIT_S:-400}); do [ -f /tmp/suite.done ] && break; sleep 1; done

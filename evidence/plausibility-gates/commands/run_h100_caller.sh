@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14 proof on one H100, call 1: the default GPU suite + NumPy baseline, report
+# On one H100, call 1: the default GPU suite + NumPy baseline, report
 # included, in one uninterrupted Snakemake run, with the side-stream mutants loaded
 # (GPUBENCH_PLUGINS=gpubench.kernels.vector_add.mutants; gpubench.mutants when it ran).
 # The run is started in its own session so that it outlives this call if it must; call 2

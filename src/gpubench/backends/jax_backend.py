@@ -249,8 +249,8 @@ class JaxGPU(JaxBase):
         ``tools/jax_sync_check.py``."""
         self.block(result)
 
-    #: CUPTI, once let go, leaves JAX's calls slower for a while (issue 23, item 10;
-    #: ``tools/jax_detach_transient.py``): the device clock's samples come
+    #: CUPTI, once let go, leaves JAX's calls slower for a while
+    #: (``tools/jax_detach_transient.py``, evidence/jax-sync-clock): the device clock's samples come
     #: first, then the caller's rounds, after ``detach_settle_s`` of untimed calls
     device_clock_apart = True
     detach_settle_s = 0.0
