@@ -523,7 +523,7 @@ def test_editing_a_spec_rebuilds_that_environment_only(built):
 
 @pytest.mark.workflow
 def test_forcerun_of_one_lock_remakes_that_environment_only(built):
-    """The README's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
+    """docs/environments.md's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
     (the profile's Snakemake), makes that environment's lock again (checking the venv,
     rebuilding it if it differs from its build) and no other."""
     numpy_lock, other_lock = built["locks"]

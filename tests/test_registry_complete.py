@@ -99,7 +99,7 @@ def test_every_backend_declares_its_facts(backend: str) -> None:
 
 
 def test_the_standin_framework_declares_its_facts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's "Adding a framework" dry run (tests/standin_plugin.py) is complete."""
+    """docs/extending.md's "Adding a framework" dry run (tests/standin_plugin.py) is complete."""
     _plugin(monkeypatch, "standin_plugin")
     assert backend_problems(backend_classes()["standin-cpu"]) == []
 

@@ -251,7 +251,7 @@ def why(profiles: pd.DataFrame, gpu: str | None, framework: str, implementation:
                    & (profiles["kernel"] == kernel) & (profiles["variant"] == variant)
                    & (profiles["dtype"] == dtype)]
     if hit.empty:
-        return "not profiled on this GPU (python -m gpubench.ncu, README)"
+        return "not profiled on this GPU (python -m gpubench.ncu, docs/results.md)"
     p = hit.iloc[-1]
     if str(p["fingerprint"]) != fingerprint(framework, implementation, kernel):
         return (f"the profile on this GPU (commit {p['commit']}) predates a change to "

@@ -71,7 +71,7 @@ clock).
   its device clock is right, and its caller's clock says what the host costs.
 
 The ceiling and escape thresholds were read off the H100 evidence (``evidence/plausibility-gates/
-README.md``, "Plausibility gates"): every correct GPU row stays inside them with a wide
+README.md``, "What the gates saw"): every correct GPU row stays inside them with a wide
 margin, and a side-stream ``vector_add`` (:mod:`gpubench.kernels.vector_add.mutants`)
 falls far outside both. The sync gate refuses 2 of the 1,051 GPU rows with a sync clock in
 ``evidence/h200-against-h100/h100`` (torch autograd rosenbrock float32 at 65,536: sync 7.69 ms

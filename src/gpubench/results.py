@@ -3,7 +3,7 @@
 Every column is declared once here; collect, the report and compare validate against it
 (:func:`validate`: types, statuses, keys, and every measured column's bound and order in
 :data:`MEASURED` and :data:`ORDERS`; :func:`check_samples` for the samples) and the
-README's table of columns is generated from it (``python -m gpubench schema``).
+docs/measurement.md's table of columns is generated from it (``python -m gpubench schema``).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
 #: the most text (decompressed) a timings CSV may hold: the report reads every row into
 #: its tables and figures; the committed full suite's is 1.3 MB, and one of 21 MB takes
-#: the report about a minute (README, "Reliability"); a larger file is refused with its
+#: the report about a minute (docs/results.md, "Reliability"); a larger file is refused with its
 #: size
 TIMINGS_MAX_BYTES = 32 * 10**6
 #: ... and a samples CSV (the full suite's: 33 MB; 200 MB are read in about 2 s)
@@ -742,7 +742,7 @@ def check_samples(frame: pd.DataFrame, source: str, rows: pd.DataFrame | None = 
 
 
 def schema_markdown() -> str:
-    """The column table for the README."""
+    """The column table of docs/measurement.md."""
     lines = ["| column | type | meaning |", "| --- | --- | --- |"]
     lines += [f"| `{c.name}` | {c.kind} | {c.doc} |" for c in COLUMNS]
     return "\n".join(lines) + "\n"
