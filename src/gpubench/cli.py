@@ -361,7 +361,7 @@ def build_env_main(argv: list[str]) -> int:
 
 
 def schema_main(argv: list[str]) -> int:
-    """Print the results schema as a Markdown table (the column reference of docs/measurement.md)."""
+    """Print the results schema as a Markdown table (docs/measurement.md's columns)."""
     from gpubench import results
 
     argparse.ArgumentParser(prog="gpubench schema", description=schema_main.__doc__,
