@@ -125,8 +125,10 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "not stored; JAX stores only compiles over 1 s unless told otherwise, as the "
            "step does in its own folder), none (no persistent cache in "
            "use: NumPy, Numba (no cache=True here), JAX without a "
-           "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
-           "never built"),
+           "jax_compilation_cache_dir, PyTorch before Inductor made its folder, PyTorch's "
+           "rows other than `compile` and `triton`, and CUDA Python's copies, allocations "
+           "and interop rows, which compile nothing through those caches); empty: never "
+           "built"),
     Column("bytes", "float", "fewest bytes moved per call"),
     Column("flops", "float", "floating-point operations per call"),
     Column("gbps", "float", "bytes / median_s / 1e9"),
@@ -151,13 +153,15 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "more where the pipelined median stayed over caller_recheck_factor times its sync "
            "median or the larger of its device median and the implementation's least "
            "pipelined median at smaller sizes (up to caller_max_rounds)"),
-    Column("caller_spread_rounds", "int", "spread rounds the row was sampled in after its "
-           "step had measured every item (0: not spread: off, a call longer than "
-           "harness.caller_spread_max_call_s, or larger inputs; gpubench.spread): the host's "
-           "speed changes in regimes of seconds, so a short row's samples are spread over "
-           "harness.caller_spread_s of its step"),
-    Column("caller_spread_s", "float", "seconds the step's spread rounds lasted (the "
-           "window this row's spread samples span)"),
+    Column("caller_spread_rounds", "int",
+           "spread rounds the row was sampled in, between its step's later items and after "
+           "them (0: not spread: off, a call longer than harness.caller_spread_max_call_s, "
+           "or larger inputs; gpubench.spread): the host's speed changes in regimes of "
+           "seconds to minutes, so a short row's samples are spread over the rest of its "
+           "step"),
+    Column("caller_spread_s", "float",
+           "seconds from the row's first spread round to its last (the time its spread "
+           "samples span)"),
     Column("energy_j", "float", "energy per call, joules: the counter's rise between two of "
            "its updates while calls ran back to back, over the calls completed between them "
            "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),
