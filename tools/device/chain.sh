@@ -1,17 +1,17 @@
 #!/bin/bash
-# One call of a session's GPU-machine work (steps.sh): the first call installs Snakemake's
-# wheels (carry .whl and .devcfg: COMMIT, and old/ = `git archive 6493c13 src workflow
-# config .test profiles pyproject.toml`) and starts steps.sh in its own session; every
-# call waits up to WAIT_S seconds, then packs each step finished since the last call into
-# $OUT/<step>.tgz (UNTIL=<step>: return once that step is done). STEPS=<file> runs
-# another session's steps. Usage: bash tools/device/chain.sh
+# One device call of a chain of steps on a GPU machine (STEPS=<steps file>, from the
+# repository root): the first call installs Snakemake's carried wheels (carry .whl, and
+# .devcfg with COMMIT) and starts the steps file in a process session of its own (setsid)
+# so that it outlives the call; every call waits up to WAIT_S seconds, then packs each
+# step finished since the last call into $OUT/<step>.tgz (UNTIL=<step>: return once that
+# step is done). Usage: STEPS=evidence/<folder>/steps.sh bash tools/device/chain.sh
 [ -d /tmp/site/snakemake ] || python3 -m pip install -q --no-index --no-deps --no-compile \
   --target /tmp/site .whl/*.whl
 if [ ! -f /tmp/chain.started ]; then
   touch /tmp/chain.started
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1; nvidia-smi topo -m >> "$OUT/nvidia-smi.txt" 2>&1
   lscpu > "$OUT/lscpu.txt" 2>&1
-  setsid nohup bash "${STEPS:-evidence/custom-kernels-on-gpu/commands/steps.sh}" > /tmp/chain.log 2>&1 &
+  setsid nohup bash "${STEPS:?STEPS=<steps file>}" > /tmp/chain.log 2>&1 &
 fi
 for _ in $(seq "${WAIT_S:-560}"); do [ -f "/tmp/${UNTIL:-chain}.done" ] && break; sleep 1; done
 shopt -s nullglob

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Sourced by a session's steps file (from the clone's root): ROOT, SM (Snakemake on the
+# Sourced by a chain's steps file (from the repository root): ROOT, SM (Snakemake on the
 # GPU machine, all cores, the local profile) and step NAME CMD...: run CMD with its
 # output in /tmp/NAME.log, its exit code and wall time appended to /tmp/chain.txt, then
 # /tmp/NAME.done (chain.sh packs each finished step into $OUT/NAME.tgz).
@@ -20,8 +20,8 @@ snapshot() {
   tar cf - --exclude=./results --exclude=./.whl --exclude=./.snakemake . | tar xf - -C "$TREE"
   export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$TREE/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT)
 }
-# suite_run NAME CACHE [ARGS...]: the default configuration plus evidence/h100-default-suite/
-# device.yaml (ARGS: more config files, or Snakemake options) from $TREE into
+# suite_run NAME CACHE [ARGS...]: the default configuration plus
+# tools/device/gpu-suite.yaml (ARGS: more config files, or Snakemake options) from $TREE into
 # $ROOT/results/NAME with compile caches in CACHE; the samples files removed, error
 # rows' tracebacks gathered in tracebacks.txt.
 suite_run() {
