@@ -49,12 +49,12 @@ mutation: $(VENV)/.installed
 	$(BIN)/mutmut results
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check src tests workflow/scripts
+	$(BIN)/ruff check src tests workflow/scripts tools evidence
 	$(BIN)/snakefmt --check workflow
 	$(BIN)/snakemake --lint --cores 1
 
 format: $(VENV)/.installed
-	$(BIN)/ruff check --fix src tests workflow/scripts
+	$(BIN)/ruff check --fix src tests workflow/scripts tools evidence
 	$(BIN)/snakefmt workflow
 
 clean:

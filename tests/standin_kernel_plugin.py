@@ -1,4 +1,4 @@
-"""A stand-in kernel added from outside the package: the dry run of the README's
+"""A stand-in kernel added from outside the package: the dry run of docs/extending.md's
 "Adding a kernel" for a plugin (``GPUBENCH_PLUGINS=standin_kernel_plugin``,
 tests/test_registry_complete.py).
 

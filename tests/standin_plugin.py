@@ -1,4 +1,4 @@
-"""A stand-in framework added from outside the package: the dry run of the README's
+"""A stand-in framework added from outside the package: the dry run of docs/extending.md's
 "Adding a framework" (``GPUBENCH_PLUGINS=standin_plugin``, tests/test_standin_framework.py).
 
 Everything a framework needs is here, and nothing else was edited: the adapter (a thin

@@ -1,4 +1,4 @@
-"""The allocation kernel (issue 28): its facts, its check, the managed-memory guard, and
+"""The allocation kernel: its facts, its check, the managed-memory guard, and
 every implementation's build logic on this CPU machine.
 
 NumPy, PyTorch and JAX rows run on their CPU paths (also in

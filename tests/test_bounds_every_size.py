@@ -1,4 +1,4 @@
-"""Physical bounds at every size (issue 23, item 9): the L2-resident ceiling below 2x L2,
+"""Physical bounds at every size: the L2-resident ceiling below 2x L2,
 the copy ceiling above it, and a sync caller time below the device time refused.
 
 Stand-in rows and ceilings only: each gate is tested at its threshold edges (exactly at

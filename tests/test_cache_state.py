@@ -1,4 +1,4 @@
-"""``cache_state`` (issue 23, item 4): whether a row's build and first call met a cold or
+"""``cache_state``: whether a row's build and first call met a cold or
 warm persistent compilation cache, from each backend's declared cache folders."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The caller's clock in rounds (issue 23, item 7): a transient no longer moves a row.
+"""The caller's clock in rounds: a transient no longer moves a row.
 
 A stand-in GPU on a fake clock makes every call three times slower for a burst of
 time, as the H100 runs did to whole rows (288 against 82-97 µs). Taken back to back, a
@@ -356,7 +356,7 @@ def test_each_rounds_sync_samples_follow_untimed_settling_calls():
 
 class _ApartGPU(_RecordingGPU):
     """A backend whose device clock must not come between the caller's rounds (JAX's
-    CUPTI, issue 23 item 10)."""
+    CUPTI)."""
 
     device_clock_apart = True
 

@@ -1,4 +1,4 @@
-"""The claims judged case by case on paired rows (issue 28, item 5): "Numba matches CUDA
+"""The claims judged case by case on paired rows: "Numba matches CUDA
 C", "fusion reduces overhead" and "JAX's CPU backend is often fast". Each compares only
 the cases both sides measured, is tested at its threshold, and its sentence follows one
 changed case."""

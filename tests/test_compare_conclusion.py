@@ -1,4 +1,4 @@
-"""The run-vs-run page opens on its conclusion (issue 25, item 5): per class, GPU time
+"""The run-vs-run page opens on its conclusion: per class, GPU time
 new / base over the like-for-like cases, the measured ceilings' ratio beside it,
 speedups labelled as relative to each host's own NumPy, the per-case table sorted by
 ratio and showing only what changed."""

@@ -1,4 +1,4 @@
-"""Issue 27, item 1: each framework's persistent compilation cache in one folder per
+"""Each framework's persistent compilation cache in one folder per
 environment (config key ``compile_cache_dir``), set by the step before a framework is
 imported, a variable the user set left alone; TorchInductor compiling in the step's
 own thread; and a re-run meeting a warm cache."""

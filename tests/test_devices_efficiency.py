@@ -1,4 +1,4 @@
-"""Efficiency against both references (issue 25, item 3): the vendor's datasheet peak
+"""Efficiency against both references: the vendor's datasheet peak
 beside the measured ceiling, each transfer direction against its own ceiling, and every
 share above 110 % flagged with its reason."""
 

@@ -250,7 +250,7 @@ def test_a_venv_is_rebuilt_when_anything_it_was_built_from_changed(fake_build, c
 
 def test_any_path_to_the_same_interpreter_reuses_the_venv(fake_build, tmp_path):
     """`make envs` runs Snakemake as .venv/bin/python3, `gpubench run` as
-    .venv/bin/python: the same interpreter, the same venv (session 40 rebuilt them)."""
+    .venv/bin/python: the same interpreter, the same venv (a key by the path rebuilt them)."""
     fake_build["run"]()
     link = tmp_path / "another-name-for-python"
     link.symlink_to(sys.executable)
@@ -466,7 +466,7 @@ def test_second_run_builds_nothing(built):
 
 @pytest.mark.workflow
 def test_a_new_results_folder_checks_the_venvs_instead_of_reinstalling(built, tmp_path):
-    """Issue 27: `make run` into a new results folder re-made every framework's venv
+    """`make run` into a new results folder re-made every framework's venv
     (153 s of 706 s on the 2-core VM). Built from the same inputs, they are now reused:
     the locks are read again from the venvs, with the same hash, and pip does not run."""
     cfg = yaml.safe_load(built["cfg"].read_text())
@@ -523,7 +523,7 @@ def test_editing_a_spec_rebuilds_that_environment_only(built):
 
 @pytest.mark.workflow
 def test_forcerun_of_one_lock_remakes_that_environment_only(built):
-    """The README's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
+    """docs/environments.md's command, `gpubench run -- --forcerun results/envs/<env>/lock.txt`
     (the profile's Snakemake), makes that environment's lock again (checking the venv,
     rebuilding it if it differs from its build) and no other."""
     numpy_lock, other_lock = built["locks"]

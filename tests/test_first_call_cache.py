@@ -1,4 +1,4 @@
-"""Issue 27, item 1: the report's first-call and compilation figures use rows whose first
+"""The report's first-call and compilation figures use rows whose first
 call met no warm compilation cache, and say what they left out, and when no cold-cache
 row exists."""
 

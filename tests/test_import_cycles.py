@@ -1,4 +1,4 @@
-"""No import cycles among gpubench's modules (issue 29): the graph of imports, read from
+"""No import cycles among gpubench's modules: the graph of imports, read from
 the sources with ``ast``, has no cycle. An edge goes to the module named, not to the
 packages above it (importing those never runs the importer again).
 

@@ -1,9 +1,9 @@
-"""JAX's caller clock waits for what a JAX user waits for (issue 23, item 10): the wait
+"""JAX's caller clock waits for what a JAX user waits for: the wait
 after the calls is ``jax.block_until_ready`` on the result, every array leaf of it.
 
 On JAX's CPU device (dispatch is asynchronous there too): the GPU backend's class with
 the CPU platform, so its own ``device_sync`` is what runs. The comparison with a plain
-loop on the H100 is ``evidence/verdicts/jax_sync_check.py``; here it only has to run.
+loop on the H100 is ``tools/jax_sync_check.py``; here it only has to run.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_the_caller_clock_ends_when_the_result_is_ready(backend):
 
 
 def test_evidence_script_runs_on_the_cpu():
-    script = ROOT / "evidence" / "verdicts" / "jax_sync_check.py"
+    script = ROOT / "tools" / "jax_sync_check.py"
     out = subprocess.run([sys.executable, str(script), "--platform", "cpu", "--sizes", "1024",
                           "--rounds", "1", "--reps", "20"], capture_output=True, text=True,
                          timeout=300, env={**os.environ, "JAX_PLATFORMS": "cpu"})

@@ -84,7 +84,7 @@ def test_monte_carlo_check_is_statistical() -> None:
     assert spec.check(case, np.asarray(math.pi - 5 * sigma), math.pi).passed
 
 
-# -- scipy.fft against cupyx.scipy.fft (issue 28): the drop-in API ---------------------------
+# -- scipy.fft against cupyx.scipy.fft: the drop-in API ---------------------------
 
 
 @pytest.mark.parametrize("variant", ["1d", "2d"])

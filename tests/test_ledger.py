@@ -1,4 +1,4 @@
-"""Where a step's time goes (issue 27): every second of a worker credited to one stage."""
+"""Where a step's time goes: every second of a worker credited to one stage."""
 
 from __future__ import annotations
 

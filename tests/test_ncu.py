@@ -291,7 +291,7 @@ def test_a_share_equal_to_the_target_meets_it(pct: float, verdict: str) -> None:
 
 @pytest.mark.parametrize("need", [NEED, float(NEED), 268435460.0, 1.5e12])
 def test_the_childs_line_reads_back_whatever_number_type_bytes_moved_gives(need) -> None:
-    """kernels' bytes_moved returns floats (session 40's run lost every cell to a
+    """kernels' bytes_moved returns floats (an H100 run lost every cell to a
     parser that took only digits)."""
     text = "==PROF== noise\n" + ncu.marker(need, "NVIDIA H100 80GB HBM3") + "\nmore\n"
     assert ncu.read_marker(text) == (float(need), "NVIDIA H100 80GB HBM3")
@@ -301,7 +301,7 @@ def test_the_childs_line_reads_back_whatever_number_type_bytes_moved_gives(need)
 
 def test_the_child_keeps_the_cells_buffers_alive_while_it_calls(monkeypatch) -> None:
     """CUDA Python's builders keep raw pointers only: a child that let the build context
-    go freed the inputs before the first call (session 40: CUDA_ERROR_ILLEGAL_ADDRESS
+    go freed the inputs before the first call (on an H100: CUDA_ERROR_ILLEGAL_ADDRESS
     on every CUDA Python cell, with or without ncu)."""
     import weakref
 

@@ -1,4 +1,4 @@
-"""Issue 27, item 1: CUDA Python's NVRTC cubins in a persistent cache (the step's
+"""CUDA Python's NVRTC cubins in a persistent cache (the step's
 ``compile_cache_dir``/nvrtc, ``$GPUBENCH_NVRTC_CACHE_DIR``), so a re-run of its step
 loads them instead of compiling again, and its rows' ``cache_state`` tells the two
 apart. NVRTC compiles without a GPU, so all of it runs here."""

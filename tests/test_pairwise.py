@@ -1,6 +1,6 @@
 """The Hodges–Lehmann interval without the m*n differences in memory: the same floats as
-partitioning all of them (the report's comparisons rest on them; issue 27 made the
-report's analysis select instead of partition)."""
+partitioning all of them (the report's comparisons rest on them; the report's analysis
+selects instead of partitioning)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pure-Python backend (python-cpu, issue 28): its loops pass the correctness check,
+"""The pure-Python backend (python-cpu): its loops pass the correctness check,
 sizes above an implementation's cap become ``skipped`` rows with the reason, its plan is
 float64 at one thread, and the "Numba: 10–100× faster than plain Python loops" claim is
 judged from numba-cpu against python-cpu rows of the same cases."""

@@ -1,10 +1,12 @@
 """Every command in the READMEs is run by the tests, or says why not.
 
 Each fenced shell block (```bash, ```sh, ```shell, ```console) of README.md,
-config/README.md and evidence/*/README.md has a mark on the line before it:
+config/README.md, the documentation (docs/*.md), the tools' READMEs and the evidence
+READMEs (evidence/README.md, evidence/*/README.md) has a mark on the line before it:
 
 - ``<!-- test: run ... -->``: run here, in a fresh clone of the working tree, in the
-  order of the files (README.md first), from the clone's root, with this test's
+  order of the files (README.md first, then config/README.md, docs/, tools/, evidence/),
+  from the clone's root, with this test's
   interpreter's venv as the clone's ``.venv`` (nothing is installed) and
   ``GPUBENCH_CONFIGFILE=".test/config/config.yaml tests/readme_config.yaml"`` (the
   tiny sizes, no MPI steps, for `make run`);
@@ -62,7 +64,12 @@ class Block:
 
 
 def readmes(root: Path = ROOT) -> list[Path]:
+    """The files whose shell blocks are marked, in the order their run blocks run: the
+    README first (its `make run` makes the results the others read)."""
     files = [root / "README.md", root / "config" / "README.md",
+             *sorted((root / "docs").glob("*.md")),
+             *sorted((root / "tools").glob("**/README.md")),
+             root / "evidence" / "README.md",
              *sorted((root / "evidence").glob("*/README.md"))]
     return [f for f in files if f.exists()]
 

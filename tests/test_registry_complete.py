@@ -1,4 +1,4 @@
-"""Every kernel and every framework states its facts in one place (issue 29): the spec
+"""Every kernel and every framework states its facts in one place: the spec
 or the backend class. A kernel or backend with a fact left undeclared fails here, and a
 kernel added by a plugin gets its % of ceiling, its plausibility gate and its report
 class from its own facts, with no other file edited."""
@@ -99,7 +99,7 @@ def test_every_backend_declares_its_facts(backend: str) -> None:
 
 
 def test_the_standin_framework_declares_its_facts(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's "Adding a framework" dry run (tests/standin_plugin.py) is complete."""
+    """docs/extending.md's "Adding a framework" dry run (tests/standin_plugin.py) is complete."""
     _plugin(monkeypatch, "standin_plugin")
     assert backend_problems(backend_classes()["standin-cpu"]) == []
 
@@ -211,7 +211,7 @@ def test_the_plugin_kernel_is_gone_after_its_tests() -> None:
 
 # -- the MPI jobs' facts, and no list of names outside the kernels and backends -----------
 
-#: a kernel's or a backend id's name written as a string: the grep of issue 29's acceptance
+#: a kernel's or a backend id's name written as a string, which no module outside them may hold
 NAME_LITERAL = re.compile(r'"(vector_add|matmul|fft|monte_carlo_pi|reduction)"'
                           r'|"(cupy|jax|torch|numba|cuda_python)-(cpu|gpu)"')
 

@@ -1,9 +1,9 @@
-"""Reliability (issue 8): every fault the benchmark must survive, injected on purpose.
+"""Reliability: every fault the benchmark must survive, injected on purpose.
 
 A benchmark that silently drops a framework, hangs an allocation or reports a
 wrong-but-fast number does harm. ``CATALOGUE`` lists each fault: how it is injected,
 what must happen, and the test that proves it (here, or in the test file that already
-covered it). README's "Reliability" section is this table, word for word
+covered it). The "Reliability" section of docs/results.md is this table, word for word
 (``test_readme_reliability_section_is_the_catalogue``; ``python tests/test_reliability.py``
 prints it), and every test it names must be collected by pytest
 (``test_every_catalogue_entry_names_a_collected_test``). Where a run plans N
@@ -58,16 +58,16 @@ EVIL = "a; rm -rf ~"
 
 @dataclass(frozen=True)
 class Scenario:
-    """One injected fault: README's table row and the test that proves it."""
+    """One injected fault: its row of docs/results.md's table and the test that proves it."""
 
     id: str
-    area: str  # which bullet of the issue it answers (AREAS)
+    area: str  # which area of reliability it answers (AREAS)
     fault: str  # how it is injected
     outcome: str  # what happens
     test: str  # pytest node id, relative to tests/
 
 
-#: the issue's bullets
+#: the areas of reliability the catalogue covers
 AREAS = ("framework", "compile", "wrong", "memory", "hang", "kill", "collect", "config",
          "shell", "html", "concurrent", "mpi", "rows", "readers", "outputs")
 
@@ -317,7 +317,7 @@ CATALOGUE: tuple[Scenario, ...] = (
 
 
 def readme_table() -> str:
-    """README's Reliability table, made from the catalogue."""
+    """docs/results.md's Reliability table, made from the catalogue."""
     lines = ["| scenario | how it is injected | what happens | test |",
              "| --- | --- | --- | --- |"]
     for s in CATALOGUE:
@@ -326,13 +326,13 @@ def readme_table() -> str:
 
 
 def _readme_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "results.md").read_text(encoding="utf-8")
     found = re.search(r"^## Reliability\n(.*?)(?=^## |\Z)", text, re.M | re.S)
-    assert found, "README has no '## Reliability' section"
+    assert found, "docs/results.md has no '## Reliability' section"
     return found.group(1)
 
 
-def test_catalogue_covers_every_bullet_of_the_issue() -> None:
+def test_catalogue_covers_every_area() -> None:
     ids = [s.id for s in CATALOGUE]
     assert len(ids) == len(set(ids)) >= 20
     assert {s.area for s in CATALOGUE} == set(AREAS)
@@ -343,8 +343,8 @@ def test_catalogue_covers_every_bullet_of_the_issue() -> None:
 def test_readme_reliability_section_is_the_catalogue() -> None:
     section = _readme_section()
     table = "\n".join(ln for ln in section.splitlines() if ln.startswith("|"))
-    assert table == readme_table(), "README and CATALOGUE differ: paste " \
-        "`python tests/test_reliability.py` into README's Reliability section"
+    assert table == readme_table(), "docs/results.md and CATALOGUE differ: paste " \
+        "`python tests/test_reliability.py` into docs/results.md's Reliability section"
 
 
 def test_every_catalogue_entry_names_a_collected_test() -> None:

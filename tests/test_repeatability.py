@@ -1,4 +1,4 @@
-"""evidence/verdicts/repeatability.py: the item-7 bar over three runs, on synthetic CSVs."""
+"""tools/repeatability.py: the item-7 bar over three runs, on synthetic CSVs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import ROOT
 
 from gpubench import results
 
-SCRIPT = ROOT / "evidence" / "verdicts" / "repeatability.py"
+SCRIPT = ROOT / "tools" / "repeatability.py"
 
 
 @pytest.fixture(scope="module")

@@ -253,7 +253,7 @@ def test_thousands_of_rows_render(tmp_path: Path) -> None:
 
 
 def test_the_header_names_the_machine() -> None:
-    """Issue 25 item 1: GPU model and count, CPU and cores, each framework's own version,
+    """GPU model and count, CPU and cores, each framework's own version,
     the date and the commits, from the probe's record and the rows' provenance."""
     from gpubench.report import headline
     from gpubench.report.base import Environment

@@ -23,7 +23,7 @@ from report_data import write_set
 from gpubench.report import build_report, compare
 
 ROOT = Path(__file__).resolve().parents[1]
-H100 = ROOT / "evidence" / "matrix" / "h100"
+H100 = ROOT / "evidence" / "h100-default-suite"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 #: waits for the page's figures, then reads what the checks need from the DOM
@@ -279,8 +279,8 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
     assert sorted((tmp_path / "summary_figures").glob("fig-*.png")).__len__() == n_specs
 
 
-VERDICTS_H100 = ROOT / "evidence" / "verdicts" / "h100"
-#: the first screen the issue asks about: a laptop-sized window
+VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
+#: the first screen: a laptop-sized window
 VIEWPORT = (1400, 900)
 
 #: positions (CSS px, relative to the first viewport) and texts of what the first
@@ -377,7 +377,7 @@ def _inside(box: dict[str, float] | None) -> bool:
 
 
 def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
-    """Issue 25: at 1400×900, without scrolling, the H100 page shows in this order the
+    """At 1400×900, without scrolling, the H100 page shows in this order the
     machine (its GPU named), the first recommendation and the overview figure's drawing
     area, with the compact matrix starting below them; the method is one click away, the
     banners name what they warn about, and no table is wider than the page, folds open.

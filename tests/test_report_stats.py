@@ -1,7 +1,7 @@
 """SciPy's Mann–Whitney U test gives the committed H100 report's verdicts unchanged.
 
 The report's test used to be written out by hand; it is now ``scipy.stats.mannwhitneyu``.
-Two checks on the committed H100 evidence (``evidence/matrix/h100``): every comparison
+Two checks on the committed H100 evidence (``evidence/h200-against-h100/h100``): every comparison
 the report makes gets the same p-value (so the same label) from SciPy as from the old
 code, kept here only as the oracle; and the verdicts rebuilt from the samples (wins,
 within ±5 %, unresolved, slower) are the ones the committed summary.md shows.
@@ -18,7 +18,7 @@ import pytest
 
 from gpubench.report import load_inputs, md_esc, sections, stats
 
-H100 = Path(__file__).resolve().parents[1] / "evidence" / "matrix" / "h100"
+H100 = Path(__file__).resolve().parents[1] / "evidence" / "h100-default-suite"
 
 
 def _oracle(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:

@@ -1,10 +1,11 @@
-"""A light repository (issue 26): a fresh clone stays well under 20 MB.
+"""A light repository: the tracked tree stays under 15 MB.
 
 The committed evidence is most of the tree. Its CSVs and the steps' logs are committed
-compressed (the readers take ``.csv.gz``/``.csv.xz``), superseded runs are pruned to what
-their READMEs' claims rest on (the rest is in git history), and what the report
-generates from the committed CSVs (the HTML pages, the summaries' figures) is rebuilt by
-the tested commands in each evidence README, never committed.
+compressed (the readers take ``.csv.gz``/``.csv.xz``), superseded runs and samples that
+no committed claim needs are left in git history (each evidence README names the commit
+that has them), and what the report generates from the committed CSVs (the HTML pages,
+the summaries' figures) is rebuilt by the tested commands in each evidence README, never
+committed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the bound on the tracked tree, bytes (``du -sh --exclude=.git`` of a fresh clone)
-LIMIT = 20 * 1024 * 1024
+LIMIT = 15 * 1024 * 1024
 #: an evidence CSV larger than this is committed compressed
 PLAIN_CSV_MAX = 100_000
 #: the allocation unit ``du`` counts a file and a folder in on the usual filesystems
@@ -40,7 +41,7 @@ def tracked() -> list[str]:
     return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
 
 
-def test_the_tracked_tree_is_under_20_mb() -> None:
+def test_the_tracked_tree_is_under_15_mb() -> None:
     files = tracked()
     sizes = {p: (ROOT / p).stat().st_size for p in files}
     total = sum(sizes.values())
@@ -57,7 +58,7 @@ def test_the_tracked_tree_is_under_20_mb() -> None:
 
 
 #: the one summary whose figures are committed: the current suite's, read first
-KEPT_FIGURES = "evidence/verdicts/h100/report/"
+KEPT_FIGURES = "evidence/h100-default-suite/report/"
 
 
 def test_no_generated_report_output_is_tracked_under_evidence() -> None:
@@ -68,8 +69,9 @@ def test_no_generated_report_output_is_tracked_under_evidence() -> None:
     generated = [p for p in files if p.lower().endswith((".html", ".htm"))
                  or ("/summary_figures/" in p and not p.startswith(KEPT_FIGURES))]
     assert generated == [], f"generated report output is tracked: {generated[:10]}"
-    probes = ["evidence/matrix/h100/index.html", "evidence/matrix/compare.html",
-              "evidence/matrix/h100/report/summary_figures/fig-001.png"]
+    probes = ["evidence/h200-against-h100/h100/index.html",
+              "evidence/h200-against-h100/compare.html",
+              "evidence/h200-against-h100/h100/report/summary_figures/fig-001.png"]
     ignored = subprocess.run(["git", "check-ignore", "--no-index", *probes], cwd=ROOT,
                              capture_output=True, text=True).stdout.split()
     assert sorted(ignored) == sorted(probes), (
@@ -77,7 +79,7 @@ def test_no_generated_report_output_is_tracked_under_evidence() -> None:
 
 
 def test_the_current_summary_shows_every_figure_it_links() -> None:
-    """evidence/verdicts/h100's summary.md reads whole where it is browsed: each image it
+    """evidence/h100-default-suite's summary.md reads whole where it is browsed: each image it
     links is committed."""
     summary = ROOT / KEPT_FIGURES / "summary.md"
     links = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", summary.read_text())
@@ -96,12 +98,16 @@ def test_large_evidence_csvs_are_committed_compressed() -> None:
 
 
 #: the committed evidence that tests read (test_report_stats, test_report_browser,
-#: test_safety, test_repeatability, test_jax_sync_clock) and the READMEs' tested rebuild
-#: commands: checked here as well, where no optional package or browser can skip it
+#: test_safety) and the tools they run (test_repeatability, test_jax_sync_clock), and
+#: what the READMEs' tested rebuild commands read: checked here as well, where no
+#: optional package or browser can skip it
+RUNS_READ_BY_TESTS = ("h100-default-suite", "h200-against-h100/h100", "h200-against-h100/h200")
 EVIDENCE_READ_BY_TESTS = [
-    *(f"evidence/{run}/{name}" for run in ("matrix/h100", "matrix/h200", "verdicts/h100")
+    *(f"evidence/h100-default-suite/{name}"
       for name in ("timings.csv.gz", "samples.csv.xz", "host.json")),
-    "evidence/verdicts/repeatability.py", "evidence/verdicts/jax_sync_check.py",
+    *(f"evidence/{run}/{name}" for run in RUNS_READ_BY_TESTS[1:]
+      for name in ("timings.csv.gz", "host.json", "report/summary.md")),
+    "tools/repeatability.py", "tools/jax_sync_check.py",
 ]
 
 
@@ -109,6 +115,6 @@ def test_the_evidence_the_tests_read_is_committed() -> None:
     files = set(tracked())
     missing = [p for p in EVIDENCE_READ_BY_TESTS if p not in files or not (ROOT / p).is_file()]
     assert missing == [], f"committed evidence missing (tests would fail or skip): {missing}"
-    for run in ("matrix/h100", "matrix/h200", "verdicts/h100"):
+    for run in RUNS_READ_BY_TESTS:
         assert any(p.startswith(f"evidence/{run}/raw/") and p.endswith(".lock.txt")
                    for p in files), f"evidence/{run}/raw/*.lock.txt is missing"

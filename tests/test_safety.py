@@ -211,10 +211,10 @@ def test_compare_reads_and_guards_compressed_result_sets(tmp_path):
             p for p in listed if p.name.startswith(stem)]
     assert safety.result_set_files(folder / "t.csv.gz")[0] == folder / "t.csv.gz"
     # the committed folder, compressed as committed: resolve finds both files
-    src = ROOT / "evidence" / "matrix" / "h100"  # committed evidence: fails when absent
+    src = ROOT / "evidence" / "h100-default-suite"  # committed evidence: fails when absent
     timings, samples = results.find_csv(src, "timings"), results.find_csv(src, "samples")
     assert timings is not None and timings.name == "timings.csv.gz"
     assert samples is not None and samples.name.startswith("samples.csv."), samples
     got = compare.resolve(src)
-    assert got.timings == timings and len(got.df) == 1640
+    assert got.timings == timings and len(got.df) == 2645
     assert got.samples.by_row and "matched to their samples" in got.samples.note

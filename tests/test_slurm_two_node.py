@@ -283,7 +283,7 @@ def test_node_lost_mid_step_ends_as_rows_with_the_reason(lost_node_run):
 
 def test_rerun_completes_on_node1_with_node2_drained(lost_node_run, work):
     """After the loss node2 comes back, is drained by hand, and the same run again
-    (--forcerun the step, as README says for a step to measure again) completes on
+    (--forcerun the step, as docs/slurm.md says for a step to measure again) completes on
     node1: SLURM places both ranks there."""
     config = lost_node_run[0]
     proc = subprocess.run(["bash", str(SETUP)], capture_output=True, text=True, timeout=600)

@@ -1,4 +1,4 @@
-"""The spread rounds (issue 23, item 7): a short row's samples span seconds of its step.
+"""The spread rounds: a short row's samples span seconds of its step.
 
 On the H100 machine the host's speed changes in regimes of 0.5-4 s. A stand-in on a
 fake clock alternates fast and slow regimes (a third fast, two thirds slow): measured
@@ -165,7 +165,7 @@ def test_rows_share_the_window_in_turn():
 
 
 def test_the_window_lasts_the_rounds_the_rows_lack_on_average_not_at_most():
-    """Issue 27: three rows with 3 of 4 rounds from between the items and one kept in the
+    """Three rows with 3 of 4 rounds from between the items and one kept in the
     step's last seconds: the window holds 7 slots of 0.5 s (3.5 s), not 4 rounds of 4
     slots (the whole 8 s), and the late row's 4 rounds still span it."""
     _, _, s = _cpu_rows(4, 8.0, 4)

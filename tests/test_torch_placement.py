@@ -1,5 +1,5 @@
 """PyTorch's input placement: a copy that shares no memory with the host's inputs, made
-once (issue 27: a host copy before the transfer took 20 s of a 150 s GPU step)."""
+once (a host copy before the transfer took 20 s of a 150 s GPU step)."""
 
 from __future__ import annotations
 

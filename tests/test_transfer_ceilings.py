@@ -1,4 +1,4 @@
-"""Transfers against the bus (issue 23, item 8): the probe's pinned rate per direction at
+"""Transfers against the bus: the probe's pinned rate per direction at
 the transfer kernel's sizes is each transfer row's reference, pageable rates are results,
 and the report ranks transfers on the sync clock.
 

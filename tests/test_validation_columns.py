@@ -1,4 +1,4 @@
-"""The columns verdicts use are validated (issue 23, item 12): every measured column of an
+"""The columns verdicts use are validated: every measured column of an
 ``ok`` or ``implausible`` row finite and within its bound where present, quantiles in order
 per clock, sample counts whole and positive; samples' times finite and positive and no
 sample given twice. A bad row is a :class:`~gpubench.results.SchemaError` naming the file,
@@ -377,7 +377,7 @@ def test_collect_refuses_a_bad_timings_row(tmp_path: Path,
     assert "'sync_median_s' = inf" in err
 
 
-# -- the hostile inputs of issue 23, through the CLIs ------------------------------------------
+# -- hostile inputs, through the CLIs ---------------------------------------------------------
 
 
 def _report_argv(paths: dict[str, Path], out: Path) -> list[str]:

@@ -259,7 +259,7 @@ def test_noisy_samples_are_unresolved_never_same() -> None:
 
 
 def test_five_against_six_overlapping_samples_are_unresolved() -> None:
-    # the case: 5 vs 6 samples, a real 10 % gap, one overlap: no verdict either
+    # the case: 5 vs 6 samples, a real 10 % gap, one overlap: no verdict either
     # way, and certainly not "within noise, either will do"
     a = np.array([1.00, 1.01, 1.02, 1.03, 1.12])
     b = np.array([1.11, 1.12, 1.13, 1.14, 1.15, 1.16])

@@ -21,7 +21,7 @@ end=$(date +%s.%N)
 kill "$watch"
 uptime > "$out/load_after.txt"
 echo "make run rc=$rc wall_s=$(echo "$end - $start" | bc)" > "$out/wall.txt"
-.venv/bin/python evidence/quick-suite-timing/breakdown.py "$out/make_run.log" logs \
+.venv/bin/python tools/stage_breakdown.py "$out/make_run.log" logs \
   "make run (quick, CPU)" > "$out/breakdown.md"
 cp results/suite.json "$out/"
 head -8 results/report/summary.md > "$out/summary_head.md"

@@ -1,31 +1,31 @@
 #!/bin/bash
 # The quick suite on one H100, cold then warm compile caches, each with its stage
-# breakdown (STEPS=this file for evidence/refactor29/commands/chain.sh, run from the
+# breakdown (STEPS=this file for tools/device/chain.sh, run from the
 # working tree's root; carry .whl and .devcfg, whose COMMIT is the commit under test):
-#   q_cold: the default configuration (suite: quick) plus evidence/verdicts/device.yaml
+#   q_cold: the default configuration (suite: quick) plus tools/device/gpu-suite.yaml
 #           (the GPU steps and the NumPy baseline in the interpreter running Snakemake,
-#           as the full suite's 13.6/17.2 min were taken: evidence/session41), report
+#           as the full suite's 13.6/17.2 min were taken: evidence/suite-wall-time), report
 #           included, with empty compile caches (a first run);
 #   q_warm: the same with the caches q_cold left (a second run).
 # Then, per run, breakdown.md (each step's wall time, each worker's time by stage) and
 # agreement.txt: the quick runs' medians against the full suite's two H100 runs of
-# evidence/session41 (the run-to-run spread) on the rows they share.
+# evidence/suite-wall-time (the run-to-run spread) on the rows they share.
 # No network is needed: Snakemake comes from .whl (chain.sh installs it in /tmp/site).
 # config/config.yaml is not given as a --configfile: the workflow reads it, and given
 # again it would go over the quick overlay (the workflow refuses that).
-source evidence/refactor29/commands/step.sh  # ROOT, SM, step, snapshot
+source tools/device/step.sh  # ROOT, SM, step, snapshot
 snapshot /tmp/treeq
 CACHE=$ROOT/results/ccq
 HERE=evidence/quick-suite-timing
-R=evidence/session41/runs.csv.xz
+R=evidence/suite-wall-time/runs.csv.xz
 quick_run() {  # quick_run NAME: the quick suite into $ROOT/results/NAME, then its breakdown
   local out=$ROOT/results/$1
-  (cd "$TREE" && $SM --configfile evidence/verdicts/device.yaml \
+  (cd "$TREE" && $SM --configfile tools/device/gpu-suite.yaml \
     --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
   local rc=$?
-  python3 "$TREE/$HERE/breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
+  python3 "$TREE/tools/stage_breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
   if [ "$1" = q_warm ]; then
-    python3 "$TREE/evidence/session38/agreement.py" "full_a_cold=$TREE/$R#a_cold" \
+    python3 "$TREE/tools/run_agreement.py" "full_a_cold=$TREE/$R#a_cold" \
       "full_b_warm=$TREE/$R#b_warm" "quick_cold=$ROOT/results/q_cold/timings.csv" \
       "quick_warm=$out/timings.csv" > "$out/agreement.txt" 2>&1
   fi

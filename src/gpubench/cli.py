@@ -361,7 +361,7 @@ def build_env_main(argv: list[str]) -> int:
 
 
 def schema_main(argv: list[str]) -> int:
-    """Print the results schema as a Markdown table (the README's column reference)."""
+    """Print the results schema as a Markdown table (docs/measurement.md's columns)."""
     from gpubench import results
 
     argparse.ArgumentParser(prog="gpubench schema", description=schema_main.__doc__,
@@ -370,6 +370,13 @@ def schema_main(argv: list[str]) -> int:
 
     print(results.schema_markdown(), end="")
     return 0
+
+
+def catalog_main(argv: list[str]) -> int:
+    """Print what is compared, from the kernel registry (README, docs/kernels.md)."""
+    from gpubench import catalog
+
+    return catalog.main(argv)
 
 
 def mpi_step_main(argv: list[str]) -> int:
@@ -523,6 +530,7 @@ COMMANDS = {
     "probe": probe_main,
     "validate-config": validate_main,
     "schema": schema_main,
+    "catalog": catalog_main,
     "step": step_main,
     "collect": collect_main,
     "build-env": build_env_main,
@@ -530,7 +538,8 @@ COMMANDS = {
     "mpi-collect": mpi_collect_main,
 }
 #: the commands a user types; the others are the workflow's steps
-USER_COMMANDS = ("run", "report", "compare", "probe", "validate-config", "schema")
+USER_COMMANDS = ("run", "report", "compare", "probe", "validate-config", "schema",
+                 "catalog")
 USAGE = """usage: gpubench COMMAND [ARGS]   (or: python -m gpubench COMMAND [ARGS])
 
 commands:
@@ -540,6 +549,7 @@ commands:
   probe            describe this machine and measure its ceilings (host.json)
   validate-config  check a config file, naming a wrong key
   schema           print the results' columns as a Markdown table
+  catalog          print what is compared: kernels and implementations (Markdown)
 
 the workflow's steps: step, collect, build-env, mpi-step, mpi-collect
 

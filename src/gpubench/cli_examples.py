@@ -33,5 +33,8 @@ gpubench's.""",
   gpubench validate-config config/config.yaml""",
     "schema": """example:
   gpubench schema > columns.md""",
+    "catalog": """examples:
+  gpubench catalog --markdown > catalog.md
+  gpubench catalog --markdown --paste README.md docs/kernels.md""",
     "step": "the workflow's run_backend rule calls it (workflow/scripts/run.py)",
 }

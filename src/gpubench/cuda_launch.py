@@ -23,7 +23,7 @@ UNROLLS = (1, 2, 4)
 
 def unroll_factor(default: int) -> int:
     """The unroll factor U a launcher builds with: ``$GPUBENCH_UNROLL`` if set (for a
-    measuring script comparing U, e.g. evidence/perf27/unroll_check.py), else the kernel
+    measuring script comparing U, e.g. tools/unroll_check.py), else the kernel
     family's ``default``. Raises ValueError unless it is one of 1, 2, 4."""
     raw = os.environ.get(UNROLL_ENV, "").strip()
     value: Any = raw or default

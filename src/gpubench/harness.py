@@ -502,7 +502,7 @@ _TRACEBACKS_LOGGED: set[str] = set()
 def log_traceback(reason: str, exc: BaseException) -> None:
     """The whole traceback of an ``error`` row on stderr (the step's log), once per
     distinct reason in a process: the row keeps one line, and a failure inside a
-    framework (a cache folder it could not make, sessions 33-38) needs the frames to
+    framework (a cache folder it could not make) needs the frames to
     be traced."""
     if reason in _TRACEBACKS_LOGGED:
         return

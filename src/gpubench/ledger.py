@@ -3,7 +3,7 @@
 A step's wall time is mostly not its timed samples: inputs and references, first calls
 (compilation), result checks, warm-up, the energy windows and the spread rounds add to
 them. The worker credits every second to one stage and prints the totals at its end, so
-a user (and issue 27's suite-time work) can see which stage to cut, and a change can be
+a user can see which stage to cut, and a change can be
 shown to have cut that stage and not the measurement.
 """
 

@@ -167,7 +167,7 @@ class JaxProbe(Probe):
         until deleted, or None where it cannot be had. Made of power-of-two multiples of
         the unit: each new array shape costs JAX a compile (35-40 ms on this project's
         CPU), and with one pad of the exact size per row the memory stage took the H100
-        suite's JAX step 22-27 s (about 60 ms a row) of its 170-250 s (session 38);
+        suite's JAX step 22-27 s (about 60 ms a row) of its 170-250 s;
         chunks reuse a few dozen shapes at most. A pad larger than the gap to the mark
         reads the same: the call's peak is taken above the floor read after it."""
         chunks = PadChunks()

@@ -1,4 +1,4 @@
-"""Why an implementation stays under its target: Nsight Compute's counters (issue 27).
+"""Why an implementation stays under its target: Nsight Compute's counters.
 
 The report's targets table says which GPU framework's best implementation misses its
 share of the copy ceiling; this module says why, from a profile. ``python -m
@@ -251,7 +251,7 @@ def why(profiles: pd.DataFrame, gpu: str | None, framework: str, implementation:
                    & (profiles["kernel"] == kernel) & (profiles["variant"] == variant)
                    & (profiles["dtype"] == dtype)]
     if hit.empty:
-        return "not profiled on this GPU (python -m gpubench.ncu, README)"
+        return "not profiled on this GPU (python -m gpubench.ncu, docs/results.md)"
     p = hit.iloc[-1]
     if str(p["fingerprint"]) != fingerprint(framework, implementation, kernel):
         return (f"the profile on this GPU (commit {p['commit']}) predates a change to "

@@ -74,15 +74,15 @@ clock).
   A call whose time goes to the host (dispatch, an allocation) waits little and passes:
   its device clock is right, and its caller's clock says what the host costs.
 
-The ceiling and escape thresholds were read off the H100 evidence (``evidence/h100/
-README.md``, "Plausibility gates"): every correct GPU row stays inside them with a wide
+The ceiling and escape thresholds were read off the H100 evidence (``evidence/plausibility-gates/
+README.md``, "What the gates saw"): every correct GPU row stays inside them with a wide
 margin, and a side-stream ``vector_add`` (:mod:`gpubench.kernels.vector_add.mutants`)
 falls far outside both. The sync gate refuses 11 of the 1,068 GPU rows with a sync clock
-in ``evidence/verdicts/h100`` (6 of them, 13-46 % below, with sync quartiles that reach
+in ``evidence/h100-default-suite`` (6 of them, 13-46 % below, with sync quartiles that reach
 the device clock's: CuPy's float64 ``vector_add`` at 1,024 and 2-D FFT at 65,536 among
-them), 3 of 1,051 in ``evidence/matrix/h100`` (torch autograd
+them), 3 of 1,051 in ``evidence/h200-against-h100/h100`` (torch autograd
 rosenbrock float32 at 65,536: sync 7.69 ms against 8.60 ms on the device clock) and 9 of
-1,051 in ``evidence/matrix/h200`` (pageable device-to-host copies, torch SVD at n=256,
+1,051 in ``evidence/h200-against-h100/h200`` (pageable device-to-host copies, torch SVD at n=256,
 torch autograd rosenbrock): calls that block the host or launch thousands of small
 kernels, whose event interval spans host time as well, measured at another moment than
 the sync samples. Each comparison is strict (``>``, ``<``): a row exactly at a

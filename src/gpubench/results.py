@@ -3,7 +3,7 @@
 Every column is declared once here; collect, the report and compare validate against it
 (:func:`validate`: types, statuses, keys, and every measured column's bound and order in
 :data:`MEASURED` and :data:`ORDERS`; :func:`check_samples` for the samples) and the
-README's table of columns is generated from it (``python -m gpubench schema``).
+docs/measurement.md's table of columns is generated from it (``python -m gpubench schema``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ CSV_SUFFIXES = (".csv", ".csv.gz", ".csv.xz")
 
 #: the most text (decompressed) a timings CSV may hold: the report reads every row into
 #: its tables and figures; the committed full suite's is 1.3 MB, and one of 21 MB takes
-#: the report about a minute (README, "Reliability"); a larger file is refused with its
+#: the report about a minute (docs/results.md, "Reliability"); a larger file is refused with its
 #: size
 TIMINGS_MAX_BYTES = 32 * 10**6
 #: ... and a samples CSV (the full suite's: 33 MB; 200 MB are read in about 2 s)
@@ -126,8 +126,10 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "not stored; JAX stores only compiles over 1 s unless told otherwise, as the "
            "step does in its own folder), none (no persistent cache in "
            "use: NumPy, Numba (no cache=True here), JAX without a "
-           "jax_compilation_cache_dir, PyTorch before Inductor made its folder); empty: "
-           "never built"),
+           "jax_compilation_cache_dir, PyTorch before Inductor made its folder, PyTorch's "
+           "rows other than `compile` and `triton`, and CUDA Python's copies, allocations "
+           "and interop rows, which compile nothing through those caches); empty: never "
+           "built"),
     Column("matmul_precision", "str", "GEMM and linalg rows: what the framework's own "
            "setting, read after the first call, allowed the row's float32 products to "
            "round to: full (computed in the dtype), tf32 or bf16 (PyTorch's "
@@ -158,13 +160,15 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "more where the pipelined median stayed over caller_recheck_factor times its sync "
            "median or the larger of its device median and the implementation's least "
            "pipelined median at smaller sizes (up to caller_max_rounds)"),
-    Column("caller_spread_rounds", "int", "spread rounds the row was sampled in after its "
-           "step had measured every item (0: not spread: off, a call longer than "
-           "harness.caller_spread_max_call_s, or larger inputs; gpubench.spread): the host's "
-           "speed changes in regimes of seconds, so a short row's samples are spread over "
-           "harness.caller_spread_s of its step"),
-    Column("caller_spread_s", "float", "seconds the step's spread rounds lasted (the "
-           "window this row's spread samples span)"),
+    Column("caller_spread_rounds", "int",
+           "spread rounds the row was sampled in, between its step's later items and after "
+           "them (0: not spread: off, a call longer than harness.caller_spread_max_call_s, "
+           "or larger inputs; gpubench.spread): the host's speed changes in regimes of "
+           "seconds to minutes, so a short row's samples are spread over the rest of its "
+           "step"),
+    Column("caller_spread_s", "float",
+           "seconds from the row's first spread round to its last (the time its spread "
+           "samples span)"),
     Column("energy_j", "float", "energy per call, joules: the counter's rise between two of "
            "its updates while calls ran back to back, over the calls completed between them "
            "(GPU: NVML, the whole board; CPU: RAPL, the packages); idle power included"),
@@ -749,7 +753,7 @@ def check_samples(frame: pd.DataFrame, source: str, rows: pd.DataFrame | None = 
 
 
 def schema_markdown() -> str:
-    """The column table for the README."""
+    """The column table of docs/measurement.md."""
     lines = ["| column | type | meaning |", "| --- | --- | --- |"]
     lines += [f"| `{c.name}` | {c.kind} | {c.doc} |" for c in COLUMNS]
     return "\n".join(lines) + "\n"

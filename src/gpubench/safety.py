@@ -189,5 +189,5 @@ def mark_results_folder(folder: str | os.PathLike[str]) -> Path:
     marker = path / RESULTS_MARKER
     if not marker.exists():
         marker.write_text("A folder a gpubench run writes into (results_dir or logs_dir; "
-                          "README 'Safe with your files').\n")
+                          "docs/running.md, 'Safe with your files').\n")
     return marker

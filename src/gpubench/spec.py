@@ -110,7 +110,7 @@ class KernelSpec:
     #: its workload class in the verdicts ("elementwise", "GEMM", ...); None: in no class
     report_class: str | None = ""
     #: the share (%) of its ceiling the best implementation of every GPU framework should
-    #: reach at the largest size (issue 3); 0: no target
+    #: reach at the largest size; 0: no target
     target_pct: float | None = None
     #: why a row may read above its ceiling and still be right ('' where nothing special)
     ceiling_note: str = ""

@@ -1,7 +1,7 @@
 """Spread rounds: every short row's caller-clock samples spread over seconds of its step.
 
-Why (issue 23, item 7). On the H100 machine the host's speed changes in regimes lasting
-0.5-4 s (``evidence/verdicts/host_regimes.py``): one process timed NumPy ``add`` on
+Why. On the H100 machine the host's speed changes in regimes lasting
+0.5-4 s (``tools/host_regimes.py``): one process timed NumPy ``add`` on
 1,024 elements at 0.55-0.65 µs and 1.0-1.2 µs by turns, and CuPy's launch floor at 7.5-8
 and 10.5-11.5 µs, with no steal time and whether pinned to a core or not. A row whose
 samples all fall within ~30 ms (its rounds) reads one regime, so three runs of the same
@@ -28,7 +28,7 @@ row with all its rounds is done there and lets its inputs go, and the window aft
 items takes only the rounds the rows still lack, slot after slot (it lasts
 ``caller_spread_s`` times the share of rounds they lack on average). A step's rows kept
 in its last 30 s of items met regimes 14-23 % faster than the same rows in other runs
-on the H100 machine (evidence/session35), longer than a 20 s window rides out.
+on the H100 machine (evidence/caller-clock-repeatability), longer than a 20 s window rides out.
 """
 
 from __future__ import annotations
@@ -261,7 +261,7 @@ class Spread:
         every round has them spread over the whole window, one lacking a few joins its
         last rounds. The window lasts ``caller_spread_s`` times the share of rounds the
         rows lack on average, not at most: one row kept in the step's last seconds no
-        longer costs the whole ``caller_spread_s`` (issue 27; 20 s a GPU step)."""
+        longer costs the whole ``caller_spread_s`` (20 s a GPU step)."""
         s = self.settings
         if not self.kept:
             return 0.0

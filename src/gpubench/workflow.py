@@ -141,7 +141,7 @@ def check_site_settings(settings: Iterable[tuple[str, str, str]], *,
             "the profile still has site placeholders: "
             + "; ".join(f"{w}.{n}: {v}" for w, n, v in found)
             + ". Set them to your cluster's values in the profile (profiles/slurm/"
-            "config.yaml; README 'Running on a SLURM cluster')"
+            "config.yaml; docs/slurm.md)"
         )
     # sbatch is started through a shell: a name that is not a plain SLURM name (one a
     # shell could read as a command, `a; rm -rf ~`) is refused whoever would quote it.
@@ -402,7 +402,7 @@ class Plan:
             self.progress.stop()
             self.progress = None
 
-    # -- MPI jobs (rules/mpi.smk, README "MPI jobs")
+    # -- MPI jobs (rules/mpi.smk, docs/mpi.md)
 
     def mpi_steps(self) -> list[tuple[str, str, int]]:
         """(job, backend, ranks) of every MPI step (:func:`gpubench.mpi.planned_steps`)."""
@@ -560,7 +560,7 @@ class Plan:
         """:meth:`step_settings` as JSON (a change re-runs the step)."""
         return json.dumps(self.step_settings(), sort_keys=True)
 
-    # -- environments (README "Environments")
+    # -- environments (docs/environments.md)
 
     def backend_env(self, backend: str) -> str:
         """Name of a backend's environment: numpy, jax-cpu, jax-cuda12, ..."""
@@ -629,7 +629,7 @@ class Plan:
         """The analysis stack for probe, collect and report (mode conda)."""
         return "../envs/driver.yaml" if self.env_mode == "conda" else None
 
-    # -- steps SLURM ended (gpubench.slurm, README "When SLURM misbehaves")
+    # -- steps SLURM ended (gpubench.slurm, docs/slurm.md, "When SLURM misbehaves")
 
     def salvage(self, job: Any, reason: str) -> bool:
         """Record a step whose SLURM job ended before the step wrote its rows.

@@ -51,7 +51,7 @@ except gw.SetupError as exc:
     raise WorkflowError(str(exc)) from None
 config.update(PLAN.config)
 
-# Under `executor: slurm`: the plugin's executor with a status check that holds (README
+# Under `executor: slurm`: the plugin's executor with a status check that holds (docs/slurm.md,
 # "When SLURM misbehaves"): a job SLURM ends is retried or recorded as the step's error
 # rows (PLAN.salvage), a silent scheduler is noticed, Ctrl-C cancels this run's jobs.
 try:

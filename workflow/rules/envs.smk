@@ -1,4 +1,4 @@
-# One environment per framework (README "Environments"). In mode venv each needed
+# One environment per framework (docs/environments.md). In mode venv each needed
 # environment is a pip venv under environments.venv_dir, built from its spec in
 # environments.spec_dir; its lock (pip freeze, Python, platform) goes to results/envs/.
 # A failed build is not a failed job: the lock says why, and the framework's step

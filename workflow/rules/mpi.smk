@@ -1,4 +1,4 @@
-# MPI + GPU jobs (README "MPI jobs"): one step per (job, backend, ranks). A step never
+# MPI + GPU jobs (docs/mpi.md): one step per (job, backend, ranks). A step never
 # fails the workflow for the job's sake: missing MPI, too few GPUs, a dead rank or the
 # time limit become rows with the reason (mpi.enabled: true makes a missing MPI fatal).
 # The launcher itself is wrapped in the step's time limit; `timeout` here is the

@@ -6,7 +6,7 @@ independent timer of the same quantity: ``triton.testing.do_bench`` for the cold
 call is launched), and the device's own kernel timestamps for the hot mode, read by
 CUPTI through PyTorch's profiler (Kineto) for CuPy, PyTorch and JAX alike. Timers that
 include the launch from Python (``cupyx.profiler.benchmark``, ``torch.utils.benchmark``)
-measure something else: 1-6% more on these kernels, in the first session's run.
+measure something else: 1-6% more on these kernels on an H100 (evidence/independent-timers).
 Run on a GPU machine:
 
     PYTHONPATH=src python3 workflow/scripts/crosscheck.py --out results/crosscheck.csv

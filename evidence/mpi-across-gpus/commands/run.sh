@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a GPU host with several GPUs and no network, as one device call (then wait.sh in
 # the next ones): the carried CUDA-aware Open MPI (.ompi/ompi-cuda, built by
-# evidence/cuda_aware_mpi/commands/build_openmpi_cuda.sh and relocated with OPAL_PREFIX),
+# tools/openmpi-cuda/build_openmpi_cuda.sh and relocated with OPAL_PREFIX),
 # a check that device buffers pass through it between two GPUs, the host's topology,
 # then sweep.sh in its own session. Results: $OUT/now.tgz (the results folder when the
 # call ends).
@@ -27,7 +27,7 @@ mkdir -p "$R"
 { ompi_info --version; ompi_info --parsable --all | grep -E "mpi_built_with_cuda_support|btl:smcuda|coll:cuda"
   python3 -c "import mpi4py; from mpi4py import MPI; print('mpi4py', mpi4py.__version__); print(MPI.Get_library_version())"
 } > "$R/mpi_library.txt" 2>&1
-timeout -k 5 120 mpiexec -n 2 python3 evidence/cuda_aware_mpi/commands/sanity_direct.py \
+timeout -k 5 120 mpiexec -n 2 python3 tools/openmpi-cuda/sanity_direct.py \
     > "$R/sanity.txt" 2>&1
 echo "sanity rc=$?" >> "$R/sanity.txt"
 cat "$R/host.txt" "$R/mpi_library.txt" "$R/sanity.txt" | head -60

@@ -364,7 +364,7 @@ class Backend:
         self.block(result)
 
     #: the device clock leaves the caller's clock slower for a while after it (JAX's
-    #: CUPTI, issue 23 item 10): its samples come before the caller's rounds, not
+    #: CUPTI): its samples come before the caller's rounds, not
     #: between them (:func:`gpubench.harness.measure`)
     device_clock_apart: bool = False
 

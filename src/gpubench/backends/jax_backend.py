@@ -256,11 +256,11 @@ class JaxGPU(JaxBase):
         result is ready when they are. ``effects_barrier`` is not called: on the H100 it
         added 10-55 µs a call that no JAX user pays, and no kernel here has ordered
         effects. Checked against a plain ``block_until_ready`` loop by
-        ``evidence/verdicts/jax_sync_check.py``."""
+        ``tools/jax_sync_check.py``."""
         self.block(result)
 
-    #: CUPTI, once let go, leaves JAX's calls slower for a while (issue 23, item 10;
-    #: ``evidence/verdicts/jax_detach_transient.py``): the device clock's samples come
+    #: CUPTI, once let go, leaves JAX's calls slower for a while
+    #: (``tools/jax_detach_transient.py``, evidence/jax-sync-clock): the device clock's samples come
     #: first, then the caller's rounds, after ``detach_settle_s`` of untimed calls
     device_clock_apart = True
     detach_settle_s = 0.0

@@ -1,5 +1,5 @@
 """Plain Python on the host: ``for i in range(n)`` loops over Python lists, the way a
-newcomer writes a kernel before reaching for NumPy or Numba (issue 28).
+newcomer writes a kernel before reaching for NumPy or Numba.
 
 It imports nothing beyond the standard library to compute; NumPy only makes the inputs
 (the harness's) and reads the results back for the check, so the step runs in the NumPy

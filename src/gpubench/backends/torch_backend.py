@@ -53,7 +53,7 @@ class TorchBase(Backend):
 
     #: the implementations that compile through TorchInductor or Triton: the others
     #: (eager, autograd, copies) run PyTorch's own precompiled kernels and never touch
-    #: those caches (session 39: on a first run 201 such rows read "warm" and were left
+    #: those caches (on a first H100 run 201 such rows read "warm" and were left
     #: out of the first-call figures)
     compiling = frozenset({"compile", "triton"})
 
@@ -82,7 +82,7 @@ class TorchBase(Backend):
         """A copy of ``array`` where the backend's tensors live, sharing no memory with
         it, finished on return. On the CPU that is a host copy; to a GPU the transfer is
         the copy: a host copy before it took 20 s of the PyTorch step's 150 s on the H100
-        (its time by stage, evidence/session37)."""
+        (its time by stage)."""
         if self.device == "cpu":
             return self._torch.from_numpy(np.array(array, copy=True))
         out = self._torch.from_numpy(np.ascontiguousarray(array)).to(self.torch_device)

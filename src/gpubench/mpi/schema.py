@@ -1,4 +1,4 @@
-"""mpi.csv: one tidy row per MPI measurement (columns fixed by notes/mpi_contract.md).
+"""mpi.csv: one tidy row per MPI measurement (the columns are fixed here).
 
 Also the derived numbers that need more than one row or a convention: bus bandwidth
 (nccl-tests) and parallel efficiency, which needs the ranks=1 row of the same job and

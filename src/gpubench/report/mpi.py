@@ -2,7 +2,7 @@
 compute against communication, and the halo exchange blocking against overlapped.
 
 It reads ``mpi.csv`` (one tidy row per measurement, columns in
-``/work/notes/mpi_contract.md``, mirrored in :data:`MPI_COLUMNS`) and, optionally,
+:data:`gpubench.mpi.schema.COLUMNS`, mirrored in :data:`MPI_COLUMNS`) and, optionally,
 ``mpi_samples.csv``. The MPI steps are optional, so a missing file is a sentence in the
 report ("MPI was not run"), and a file with missing columns is shown with what it has.
 """
@@ -411,7 +411,7 @@ def _words(v: stats.Verdict) -> str:
 
 
 #: The halo exchange's weak-scaling efficiency the project expects at the most ranks run
-#: (issue 6: at 4 GPUs)
+#: (at 4 GPUs)
 HALO_WEAK_TARGET = 0.8
 
 

@@ -155,7 +155,7 @@ class PairwiseDifferences:
     """The m*n differences ``x[i] - y[j]`` (float64, as ``np.subtract.outer`` computes
     them) without holding them: their k-th smallest by selection in the implicit sorted
     matrix. Two rows of 2,000 samples make 4 million differences; partitioning them for
-    each comparison took two thirds of a CPU run's report (evidence/session37). With ``y``
+    each comparison took two thirds of a CPU run's report. With ``y``
     sorted descending each row ``x[i] - y`` is non-decreasing (rounding is monotone), so
     a row's count of differences at most t is a binary search, and a randomised
     selection narrows every row's window of candidates until the k-th is found: the

@@ -6,7 +6,7 @@ job only when its state is one of a fixed set of words, so a job that SLURM ends
 and the run waits forever; a controller that lost track of its jobs is not noticed at
 all. :mod:`gpubench.slurm.executor` subclasses the plugin's executor and uses these
 functions for its status checks; :func:`install` puts it in place of the plugin's class,
-so ``executor: slurm`` and every ``slurm-*`` setting work as before (README "When SLURM
+so ``executor: slurm`` and every ``slurm-*`` setting work as before (docs/slurm.md, "When SLURM
 misbehaves").
 
 Settings (environment variables, read before any job; a bad value is refused naming it):
@@ -345,7 +345,7 @@ class Watch:
 
 
 def recovery_steps(jobids: Iterable[str], stopped: bool = False) -> str:
-    """What a user does about it (README "When SLURM misbehaves"); ``stopped``: the run
+    """What a user does about it (docs/slurm.md, "When SLURM misbehaves"); ``stopped``: the run
     has given up and cancelled its jobs."""
     ids = sorted(jobids, key=jobid_key)
     listed = ",".join(ids) or "<jobid>"
@@ -354,7 +354,7 @@ def recovery_steps(jobids: Iterable[str], stopped: bool = False) -> str:
             "  3. this run goes on by itself once SLURM answers and its jobs move; to stop "
             f"it, press Ctrl-C: it cancels exactly this run's jobs (`scancel {cancel}`)\n")
     return (
-        "What to do (README 'When SLURM misbehaves'):\n"
+        "What to do (docs/slurm.md, 'When SLURM misbehaves'):\n"
         f"  1. look: `scontrol ping` (is slurmctld up?), `squeue -j {listed} -o '%i %T %r'`"
         ", `sinfo -R` (drained or down nodes and why)\n"
         "  2. a node SLURM drained (e.g. 'Duplicate jobid' after a controller restart): "

@@ -1,4 +1,4 @@
-"""The SLURM executor plugin's executor with a status check that holds (issue 24).
+"""The SLURM executor plugin's executor with a status check that holds.
 
 A subclass of ``snakemake_executor_plugin_slurm.Executor``: submission (sbatch), settings,
 logs and the efficiency report are the plugin's. Replaced here:

@@ -1,4 +1,4 @@
-"""allocation: allocate a buffer of ``size`` bytes and free it, once per call (issue 28).
+"""allocation: allocate a buffer of ``size`` bytes and free it, once per call.
 
 What a user loses by allocating inside a loop: each framework's allocator as it comes
 (its pool or cache), beside the same framework's way to the raw driver allocation

@@ -42,7 +42,7 @@ class Elementwise(KernelSpec):
     ceiling = "copy"
     unit = "GB/s"
     report_class = "elementwise"
-    #: issue 27: every framework's best implementation at 2^26 elements
+    #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "hypot, sigmoid and a rational function, element by element"
     size_meaning = "elements"

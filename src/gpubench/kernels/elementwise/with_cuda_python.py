@@ -9,7 +9,7 @@ Unroll: each thread takes U packs per grid-stride step (all loads before any com
 or store): ``elementwise_<variant>_<f32|f64>`` for U = 1, ``..._u2`` / ``..._u4``. U is
 :data:`DEFAULT_UNROLL` unless the environment variable ``GPUBENCH_UNROLL`` (1, 2 or 4;
 anything else is a ValueError) overrides it when the row is built: for a script
-measuring each U (evidence/perf27/unroll_check.py). The grid comes from the chosen
+measuring each U (tools/unroll_check.py). The grid comes from the chosen
 entry point's occupancy (the unrolled ones may allow fewer blocks per SM).
 """
 
@@ -23,10 +23,10 @@ from gpubench.kernels.elementwise import INPUTS
 from gpubench.spec import BuildContext, implementation
 
 #: unroll factor of the launched entry point unless $GPUBENCH_UNROLL says otherwise: 2,
-#: measured on an H100 at 2^26 elements (evidence/perf27/unroll.txt): hypot and rational
-#: gain 0.5-1.5 points of the copy ceiling over U = 1 (float64 95.1-95.8 -> 96.3-96.5 %),
-#: sigmoid is unchanged (92-93 % at every U) and U = 4 adds nothing over 2. vector_add and
-#: moving_average stay at U = 1 (no gain from U = 2 there)
+#: measured on an H100 at 2^26 elements (evidence/copy-ceiling-targets/unroll.txt): hypot
+#: and rational gain 0.5-1.5 points of the copy ceiling over U = 1 (float64 95.1-95.8 ->
+#: 96.3-96.5 %), sigmoid is unchanged (92-93 % at every U) and U = 4 adds nothing over 2.
+#: vector_add and moving_average stay at U = 1 (no gain from U = 2 there)
 DEFAULT_UNROLL = 2
 
 

@@ -39,7 +39,7 @@ def _kernel(variant: str, dtype: str) -> Any:
     # Several elements per trip round the grid-stride loop, all loaded before any is
     # stored: the compiler cannot move a load past a store to ``out`` (it may alias the
     # input), so each trip's loads are all a thread has in flight. Measured on an H100
-    # at 2**26 (evidence/h100/commands/numba_explore.py): float32 sigmoid, one input,
+    # at 2**26 (tools/numba_explore.py): float32 sigmoid, one input,
     # 77% of the copy ceiling with one or two elements per trip, 88.5% with four; the
     # two-input kernels and float64 sigmoid 91-97% with two (four: 89-97%).
     if variant == "sigmoid" and np.dtype(dtype).itemsize == 4:

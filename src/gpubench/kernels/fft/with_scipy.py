@@ -1,5 +1,5 @@
 """fft in SciPy: ``scipy.fft.fft`` / ``scipy.fft.fftn``, the API the Numba/CuPy guide
-shows ``cupyx.scipy.fft`` dropping into (issue 28). A NumPy-backend implementation: the
+shows ``cupyx.scipy.fft`` dropping into. A NumPy-backend implementation: the
 CPU baseline as a SciPy user writes it, beside ``numpy.fft``.
 
 SciPy's pocketfft (C++) keeps complex64 in single precision, unlike ``numpy.fft``'s

@@ -23,7 +23,7 @@ class Matmul(KernelSpec):
     ceiling = "gemm"
     unit = "GFLOP/s"
     report_class = "GEMM"
-    #: issue 27: the library GEMM of every framework
+    #: The library GEMM of every framework
     target_pct = 98.0
     description = "C = A·B for two distinct random square matrices"
     size_meaning = "matrix order n (n×n)"

@@ -1,5 +1,5 @@
 """monte_carlo_pi in plain Python: the workshop book's serial loop (§4.11.2) with the
-standard library's ``random`` (issue 28), line for line Numba's ``njit_loop``.
+standard library's ``random``, line for line Numba's ``njit_loop``.
 
 One ``random.Random`` per build, seeded with the case seed (reproducible, and no other
 code's draws interleave with it); each call continues its stream, so it draws fresh

@@ -45,7 +45,7 @@ class MovingAverage(KernelSpec):
     ceiling = "copy"
     unit = "GB/s"
     report_class = "elementwise"
-    #: issue 27: every framework's best implementation at 2^26 elements
+    #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "trailing windowed mean along each of many series"
     size_meaning = "elements (rows x series_length, rounded down to whole series)"

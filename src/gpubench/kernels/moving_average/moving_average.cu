@@ -124,7 +124,7 @@ moving_average_f64(const double* __restrict__ x, double* __restrict__ out, long 
 // H100's ~3 TB/s leaves an SM ~2.5 warp-instructions per float32 element (~5 per
 // float64 one). Here, with no shared memory and no barrier, a warp's 32 V elements take
 // ~120 (float32) / ~160 (float64) PTX instructions at window 16: ~1 per float32
-// element, ~2.5 per float64 one. Not yet timed on a GPU: evidence/perf27/mavg_check.py.
+// element, ~2.5 per float64 one. Not yet timed on a GPU: tools/mavg_check.py.
 //
 // * x is one flat sequence; a warp takes a chunk of 32 * V consecutive elements (chunks
 //   grid-strided over at most one wave), each lane V consecutive ones with one load and

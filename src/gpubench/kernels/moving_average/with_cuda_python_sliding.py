@@ -21,7 +21,7 @@ Unroll: ``moving_average_warp<T, W, V, U>`` takes U chunks per warp per grid-str
 (each lane issues the loads of all U before any shuffle). U is :data:`DEFAULT_UNROLL`
 unless the environment variable ``GPUBENCH_UNROLL`` (1, 2 or 4; anything else is a
 ValueError) overrides it when the row is built, for a script measuring each U
-(evidence/perf27/unroll_check.py). The kernel has U = 1 and 2 only: :func:`warp_kernel`
+(tools/unroll_check.py). The kernel has U = 1 and 2 only: :func:`warp_kernel`
 takes U = 2 where the request is 2 or more and (dtype, V, W) is within
 :data:`UNROLL2_MAX_WINDOW` (ptxas spills past it), else U = 1.
 """

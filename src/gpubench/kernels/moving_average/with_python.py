@@ -1,5 +1,5 @@
 """moving_average in plain Python: nested ``for`` loops over a list of lists with a
-running window sum (issue 28), line for line the loop of Numba's ``guvectorize`` and
+running window sum, line for line the loop of Numba's ``guvectorize`` and
 ``njit_prange`` bodies, so the comparison is interpreter against compiler, not one
 algorithm against another (the book's direct loop over the window would be ``window``
 times the work).

@@ -36,7 +36,7 @@ class Reduction(KernelSpec):
     ceiling = "copy"
     unit = "GB/s"
     report_class = "reductions"
-    #: issue 27: every framework's best implementation at 2^26 elements
+    #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     ceiling_note = ("a reduction only reads, while the copy ceiling also writes (and "
                     "pays for reading the lines it writes): reads alone can go faster")

@@ -1,5 +1,5 @@
 """reduction in plain Python: ``for i in range(n)`` loops over lists accumulating into
-a float, as a newcomer writes them (issue 28), line for line the loops of Numba's
+a float, as a newcomer writes them, line for line the loops of Numba's
 ``njit_loop``.
 
 The inputs become Python lists once, in the build (``.tolist()``, outside the timed

@@ -16,7 +16,7 @@ class VectorAdd(KernelSpec):
     ceiling = "copy"
     unit = "GB/s"
     report_class = "elementwise"
-    #: issue 27: every framework's best implementation at 2^26 elements
+    #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "c = a + b on two distinct random vectors"
     size_meaning = "elements"

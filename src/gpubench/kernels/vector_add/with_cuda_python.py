@@ -8,7 +8,7 @@ Unroll: each thread takes U packs per grid-stride step (all loads before any sto
 ``vector_add_<f32|f64>`` for U = 1, ``..._u2`` / ``..._u4``. U is :data:`DEFAULT_UNROLL`
 unless the environment variable ``GPUBENCH_UNROLL`` (1, 2 or 4; anything else is a
 ValueError) overrides it when the row is built: for a script measuring each U
-(evidence/perf27/unroll_check.py).
+(tools/unroll_check.py).
 """
 
 from __future__ import annotations

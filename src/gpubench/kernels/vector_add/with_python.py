@@ -1,5 +1,5 @@
 """vector_add in plain Python: a ``for i in range(n)`` loop over lists, as a newcomer
-writes it (issue 28), line for line the loop of Numba's ``njit_loop``.
+writes it, line for line the loop of Numba's ``njit_loop``.
 
 The NumPy inputs become Python lists once, in the build (``.tolist()``, outside the
 timed call: the build's time is the row's ``setup_s``), because a newcomer's data are

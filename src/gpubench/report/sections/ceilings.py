@@ -268,7 +268,7 @@ CEILING_NAMES = {"copy": "copy bandwidth", "gemm": "cuBLAS GEMM (library matmul)
 
 
 def targets() -> list[tuple[str, str, float]]:
-    """The GPU targets the project holds itself to (issue 3), from each kernel's
+    """The GPU targets the project holds itself to, from each kernel's
     :attr:`~gpubench.spec.KernelSpec.target_pct`: (kernel, its reference ceiling, %) —
     at the largest size, the best implementation of every GPU framework reaches this
     share of its ceiling."""

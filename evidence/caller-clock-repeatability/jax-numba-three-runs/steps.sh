@@ -1,0 +1,13 @@
+#!/bin/bash
+# The chain of this set (STEPS=this file): the jax-gpu and numba-gpu steps of the
+# default GPU suite (tools/device/gpu-suite.yaml) three times, one after the other on
+# one H100, report included: the three-run spread for JAX with its device clock
+# before the caller's rounds, Numba (unchanged) beside it as the control.
+source tools/device/step.sh  # ROOT, SM, step NAME CMD...
+export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1
+for name in rep1 rep2 rep3; do
+  step $name $SM --configfile config/config.yaml tools/device/gpu-suite.yaml \
+    --config 'backends=[jax-gpu,numba-gpu]' results_dir=results/$name \
+    logs_dir=results/$name/logs compile_cache_dir=/tmp/cc34
+done
+touch /tmp/chain.done

@@ -1,9 +1,0 @@
-#!/bin/bash
-# Session 34's second chain (STEPS=this file): evidence/perf27/best.yaml again, all five
-# GPU steps in one call with the probe, after the warp-sliding moving_average kernel and
-# elementwise's U = 2 (issue 27, item 4): the README's best-implementation table.
-source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
-export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1
-step best34 $SM --configfile config/config.yaml evidence/perf27/best.yaml \
-  --config results_dir=results/best34 logs_dir=results/best34/logs compile_cache_dir=/tmp/cc34
-touch /tmp/chain.done

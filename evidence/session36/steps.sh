@@ -1,9 +1,0 @@
-#!/bin/bash
-# Session 36's first chain (STEPS=this file): procvar.py, the Numba and JAX steps' host-
-# bound rows in nine fresh processes each, alternating, one after the other on one H100.
-source evidence/refactor29/commands/step.sh  # ROOT, SM, step NAME CMD...
-export PYTHONPATH=/tmp/site:$ROOT/src GPUBENCH_GIT_COMMIT=$(cat .devcfg/COMMIT) PYTHONUNBUFFERED=1
-step procvar python3 evidence/session36/procvar.py --runs 9 --backends numba-gpu,jax-gpu --out results/procvar
-python3 evidence/session36/procvar.py --analyse results/procvar > results/procvar/analysis.txt 2>&1
-rm -rf results/procvar/cache results/procvar/*.samples.csv.gz
-touch /tmp/chain.done
