@@ -365,7 +365,7 @@ class Plan:
         from gpubench import suites
 
         name = str(self.config.get("suite") or "full")
-        cores = int(self.step_threads(wildcards) or os.cpu_count() or 1)
+        cores = self.planning_cores()
         full = suites.suite_config("full", self.overwrite_config)
         if name == "full":
             diff = suites.difference(full, full, cores, "full")
@@ -383,7 +383,7 @@ class Plan:
         from gpubench.progress import run_progress
         from gpubench.runner import plan
 
-        cores = int(self.step_threads(None) or os.cpu_count() or 1)
+        cores = self.planning_cores()
         settings = self.step_settings()
         planned = {b: len(plan(b, settings, cores)) for b in steps}
         # GPU steps on a host without a GPU write unavailable rows at once (as the
@@ -478,6 +478,19 @@ class Plan:
             src = shlex.quote(str(envs.SRC_DIR))
             return f'env PYTHONPATH={src}"${{PYTHONPATH:+:$PYTHONPATH}}" python'
         return self.python
+
+    def planning_cores(self) -> int:
+        """The cores the steps' plans are counted at (the suite record, the progress
+        estimate): :meth:`step_threads` where Snakemake has a total of cores; a cluster
+        run gives its steps cores per rule (the profile's set-threads) and no total, and
+        is counted at this host's cores."""
+        from snakemake.exceptions import WorkflowError
+
+        try:
+            cores = int(self.step_threads(None) or 0)
+        except WorkflowError:
+            cores = 0
+        return cores or os.cpu_count() or 1
 
     def step_threads(self, wildcards: Any) -> int | None:
         """Benchmark steps take every core they are given so that no two overlap."""
