@@ -2,7 +2,8 @@
 # The quick suite on one H100, cold then warm compile caches, each with its stage
 # breakdown (STEPS=this file for tools/device/chain.sh, run from the
 # working tree's root; carry .whl and .devcfg, whose COMMIT is the commit under test):
-#   q_cold: the default configuration (suite: quick) plus tools/device/gpu-suite.yaml
+#   q_cold: the default configuration plus tools/device/gpu-suite.yaml, with suite=quick
+#           given last (that file names the full suite, for the evidence runs that use it)
 #           (the GPU steps and the NumPy baseline in the interpreter running Snakemake,
 #           as the full suite's 13.6/17.2 min were taken: evidence/suite-wall-time), report
 #           included, with empty compile caches (a first run);
@@ -21,7 +22,7 @@ R=evidence/suite-wall-time/runs.csv.xz
 quick_run() {  # quick_run NAME: the quick suite into $ROOT/results/NAME, then its breakdown
   local out=$ROOT/results/$1
   (cd "$TREE" && $SM --configfile tools/device/gpu-suite.yaml \
-    --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
+    --config suite=quick results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
   local rc=$?
   python3 "$TREE/tools/stage_breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
   if [ "$1" = q_warm ]; then
