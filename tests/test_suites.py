@@ -256,3 +256,33 @@ def test_the_quick_suite_measures_baseline_sizes_only_where_a_gpu_step_can(both,
         sizes = {int(s) for it in plan("numpy-cpu", settings, 2) for s in [it.size]
                  if it.kernel == "vector_add"}
         assert (16777216 in sizes) is expect, (config["suite"], gpus, mode)
+
+
+def test_a_frameworks_own_venv_plans_no_hand_off_from_a_framework_it_lacks() -> None:
+    """Each venv holds one framework and NumPy: an interop consumer of another framework
+    could only give unavailable rows there, so the plan leaves it out and the suite
+    record says which; system environments keep them (a missing one is a real row)."""
+    from gpubench.runner import left_out, plan
+
+    config = suites.suite_config("full")
+    config["environments"] = {**config["environments"], "mode": "venv"}
+    names = {it.implementation for it in plan("numpy-cpu", config, 2)
+             if it.kernel == "interop"}
+    assert "from_torch" not in names and "from_jax" not in names
+    torch_names = {it.implementation for it in plan("torch-cpu", config, 2)
+                   if it.kernel == "interop"}
+    assert torch_names == {"from_numpy"}  # NumPy is in every environment
+    assert ("interop", "from_jax", "jax") in left_out("torch-cpu", config)
+    words = suites.left_out_words(config)
+    assert any(w.startswith("interop from_torch in numpy-cpu, jax-cpu") and
+               w.endswith("(needs torch)") for w in words), words
+    record = suites.difference(config, config, 2, "full").as_dict()
+    text, _ = suites.describe(record)
+    assert "Not planned" in text and "from_jax in numpy-cpu, torch-cpu" in text
+
+    config["environments"]["mode"] = "system"
+    assert {"from_torch", "from_jax"} <= {it.implementation for it in plan(
+        "numpy-cpu", config, 2) if it.kernel == "interop"}
+    assert left_out("numpy-cpu", config) == [] and suites.left_out_words(config) == []
+    text, _ = suites.describe(suites.difference(config, config, 2, "full").as_dict())
+    assert "Not planned" not in text

@@ -402,8 +402,11 @@ def test_step_threads_default_to_every_core(config):
 def test_step_config_is_the_part_a_step_reads(config):
     text = plan_of(config).step_config(wc())
     assert set(json.loads(text)) == {"threads", "gpu_modes", "gpu_cold_max_bytes",
-                                     "harness", "gpu_harness", "kernels"} | (
+                                     "harness", "gpu_harness", "kernels",
+                                     "environments"} | (
         {"energy"} if "energy" in config else set())
+    # of the environments, only the mode: it decides which implementations are planned
+    assert json.loads(text)["environments"] == {"mode": config["environments"]["mode"]}
     assert text == json.dumps(json.loads(text), sort_keys=True)  # stable: no spurious rerun
 
 

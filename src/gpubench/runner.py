@@ -33,6 +33,9 @@ from gpubench.worker import case_key
 SRC_DIR = Path(__file__).resolve().parents[1]
 #: the framework every speedup is taken against; its step also runs ``baseline_sizes``
 BASELINE_FRAMEWORK = "numpy"
+#: what every framework's own environment holds besides its framework
+#: (workflow/envs/pip/common.txt)
+COMMON_FRAMEWORKS = frozenset({"numpy"})
 
 #: where each framework keeps its persistent compilation cache, as a subfolder of the
 #: step's compile cache folder (config key ``compile_cache_dir``)
@@ -158,6 +161,7 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
         chosen = (kcfg.get("implementations") or {}).get(backend_id)
         if chosen:
             impls = [impl for impl in impls if impl.name in chosen]
+        impls = [impl for impl in impls if not missing_needs(impl, config)]
         modes = ["hot"]
         if cold_ok:
             modes = list(kcfg.get("gpu_modes") or config.get("gpu_modes", ["hot", "cold"]))
@@ -188,6 +192,35 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     items = mark_energy(items, str(config.get("energy", DEFAULT_ENERGY)))
     # One worker per thread count: group by threads, keep run order inside a group.
     return sorted(items, key=lambda it: it.threads)
+
+
+def missing_needs(impl: Any, config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The other frameworks ``impl`` imports that its step's environment cannot hold:
+    with ``environments: {mode: venv}`` each framework's venv holds that framework and
+    NumPy alone, so such an implementation could only give ``unavailable`` rows and the
+    plan leaves it out (:func:`left_out` says which); system and conda environments
+    may hold them all, and a missing one there is a real ``unavailable`` row."""
+    if (config.get("environments") or {}).get("mode") != "venv":
+        return ()
+    return tuple(n for n in impl.needs if n != impl.framework and n not in COMMON_FRAMEWORKS)
+
+
+def left_out(backend_id: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(kernel, implementation, missing frameworks) of each configured implementation
+    the plan leaves out for :func:`missing_needs`, for the suite record."""
+    load_plugins()
+    framework, device = split_backend_id(backend_id)
+    out = []
+    for name in kernel_names():
+        kcfg = config.get("kernels", {}).get(name)
+        if kcfg is None or not kcfg.get("enabled", True):
+            continue
+        chosen = (kcfg.get("implementations") or {}).get(backend_id)
+        for impl in implementations(name, framework, device):
+            missing = missing_needs(impl, config)
+            if missing and (not chosen or impl.name in chosen):
+                out.append((name, impl.name, ", ".join(missing)))
+    return out
 
 
 #: the config key ``energy`` where it is not set

@@ -286,6 +286,9 @@ class Implementation:
     #: hand-written O(n^3) loops and the like cap the size they are run at
     max_size: int | None = None
     source_file: str = ""
+    #: other frameworks whose packages the builder imports (an interop hand-off's
+    #: producer): a per-framework environment lacks them, so the plan leaves it out there
+    needs: tuple[str, ...] = ()
 
     def supports(self, case: Case) -> tuple[bool, str]:
         """Whether this implementation exists for the case; a reason when not."""
@@ -309,8 +312,10 @@ def implementation(
     variants: tuple[str, ...] | None = None,
     dtypes: tuple[str, ...] | None = None,
     max_size: int | None = None,
+    needs: tuple[str, ...] = (),
 ) -> Callable[[Builder], Builder]:
-    """Register a builder as an implementation of ``kernel`` in ``framework``."""
+    """Register a builder as an implementation of ``kernel`` in ``framework``; ``needs``
+    names the other frameworks it imports."""
 
     def register(builder: Builder) -> Builder:
         _IMPLEMENTATIONS.append(
@@ -325,6 +330,7 @@ def implementation(
                 dtypes=dtypes,
                 max_size=max_size,
                 source_file=getattr(builder, "__module__", ""),
+                needs=tuple(needs),
             )
         )
         return builder

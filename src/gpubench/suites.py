@@ -77,6 +77,8 @@ class Difference:
     #: what the full suite adds, in words ("cold-cache rows (576 rows)", ...)
     adds: list[str] = field(default_factory=list)
     command: str = FULL_COMMAND
+    #: implementations neither suite runs here, in words (:func:`left_out_words`)
+    left_out: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The record ``suite.json`` holds (:func:`read_record` reads it back)."""
@@ -137,7 +139,28 @@ def difference(quick: Mapping[str, Any], full: Mapping[str, Any], cores: int,
     if mpi > 0:
         adds.append(f"the MPI jobs ({mpi:,} steps)")
     return Difference(suite, sum(len(p) for p in q_plans.values()),
-                      sum(len(p) for p in f_plans.values()), adds)
+                      sum(len(p) for p in f_plans.values()), adds,
+                      left_out=left_out_words(quick))
+
+
+def left_out_words(config: Mapping[str, Any]) -> list[str]:
+    """The implementations the plans leave out because each framework's venv lacks a
+    framework they import (:func:`gpubench.runner.missing_needs`), one phrase per
+    kernel and missing framework: "interop from_torch in numpy-cpu, jax-cpu (needs
+    torch)"."""
+    from gpubench.runner import left_out
+
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for backend in config["backends"]:
+        for kernel, impl, missing in left_out(backend, config):
+            where = groups.setdefault((kernel, missing), {}).setdefault(impl, [])
+            if backend not in where:  # one name per implementation and variant
+                where.append(backend)
+    words = []
+    for (kernel, missing), by in groups.items():
+        where = ", ".join(f"{impl} in {', '.join(bs)}" for impl, bs in by.items())
+        words.append(f"{kernel} {where} (needs {missing})")
+    return words
 
 
 def _key(it: Any) -> tuple[Any, ...]:
@@ -166,11 +189,15 @@ def describe(record: Mapping[str, Any]) -> tuple[str, str]:
     if name not in SUITES:
         return "", ""
     rows = int(record.get("rows") or 0)
+    out = [str(x) for x in record.get("left_out") or [] if isinstance(x, str)]
+    lacking = (" Not planned, since each framework's own environment (venv) lacks what "
+               "they import: " + "; ".join(out) + "; environments: {mode: system} or "
+               "conda measures them.") if out else ""
     if name == "full":
         return (f"Suite full: {rows:,} measurements, every size, dtype, variant and "
-                "implementation of the configuration."), ""
+                f"implementation of the configuration.{lacking}"), ""
     adds = list(record.get("adds") or [])
     more = int(record.get("full_rows") or 0) - rows
     what = (f"; the full suite adds {more:,} more: " + ", ".join(adds)) if adds else ""
     return (f"Suite {name}: {rows:,} measurements, each taken as the full suite takes it"
-            f"{what}. The full suite:"), str(record.get("command") or FULL_COMMAND)
+            f"{what}.{lacking} The full suite:"), str(record.get("command") or FULL_COMMAND)

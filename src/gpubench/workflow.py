@@ -564,6 +564,8 @@ class Plan:
         keys = ("threads", "gpu_modes", "gpu_cold_max_bytes", "harness", "gpu_harness",
                 "kernels", "energy")
         out = {k: self.config[k] for k in keys if k in self.config}
+        # the plan leaves out what a framework's own venv cannot import (runner.missing_needs)
+        out["environments"] = {"mode": self.env_mode}
         if self.config.get("baseline") == "with_gpu" and not self.gpu_steps_measure():
             out["kernels"] = {name: {k: v for k, v in kcfg.items() if k != "baseline_sizes"}
                               for name, kcfg in out["kernels"].items()}

@@ -41,7 +41,9 @@ def _view(protocol: str, producer: str) -> Callable[[BuildContext], Callable[[],
 
 for _producer in ("cupy", "torch", "jax"):
     implementation("interop", "cuda_python", f"from_{_producer}", devices=("gpu",),
-                   variants=("dlpack",))(_view("dlpack", _producer))
+                   variants=("dlpack",), needs=(_producer,))(_view("dlpack", _producer))
 for _producer in ("cupy", "torch", "numba"):
     implementation("interop", "cuda_python", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(_view("cuda_array_interface", _producer))
+                   variants=("cuda_array_interface",),
+                   needs=(_producer,))(
+        _view("cuda_array_interface", _producer))

@@ -24,7 +24,9 @@ def _asarray() -> Callable[[Any], Any]:
 
 for _producer in ("torch", "jax"):
     implementation("interop", "cupy", f"from_{_producer}", devices=("gpu",),
-                   variants=("dlpack",))(consumer(_from_dlpack, _producer))
+                   variants=("dlpack",), needs=(_producer,))(consumer(_from_dlpack, _producer))
 for _producer in ("numba", "torch", "cuda_python"):
     implementation("interop", "cupy", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(consumer(_asarray, _producer))
+                   variants=("cuda_array_interface",),
+                   needs=(_producer,))(
+        consumer(_asarray, _producer))

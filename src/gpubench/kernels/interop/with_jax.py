@@ -19,9 +19,11 @@ def _from_dlpack() -> Callable[[Any], Any]:
     return jnp.from_dlpack
 
 
-implementation("interop", "jax", "from_numpy", variants=("dlpack",))(
+implementation("interop", "jax", "from_numpy", variants=("dlpack",), needs=("numpy",))(
     consumer(_from_dlpack, "numpy"))
-implementation("interop", "jax", "from_torch", devices=("cpu", "gpu"), variants=("dlpack",))(
+implementation("interop", "jax", "from_torch", devices=("cpu", "gpu"), variants=("dlpack",),
+               needs=("torch",))(
     consumer(_from_dlpack, "torch"))
-implementation("interop", "jax", "from_cupy", devices=("gpu",), variants=("dlpack",))(
+implementation("interop", "jax", "from_cupy", devices=("gpu",), variants=("dlpack",),
+               needs=("cupy",))(
     consumer(_from_dlpack, "cupy"))

@@ -18,4 +18,6 @@ def _as_cuda_array() -> Callable[[Any], Any]:
 
 for _producer in ("cupy", "torch"):
     implementation("interop", "numba", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(consumer(_as_cuda_array, _producer))
+                   variants=("cuda_array_interface",),
+                   needs=(_producer,))(
+        consumer(_as_cuda_array, _producer))

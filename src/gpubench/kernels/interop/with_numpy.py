@@ -16,5 +16,6 @@ def _from_dlpack() -> Callable[[Any], Any]:
 
 
 for _producer in ("torch", "jax"):
-    implementation("interop", "numpy", f"from_{_producer}", variants=("dlpack",))(
+    implementation("interop", "numpy", f"from_{_producer}", variants=("dlpack",),
+                   needs=(_producer,))(
         consumer(_from_dlpack, _producer))

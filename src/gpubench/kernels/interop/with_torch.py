@@ -23,12 +23,16 @@ def _as_cuda_tensor() -> Callable[[Any], Any]:
     return lambda x: torch.as_tensor(x, device="cuda")
 
 
-implementation("interop", "torch", "from_numpy", variants=("dlpack",))(
+implementation("interop", "torch", "from_numpy", variants=("dlpack",), needs=("numpy",))(
     consumer(_from_dlpack, "numpy"))
-implementation("interop", "torch", "from_jax", devices=("cpu", "gpu"), variants=("dlpack",))(
+implementation("interop", "torch", "from_jax", devices=("cpu", "gpu"), variants=("dlpack",),
+               needs=("jax",))(
     consumer(_from_dlpack, "jax"))
-implementation("interop", "torch", "from_cupy", devices=("gpu",), variants=("dlpack",))(
+implementation("interop", "torch", "from_cupy", devices=("gpu",), variants=("dlpack",),
+               needs=("cupy",))(
     consumer(_from_dlpack, "cupy"))
 for _producer in ("cupy", "numba", "cuda_python"):
     implementation("interop", "torch", f"from_{_producer}", devices=("gpu",),
-                   variants=("cuda_array_interface",))(consumer(_as_cuda_tensor, _producer))
+                   variants=("cuda_array_interface",),
+                   needs=(_producer,))(
+        consumer(_as_cuda_tensor, _producer))
