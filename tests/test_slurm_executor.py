@@ -484,6 +484,59 @@ def test_pending_where_no_node_can_start_it_is_trouble(cluster, node_states, giv
         assert not fake.scancelled()
 
 
+def test_a_pending_job_is_explained_within_a_minute_then_at_a_steady_interval(cluster):
+    """The driver says why a job waits (slurmctld's reason) at the first status check
+    20 s after its submission, long before the quiet warning (900 s by default); an
+    ordinary wait is said at info level and again every PENDING_REPEAT_S."""
+    fake, clock = cluster
+    ex = make_executor(quiet_s=900, give_up_s=3600)
+    submit(ex, "71", fake_job(backend="numpy-cpu"))
+    fake.states, fake.queue = {"71": "PENDING|0:0"}, {"71": "PENDING|Resources"}
+    check(ex)  # at once: pending for 0 s, nothing said yet
+    assert "pending" not in ex.logger.text()
+    assert ex.next_seconds_between_status_checks <= gslurm.PENDING_LOOK_S
+    clock.now += gslurm.PENDING_LOOK_S
+    check(ex)
+    said = ex.logger.text("info")
+    assert "1 job(s) of this run pending" in said and "71 " in said, said
+    assert "Resources" in said and "normal on a busy cluster" in said
+    assert "pending" not in ex.logger.text("warning")  # a queue is no trouble
+    n = said.count("job(s) of this run pending")
+    clock.now += 60
+    check(ex)  # said already: not again before the interval
+    assert ex.logger.text("info").count("job(s) of this run pending") == n
+    clock.now += gslurm.PENDING_REPEAT_S
+    check(ex)
+    assert ex.logger.text("info").count("job(s) of this run pending") == n + 1
+
+
+def test_a_job_pending_on_a_drained_node_is_trouble_said_within_a_minute(cluster):
+    fake, clock = cluster
+    ex = make_executor(quiet_s=900, give_up_s=3600)
+    submit(ex, "81", fake_job(backend="numpy-cpu"))
+    fake.states = {"81": "PENDING|0:0"}
+    fake.queue = {"81": "PENDING|ReqNodeNotAvail, UnavailableNodes:n1"}
+    clock.now += 40  # the plugin's first status check, 40 s after the submission
+    check(ex)
+    warned = ex.logger.text("warning")
+    assert "81 " in warned and "ReqNodeNotAvail" in warned, warned
+    assert "waiting does not cure this" in warned
+    assert "stops after 3600 s" in warned and "scontrol update" in warned
+    assert ex._watch.trouble_since == clock.now  # counted towards giving up
+
+
+def test_a_controller_that_does_not_answer_is_said_with_the_pending_jobs(cluster):
+    fake, clock = cluster
+    ex = make_executor(quiet_s=900, give_up_s=0)
+    submit(ex, "91", fake_job())
+    fake.states, fake.up = {"91": "PENDING|0:0"}, False
+    clock.now += 25
+    check(ex)
+    warned = ex.logger.text("warning")
+    assert "slurmctld does not answer" in warned and "is DOWN" in warned, warned
+    assert "waits for ever" in warned
+
+
 def test_dead_partitions_reads_sinfo_states_with_their_flags():
     lines = "a|drain*\na|down~\nb|idle\nb|drain\nc|mix-\nd|fail\nbroken line\n"
     assert gslurm.dead_partitions(lines) == {"a", "d"}

@@ -50,6 +50,11 @@ QUIET_VAR = "GPUBENCH_SLURM_QUIET_S"
 GIVE_UP_VAR = "GPUBENCH_SLURM_GIVE_UP_S"
 QUIET_DEFAULT_S = 900.0
 GIVE_UP_DEFAULT_S = 3600.0
+#: a job pending this long (from its submission) gets slurmctld's reason said, so the
+#: first word comes within a minute; then the pending jobs are said again every
+#: PENDING_REPEAT_S while any waits
+PENDING_LOOK_S = 20.0
+PENDING_REPEAT_S = 300.0
 
 #: called for each single job of a job SLURM ended on its last attempt: write the
 #: step's outputs as records of the failure (reason as the second argument); True when
@@ -285,6 +290,12 @@ class Watch:
         self.failure = ""
         self.trouble_since: float | None = None
         self.last_warning: float | None = None
+        #: {jobid: since when} of the jobs last seen pending (since their submission
+        #: where the caller knows it)
+        self.pending_since: dict[str, float] = {}
+        #: pending jobs whose reason was said, and when it last was
+        self.explained: set[str] = set()
+        self.last_look: float | None = None
 
     def change(self, now: float, moved: bool = True) -> None:
         """Something happened (a submission, a job that changed state or ended): not
@@ -296,8 +307,16 @@ class Watch:
             self.trouble_since = None
 
     def observe(self, now: float, states: Mapping[str, str] | None,
-                failure: str = "") -> None:
-        """One status check: the states of the run's active jobs, or None (failed)."""
+                failure: str = "", submitted: Mapping[str, float] | None = None) -> None:
+        """One status check: the states of the run's active jobs, or None (failed);
+        ``submitted``: {jobid: when submitted}, where a pending job's wait starts."""
+        if states is not None:
+            for jobid, state in states.items():
+                if base_state(state) == "PENDING":
+                    self.pending_since.setdefault(jobid, (submitted or {}).get(jobid, now))
+                else:
+                    self.pending_since.pop(jobid, None)
+                    self.explained.discard(jobid)
         if states is None:
             if self.failing_since is None:
                 self.failing_since = now
@@ -319,6 +338,8 @@ class Watch:
     def forget(self, jobid: str, now: float, moved: bool = True) -> None:
         """A job ended (``moved``: SLURM ended it; False: the driver did)."""
         self.states.pop(jobid, None)
+        self.pending_since.pop(jobid, None)
+        self.explained.discard(jobid)
         self.change(now, moved)
 
     def quiet_for(self, now: float) -> float:
@@ -331,6 +352,29 @@ class Watch:
 
     def warned(self, now: float) -> None:
         self.last_warning = now
+
+    def waiting(self, now: float) -> dict[str, float]:
+        """{jobid: seconds pending} of the jobs pending for PENDING_LOOK_S or more."""
+        return {j: now - t for j, t in self.pending_since.items()
+                if now - t >= PENDING_LOOK_S}
+
+    def unexplained(self) -> bool:
+        """Whether a pending job's reason is still to be said (status checks come
+        often enough to say it within a minute)."""
+        return any(j not in self.explained for j in self.pending_since)
+
+    def look_due(self, now: float) -> bool:
+        """Whether to ask slurmctld why the run's jobs are pending and say it: a job
+        pending PENDING_LOOK_S whose reason was not said, or every PENDING_REPEAT_S."""
+        waiting = self.waiting(now)
+        if not waiting:
+            return False
+        return any(j not in self.explained for j in waiting) or (
+            self.last_look is None or now - self.last_look >= PENDING_REPEAT_S)
+
+    def looked(self, now: float) -> None:
+        self.last_look = now
+        self.explained |= set(self.waiting(now))
 
     def diagnosed(self, now: float, trouble: bool) -> None:
         """Trouble starts counting when a diagnosis finds it; a healthy one resets."""
@@ -426,6 +470,39 @@ def quiet_warning(watch: Watch, now: float, jobs: Mapping[str, str],
                      f"{watch.give_up_s:g} s ({GIVE_UP_VAR}).")
     parts.append(recovery_steps(jobs))
     return "\n".join(parts)
+
+
+def pending_message(watch: Watch, now: float, jobs: Mapping[str, str],
+                    diagnosis: Diagnosis) -> tuple[bool, str]:
+    """(trouble, the driver's words) on the run's pending jobs: each with slurmctld's
+    reason; where no job gets past it by waiting (controller down, drained or down
+    nodes, a partition down, held) what to do and when the run gives up."""
+    waiting = watch.waiting(now)
+    stuck = diagnosis.stuck() & set(waiting)
+    trouble = not diagnosis.up or bool(stuck)
+    reasons = diagnosis.pending()
+    longest = max(waiting.values(), default=0.0)
+    parts = [f"gpubench: {len(waiting)} job(s) of this run pending, the longest for "
+             f"{longest:.0f} s; " + (
+                 f"slurmctld does not answer ({diagnosis.controller or 'scontrol ping'})"
+                 if not diagnosis.up else "slurmctld says why:")]
+    for jobid in sorted(waiting, key=jobid_key):
+        why = reasons.get(jobid, "")
+        why = "no reason given yet" if why in ("", "None") else why
+        mark = " (waiting does not cure this)" if jobid in stuck else ""
+        parts.append(f"  {jobid} {jobs.get(jobid, '?')}: {why}{mark}")
+    if diagnosis.nodes:
+        parts.append("nodes SLURM drained or lost (sinfo -R): " + "; ".join(diagnosis.nodes))
+    if trouble:
+        give_up = (f"this run cancels its jobs and stops after {watch.give_up_s:g} s of "
+                   f"such trouble ({GIVE_UP_VAR})" if watch.give_up_s else
+                   f"this run waits for ever ({GIVE_UP_VAR}=0)")
+        parts.append(f"No job gets past this by waiting alone; {give_up}.")
+        parts.append(recovery_steps(jobs))
+    else:
+        parts.append(f"Waiting for resources or priority is normal on a busy cluster; "
+                     f"said again every {PENDING_REPEAT_S:g} s while jobs wait.")
+    return trouble, "\n".join(parts)
 
 
 # -- installing the executor ---------------------------------------------------------------

@@ -223,7 +223,10 @@ def executor_class(base: type) -> type:
             seen = None if states is None else {
                 str(j.external_jobid): s for j in active_jobs
                 if (s := slurm.lookup(states, str(j.external_jobid))) is not None}
-            self._watch.observe(now, seen, f"{shlex.join(cmd[:1])}: {why}" if why else "")
+            submitted = {jobid: self._submitted.get(id(info), now)
+                         for jobid, info in dict(self._mine).items()}
+            self._watch.observe(now, seen, f"{shlex.join(cmd[:1])}: {why}" if why else "",
+                                submitted)
             finished = False
             if states is None:
                 self.logger.debug(f"gpubench: status query failed: {why}")
@@ -265,6 +268,8 @@ def executor_class(base: type) -> type:
                 self._verdicts.clear()
             if self._watch.warn_due(clock()) and self.wait:
                 self._warn_quiet(active_jobs)
+            elif self._watch.look_due(clock()) and self.wait:
+                self._say_pending()
             if self._watch.give_up_due(clock()) and self.wait:
                 self._give_up()
             # the plugin's back-off, in steps of Snakemake's --seconds-between-status-checks
@@ -276,6 +281,9 @@ def executor_class(base: type) -> type:
                 self._verdicts or self._superseded) else (
                 init if finished else min(self.next_seconds_between_status_checks + step,
                                           MAX_INTERVAL_S))
+            if self._watch.unexplained():  # a pending job's reason is said within a minute
+                self.next_seconds_between_status_checks = min(
+                    self.next_seconds_between_status_checks, slurm.PENDING_LOOK_S)
 
         def _ended(self, j: SubmittedJobInfo, raw: str, command: str) -> bool:
             """A job SLURM ended: retry it, or record it. False: wait (SLURM requeues
@@ -416,6 +424,21 @@ def executor_class(base: type) -> type:
                     "LOST", "slurmctld does not know the job") for j in lost})
                 self._verdicts.update({id(mine[j]): (
                     "HELD", f"pending: {pending.get(j, '?')}") for j in held})
+
+        def _say_pending(self) -> None:
+            """Say why the run's jobs are pending; a reason no waiting cures (or a
+            controller that does not answer) is trouble: warned, and counted towards
+            giving up."""
+            now = clock()
+            diagnosis = self._diagnose()
+            jobs = {jobid: describe(info.job) for jobid, info in dict(self._mine).items()}
+            trouble, text = slurm.pending_message(self._watch, now, jobs, diagnosis)
+            self._watch.looked(now)
+            if trouble:
+                self._watch.diagnosed(now, True)
+                self.logger.warning(text)
+            else:
+                self.logger.info(text)
 
         def _give_up(self) -> None:
             ids = sorted(dict(self._mine), key=slurm.jobid_key)
