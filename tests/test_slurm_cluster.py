@@ -573,6 +573,39 @@ def test_one_resource_changes_and_the_profiles_others_stay(tmp_path):
     assert "cpus_per_gpu" not in replaced["run_backend[backend=cupy-gpu]"]
 
 
+def test_a_drained_node_is_said_within_a_minute_and_the_run_completes_once_resumed(
+        cluster, tmp_path):
+    """The one node drained before the run: every job pends on it. Under the default
+    quiet time (900 s) the driver says, within 60 s of its first submission, which job
+    waits, why and that waiting does not cure it; once an admin resumes the node the
+    run completes with its report."""
+    cfg = small_config(tmp_path, ["numpy-cpu"])
+    subprocess.run(["scontrol", "update", "nodename=localhost", "state=drain",
+                    "reason=gpubench test drain"], check=True, timeout=60)
+    driver = Driver(tmp_path, "--configfile", str(cfg),
+                    env={**FAULTS, "GPUBENCH_SLURM_GIVE_UP_S": "0"})
+    try:
+        wait_for("a submitted job", driver.submitted, 180, driver)
+        first = time.monotonic()
+        wait_for("the pending jobs explained", lambda: "waiting does not cure this"
+                 in driver.text(), 120, driver)
+        took = time.monotonic() - first
+        text = driver.text()
+        said = text[text.index("job(s) of this run pending"):]
+        assert re.search(rf"^  ({'|'.join(driver.submitted())}) ", said, re.M), said[:3000]
+        assert "gpubench test drain" in said and "waits for ever" in said, said[:3000]
+        assert took <= 60, f"said {took:.0f} s after the first submission"
+        subprocess.run(["scontrol", "update", "nodename=localhost", "state=resume"],
+                       check=True, timeout=60)
+        rc = driver.wait(timeout=600)
+    finally:
+        subprocess.run(["scontrol", "update", "nodename=localhost", "state=resume"],
+                       capture_output=True, timeout=60)
+        driver.stop()
+    assert rc == 0, driver.text()[-5000:]
+    assert (tmp_path / "results" / "report" / "index.html").exists()
+
+
 def slurmctld_pid() -> int:
     """slurmctld's PID from its pid file, checked against the process's name."""
     pid = int(Path("/run/slurm/slurmctld.pid").read_text())
