@@ -160,3 +160,19 @@ def test_the_output_check_fails_a_file_in_the_root():
     block = Block("docs/x.md", 1, "bash", "run", "", "gpubench compare --base a --new b "
                   "--html compare.html\ngpubench compare --base a --new b")
     assert stray_outputs([block]) == ["docs/x.md:1: gpubench compare writes compare.html"]
+
+
+def test_compare_writes_under_results_by_default(tmp_path, monkeypatch):
+    """Without --html the page goes to results/compare/, and the results folder it
+    creates is marked, so that a later `gpubench run` into it is not refused."""
+    from report_data import write_set
+
+    from gpubench import safety
+
+    write_set(tmp_path / "base")
+    write_set(tmp_path / "new")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["compare", "--base", "base", "--new", "new", "--jobs", "1"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base", "new", "results"]
+    assert (tmp_path / cli_parsers.COMPARE_HTML).is_file()
+    safety.check_results_folder(tmp_path / "results")  # raises for an unmarked folder

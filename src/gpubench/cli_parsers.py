@@ -10,10 +10,9 @@ from gpubench.cli_examples import EXAMPLES
 from gpubench.inputs import number_in
 from gpubench.thresholds import ALPHA, MIN_EFFECT
 
-#: where ``gpubench compare`` writes when no --html / --md is given: under the ignored
+#: where ``gpubench compare`` writes its page when no --html is given: under the ignored
 #: results/ folder, never beside the sources
 COMPARE_HTML = "results/compare/compare.html"
-COMPARE_MD = "results/compare/compare.md"
 
 REPORT_DESCRIPTION = ("Build the HTML report and summary.md from the result CSVs and the "
                       "environment records.")
@@ -57,8 +56,8 @@ def compare_parser() -> argparse.ArgumentParser:
     p.add_argument("--new", required=True, help="results folder or timings CSV (compared)")
     p.add_argument("--html", default=COMPARE_HTML,
                    help=f"comparison page to write (default: {COMPARE_HTML})")
-    p.add_argument("--md", default=COMPARE_MD,
-                   help=f"Markdown summary to write (default: {COMPARE_MD})")
+    p.add_argument("--md", help="Markdown summary to write (default: none; e.g. "
+                   "results/compare/compare.md)")
     p.add_argument("--base-label", help="name of the base set (default: folder and GPU)")
     p.add_argument("--new-label", help="name of the new set")
     p.add_argument("--alpha", type=number_in(0, 1, low_open=True, high_open=True),
