@@ -90,18 +90,14 @@ def paste(text: str, table: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from gpubench.cli_examples import EXAMPLES
+    """``gpubench catalog``: print the table, or paste it into files."""
+    from gpubench.cli_parsers import catalog_parser
 
-    parser = argparse.ArgumentParser(
-        prog="gpubench catalog", description="Print what is compared: every kernel and "
-        "its implementations per framework and device, from the registry.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EXAMPLES["catalog"])
-    parser.add_argument("--markdown", action="store_true",
-                        help="a Markdown table (the default, and the only format)")
-    parser.add_argument("--paste", nargs="+", metavar="FILE", default=[],
-                        help="write the table between the catalog markers of each FILE "
-                             "instead of printing it")
-    args = parser.parse_args(argv)
+    return run(catalog_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print or paste the table that the parsed ``args`` ask for."""
     table = markdown()
     for name in args.paste:
         from pathlib import Path

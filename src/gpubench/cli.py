@@ -243,7 +243,8 @@ def collect_main(argv: list[str] | None = None) -> int:
     from gpubench import results
     from gpubench.files import WriteError
 
-    p = results.collect_parser(collect_main.__doc__, "timings", "out-timings")
+    p = results.collect_parser(collect_main.__doc__, "timings", "out-timings",
+                               "gpubench collect")
     p.add_argument("--env", help="probe JSON with the measured ceilings")
     args = p.parse_args(argv)
     try:
@@ -342,16 +343,26 @@ def probe_main(argv: list[str]) -> int:
 
 
 def report_main(argv: list[str]) -> int:
+    """Build the report; the options are parsed before the report's stack is imported."""
+    from gpubench.cli_parsers import report_parser
+
+    parser = report_parser()
+    args = parser.parse_args(argv)
     from gpubench import report
 
-    return report.main(argv)
+    return report.run(args, parser)
 
 
 def compare_main(argv: list[str]) -> int:
-    """Run-vs-run comparison of two result sets (SAME / FASTER / SLOWER per measurement)."""
+    """Run-vs-run comparison of two result sets (SAME / FASTER / SLOWER per measurement);
+    the options are parsed before the report's stack is imported."""
+    from gpubench.cli_parsers import compare_parser
+
+    parser = compare_parser()
+    args = parser.parse_args(argv)
     from gpubench.report import compare
 
-    return compare.main(argv)
+    return compare.run(args, parser)
 
 
 def build_env_main(argv: list[str]) -> int:
@@ -362,11 +373,10 @@ def build_env_main(argv: list[str]) -> int:
 
 def schema_main(argv: list[str]) -> int:
     """Print the results schema as a Markdown table (docs/measurement.md's columns)."""
-    from gpubench import results
-
     argparse.ArgumentParser(prog="gpubench schema", description=schema_main.__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter,
                             epilog=EXAMPLES["schema"]).parse_args(argv)
+    from gpubench import results
 
     print(results.schema_markdown(), end="")
     return 0
@@ -374,9 +384,12 @@ def schema_main(argv: list[str]) -> int:
 
 def catalog_main(argv: list[str]) -> int:
     """Print what is compared, from the kernel registry (README, docs/kernels.md)."""
+    from gpubench.cli_parsers import catalog_parser
+
+    args = catalog_parser().parse_args(argv)
     from gpubench import catalog
 
-    return catalog.main(argv)
+    return catalog.run(args)
 
 
 def mpi_step_main(argv: list[str]) -> int:
@@ -537,33 +550,49 @@ COMMANDS = {
     "mpi-step": mpi_step_main,
     "mpi-collect": mpi_collect_main,
 }
-#: the commands a user types; the others are the workflow's steps
-USER_COMMANDS = ("run", "report", "compare", "probe", "validate-config", "schema",
-                 "catalog")
-USAGE = """usage: gpubench COMMAND [ARGS]   (or: python -m gpubench COMMAND [ARGS])
+#: the commands a user types, with the line ``gpubench --help`` gives each; the others
+#: are the workflow's steps, called by workflow/scripts and left out of that list
+USER_HELP = {
+    "run": "run the benchmark workflow (Snakemake) with a profile",
+    "report": "render the report from a run's CSVs",
+    "compare": "compare two result sets (SAME / FASTER / SLOWER per measurement)",
+    "probe": "describe this machine and measure its ceilings (host.json)",
+    "validate-config": "check a config file, naming a wrong key",
+    "schema": "print the results' columns as a Markdown table",
+    "catalog": "print what is compared: kernels and implementations (Markdown)",
+}
+USER_COMMANDS = tuple(USER_HELP)
 
-commands:
-  run              run the benchmark workflow (Snakemake) with a profile
-  report           render the report from a run's CSVs
-  compare          compare two result sets (SAME / FASTER / SLOWER per measurement)
-  probe            describe this machine and measure its ceilings (host.json)
-  validate-config  check a config file, naming a wrong key
-  schema           print the results' columns as a Markdown table
-  catalog          print what is compared: kernels and implementations (Markdown)
 
-the workflow's steps: step, collect, build-env, mpi-step, mpi-collect
-
-`gpubench COMMAND --help` shows each command's options and a working example.
-"""
+def command_parser() -> argparse.ArgumentParser:
+    """``gpubench`` itself: answers --help and a missing or unknown command; each
+    command parses its own arguments. The workflow's steps stay callable but unlisted."""
+    p = argparse.ArgumentParser(
+        prog="gpubench", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Benchmark Python's CPU and GPU frameworks: run the workflow, then "
+        "read,\ncompare and check its results (python -m gpubench COMMAND works too).",
+        epilog="`gpubench COMMAND --help` shows each command's options and examples.\n\n"
+        + EXAMPLES["run"].split("\n\n")[0])
+    sub = p.add_subparsers(title="commands", metavar="COMMAND")
+    for name, text in USER_HELP.items():
+        sub.add_parser(name, help=text, add_help=False)
+    for name in COMMANDS:
+        if name not in USER_HELP:  # no help: argparse lists it nowhere
+            sub.add_parser(name, add_help=False)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("-h", "--help"):
-        print(USAGE, end="")
-        return 0
-    if not argv or argv[0] not in COMMANDS:
-        unknown = f"gpubench: unknown command {argv[0]!r}\n" if argv else ""
-        print(unknown + USAGE, end="", file=sys.stderr)
+    if argv and argv[0] in COMMANDS:
+        return int(COMMANDS[argv[0]](argv[1:]) or 0)
+    parser = command_parser()
+    if not argv:
+        parser.print_help(sys.stderr)
         return 2
-    return int(COMMANDS[argv[0]](argv[1:]) or 0)
+    if argv[0].startswith("-"):
+        parser.parse_args(argv)  # --help exits 0; a wrong option exits 2
+    parser.print_usage(sys.stderr)
+    print(f"gpubench: unknown command {argv[0]!r} (gpubench --help lists them)",
+          file=sys.stderr)
+    return 2

@@ -24,9 +24,10 @@ gpubench's.""",
   gpubench report --timings results/timings.csv --env results/env/host.json \\
       --samples results/samples.csv --locks results/raw/*.lock.txt \\
       --html results/report/index.html --md results/report/summary.md""",
-    "compare": """example (two results folders, e.g. two machines or two dates):
+    "compare": """example (two results folders, e.g. two machines or two dates; the page goes
+to results/compare/compare.html unless --html names another file):
   gpubench compare --base results-h100/ --new results-h200/ \\
-      --html compare.html --md compare.md --base-label H100 --new-label H200""",
+      --md results/compare/compare.md --base-label H100 --new-label H200""",
     "probe": """example:
   gpubench probe --out host.json""",
     "validate-config": """example:

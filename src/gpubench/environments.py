@@ -544,7 +544,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m gpubench build-env``: build one pip venv and write its lock."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m gpubench build-env", description=main.__doc__)
+    p = argparse.ArgumentParser(prog="gpubench build-env", description=main.__doc__)
     p.add_argument("--env", required=True, help="environment name (numpy, jax-cuda12, ...)")
     p.add_argument("--spec", required=True, help="pip requirements file")
     p.add_argument("--venv", required=True, help="folder of the venv (replaced)")

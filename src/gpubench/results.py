@@ -242,10 +242,12 @@ def atomic_write_csv(path: str | os.PathLike[str], frame: pd.DataFrame) -> None:
 
 # -- collect steps (single-device and MPI) ----------------------------------------------
 
-def collect_parser(description: str | None, inputs: str, out: str) -> argparse.ArgumentParser:
-    """The arguments of a collect step: the steps' files (``--<inputs>``, ``--samples``)
-    and where the merged ones go (``--<out>``, ``--out-samples``)."""
-    p = argparse.ArgumentParser(description=description)
+def collect_parser(description: str | None, inputs: str, out: str,
+                   prog: str) -> argparse.ArgumentParser:
+    """The arguments of a collect step (``prog``: its ``gpubench`` command, for the usage
+    line): the steps' files (``--<inputs>``, ``--samples``) and where the merged ones go
+    (``--<out>``, ``--out-samples``)."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument(f"--{inputs}", nargs="+", required=True)
     p.add_argument("--samples", nargs="+", required=True)
     p.add_argument(f"--{out}", required=True)

@@ -588,7 +588,7 @@ def run_step(job: str, backend: str, ranks: int, config: Mapping[str, Any], csv_
 
 def step_main(argv: list[str] | None = None) -> int:
     """Run one MPI step of the workflow (rule mpi_job)."""
-    p = argparse.ArgumentParser(description=step_main.__doc__)
+    p = argparse.ArgumentParser(prog="gpubench mpi-step", description=step_main.__doc__)
     p.add_argument("--job", required=True, choices=JOBS)
     p.add_argument("--backend", required=True, choices=mpi_backends())
     p.add_argument("--ranks", required=True, type=int)
@@ -616,7 +616,8 @@ def collect_main(argv: list[str] | None = None) -> int:
     communication the overlapped halo hid)."""
     import pandas as pd
 
-    p = results.collect_parser(collect_main.__doc__, "inputs", "out")
+    p = results.collect_parser(collect_main.__doc__, "inputs", "out",
+                               "gpubench mpi-collect")
     args = p.parse_args(argv)
     try:
         merged = results.merge_files(args.inputs, schema.read, schema.validate,

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import inputs, results
+from gpubench import results
+from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
 from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
 from gpubench.report.base import (
@@ -343,31 +344,8 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
 
 
 def make_parser() -> argparse.ArgumentParser:
-    """The options of ``gpubench report`` (tests check the README's commands with it)."""
-    from gpubench.cli_examples import EXAMPLES
-
-    parser = argparse.ArgumentParser(prog="gpubench report",
-                                     description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog=EXAMPLES["report"])
-    parser.add_argument("--timings", required=True,
-                        help="timings CSV (collected), plain, .gz or .xz")
-    parser.add_argument("--env", required=True, help="environment JSON from the probe step")
-    parser.add_argument("--html", required=True, help="HTML report to write")
-    parser.add_argument("--md", required=True, help="summary.md to write")
-    parser.add_argument("--samples", help="raw samples CSV, plain, .gz or .xz (optional: without "
-                        "it, comparisons use the quartiles)")
-    parser.add_argument("--locks", nargs="*", default=[],
-                        help="environment locks of the steps (raw/<backend>.lock.txt)")
-    parser.add_argument("--mpi", help="mpi.csv from the MPI steps (absent: 'MPI was not run')")
-    parser.add_argument("--mpi-samples", help="mpi_samples.csv (optional)")
-    parser.add_argument("--jobs", type=inputs.number_in(1, integer=True), default=None,
-                        help="processes that draw figures (default: usable cores, max 8)")
-    parser.add_argument("--figures", help="folder for the figures' PNGs, linked from the "
-                        "Markdown (default: <md stem>_figures beside it)")
-    parser.add_argument("--suite", help="the run's suite record (results/suite.json): the "
-                        "header says which suite it is and what the full one adds")
-    return parser
+    """The options of ``gpubench report`` (:func:`gpubench.cli_parsers.report_parser`)."""
+    return report_parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -375,7 +353,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     [--locks L ...] [--mpi mpi.csv] [--mpi-samples mpi_samples.csv] [--jobs N]
     [--figures DIR] [--suite suite.json]``."""
     parser = make_parser()
-    args = parser.parse_args(argv)
+    return run(parser.parse_args(argv), parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Build the report that the parsed ``args`` ask for (``gpubench report`` parses them
+    first, so that its --help needs none of this package's imports)."""
     from gpubench import safety
 
     figures_dir = safety.figures_folder(args.md, args.figures)

@@ -2,8 +2,8 @@
 measurement labelled FASTER, SLOWER, SAME (within ±5 %, shown) or UNRESOLVED from the
 recorded samples.
 
-``python -m gpubench compare --base <dir|timings.csv> --new <dir|timings.csv>
---html compare.html --md compare.md``
+``gpubench compare --base <dir|timings.csv> --new <dir|timings.csv>
+[--html results/compare/compare.html] [--md results/compare/compare.md]``
 
 A measurement is shared when both sets have a row with the same framework, device,
 backend, implementation, kernel, variant, size, dtype and mode (and, on the CPU, thread
@@ -33,8 +33,8 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results, suites
+from gpubench.cli_parsers import COMPARE_HTML, compare_parser
 from gpubench.files import WriteError
-from gpubench.inputs import number_in
 from gpubench.report import figures, render, stats
 from gpubench.report.base import (
     CSS,
@@ -694,33 +694,19 @@ def build_compare(base_spec: str | Path, new_spec: str | Path, out_html: str | P
 
 
 def make_parser() -> argparse.ArgumentParser:
-    """The options of ``gpubench compare`` (tests check the README's commands with it)."""
-    from gpubench.cli_examples import EXAMPLES
-
-    p = argparse.ArgumentParser(prog="gpubench compare", description=__doc__.splitlines()[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog=EXAMPLES["compare"])
-    p.add_argument("--base", required=True, help="results folder or timings CSV (reference)")
-    p.add_argument("--new", required=True, help="results folder or timings CSV (compared)")
-    p.add_argument("--html", required=True, help="comparison page to write")
-    p.add_argument("--md", help="Markdown summary to write")
-    p.add_argument("--base-label", help="name of the base set (default: folder and GPU)")
-    p.add_argument("--new-label", help="name of the new set")
-    p.add_argument("--alpha", type=number_in(0, 1, low_open=True, high_open=True),
-                   default=stats.ALPHA, help="significance of the Mann-Whitney test, "
-                   f"between 0 and 1 (default {stats.ALPHA})")
-    p.add_argument("--min-effect", type=number_in(0), default=stats.MIN_EFFECT,
-                   help="smallest relative change labelled FASTER/SLOWER, >= 0 "
-                        f"(default {stats.MIN_EFFECT})")
-    p.add_argument("--jobs", type=number_in(1, integer=True), default=None,
-                   help="processes that draw figures")
-    return p
+    """The options of ``gpubench compare`` (:func:`gpubench.cli_parsers.compare_parser`)."""
+    return compare_parser()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI: ``gpubench compare --base B --new N --html H [--md M]``."""
     p = make_parser()
-    args = p.parse_args(argv)
+    return run(p.parse_args(argv), p)
+
+
+def run(args: argparse.Namespace, p: argparse.ArgumentParser) -> int:
+    """Compare the result sets that the parsed ``args`` name (``gpubench compare`` parses
+    them first, so that its --help needs none of this module's imports)."""
     from gpubench import safety
 
     outputs = {"--html": args.html, "--md": args.md}
@@ -729,6 +715,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) or safety.unwritable_output(outputs)
     if clash is not None:
         p.exit(2, f"gpubench compare: {clash}\n")
+    default_root = Path(COMPARE_HTML).parts[0]
+    if not Path(default_root).exists() and any(
+            Path(out).parts[:1] == (default_root,) for out in outputs.values() if out):
+        # the folder that `gpubench run` writes into: marked as made by gpubench, so a
+        # later run does not refuse it as a folder of someone else's files
+        safety.mark_results_folder(default_root)
     try:
         cmp = build_compare(args.base, args.new, args.html, args.md, args.base_label,
                             args.new_label, args.alpha, args.min_effect, args.jobs)

@@ -40,9 +40,8 @@ import pandas as pd
 from scipy import special
 
 from gpubench import results
+from gpubench.thresholds import ALPHA, MIN_EFFECT
 
-ALPHA = 0.01
-MIN_EFFECT = 0.05
 #: relative slack of the interval's ends against 1 (float rounding of tied samples)
 ROUNDING = 1e-9
 
