@@ -231,7 +231,7 @@ def test_the_report_judges_the_three_claims_from_the_rows(tmp_path: Path) -> Non
     assert got[NUMBA_CLAIM][1] == "holds" and "3 shared cases" in got[NUMBA_CLAIM][0]
     assert got[fusion][1] == "holds" and "faster in 3 of 3 cases" in got[fusion][0]
     assert got[JAX_CLAIM][1] == "holds"
-    assert "faster in 3 of 3 shared cases (reduction; 4,096–1,048,576)" in got[JAX_CLAIM][0]
+    assert "faster in 3 of 3 shared cases (reduction; 4,096–1,048,576; at 1 thread each)" in got[JAX_CLAIM][0]
     # one case changed on each side: each sentence and verdict follows
     _add(paths, [("numba", "gpu", "cuda_jit", "vector_add", "default", 1 << 24, 1e-3),
                  ("cuda_python", "gpu", "nvrtc", "vector_add", "default", 1 << 24, 1e-4),
@@ -286,3 +286,33 @@ def test_drop_in_pairs_only_the_named_implementations_of_shared_cases() -> None:
     assert len(pairs) == 1 and pairs.iloc[0]["implementation"] == "cupyx_scipy_fft"
     assert pairs.iloc[0]["other_implementation"] == "scipy_fft"
     assert pairs.iloc[0]["ratio"] == pytest.approx(2000.0)
+
+
+def test_often_fast_compares_at_equal_thread_counts_and_says_which() -> None:
+    """JAX at 16 threads against single-thread NumPy would credit the cores: the pair is
+    taken at one thread count, per case the most both measured, and the verdict names
+    the thread counts. Here JAX wins only where it had more threads than NumPy."""
+    df = _frame([
+        # case 1: both at 1 and 16 threads; at 16 NumPy (BLAS) is as fast as JAX
+        ("jax-cpu", "jit", "vector_add", "default", 1024, 1.0),
+        ("numpy-cpu", "ufunc", "vector_add", "default", 1024, 3.0),
+        ("jax-cpu", "jit", "vector_add", "default", 1024, 0.5),
+        ("numpy-cpu", "ufunc", "vector_add", "default", 1024, 0.5),
+        # case 2: JAX at 16 threads only, NumPy at 1: no equal count, not compared
+        ("jax-cpu", "jit", "vector_add", "default", 4096, 1.0),
+        ("numpy-cpu", "ufunc", "vector_add", "default", 4096, 4.0),
+        # case 3: both at 1 thread only; JAX slower
+        ("jax-cpu", "jit", "vector_add", "default", 16384, 2.0),
+        ("numpy-cpu", "ufunc", "vector_add", "default", 16384, 1.0),
+    ])
+    df["threads"] = [1, 1, 16, 16, 16, 1, 1, 1]
+    p = matrix.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s",
+                            equal_threads=True)
+    assert list(p["size_key"]) == [1024, 16384] and list(p["threads"]) == [16, 1]
+    assert list(p["ratio"]) == [1.0, 0.5]
+    text = _jax({"numpy-cpu": p})
+    assert "faster in 0 of 2" in text[1] and "at 1 and 16 threads each" in text[1], text
+    assert text[2] == "does not hold"
+    # any thread count, as before: JAX's 16 threads against NumPy's 1 win both cases
+    anyone = matrix.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s")
+    assert list(anyone["ratio"]) == [1.0, 4.0, 0.5]

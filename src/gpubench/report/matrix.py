@@ -800,19 +800,25 @@ FUSION_CLAIM = ("fusion reduces overhead: cupy.fuse / ElementwiseKernel / Reduct
 
 def paired_cases(df: pd.DataFrame, mine: tuple[str, Sequence[str]],
                  theirs: tuple[str, Sequence[str]], clock: str = "caller_s",
-                 kernels: Sequence[str] | None = None) -> pd.DataFrame:
+                 kernels: Sequence[str] | None = None,
+                 equal_threads: bool = False) -> pd.DataFrame:
     """Like with like for a claim: per case (kernel, variant, dtype, size) that both
     sides measured (ok, hot), each side's fastest row among its implementations (none
     named: any) on ``clock`` ("caller_s": the caller's clock, CPU wall; "median_s": the
-    device clock). ``ratio`` is their time over mine (> 1: mine is faster). Columns:
-    the case keys, implementation, time, other_implementation, other_time, ratio, row,
-    other_row (indices in ``df``); empty where the two share no case."""
-    cols = [*CASE_KEYS, "implementation", "time", "other_implementation", "other_time",
-            "ratio", "row", "other_row"]
+    device clock). ``ratio`` is their time over mine (> 1: mine is faster).
+
+    ``equal_threads``: both sides at one thread count, per case the most both measured
+    (a multithreaded row against a single-thread one would credit the cores, not the
+    framework); ``threads`` then says which. Columns: the case keys, threads,
+    implementation, time, other_implementation, other_time, ratio, row, other_row
+    (indices in ``df``); empty where the two share no case."""
+    cols = [*CASE_KEYS, "threads", "implementation", "time", "other_implementation",
+            "other_time", "ratio", "row", "other_row"]
     rows = _ok_hot(df)
     rows = rows[rows[clock] > 0]
     if kernels is not None:
         rows = rows[rows["kernel"].isin(list(kernels))]
+    keys = [*CASE_KEYS, "threads"] if equal_threads else list(CASE_KEYS)
 
     def best(side: tuple[str, Sequence[str]]) -> pd.DataFrame:
         backend, impls = side
@@ -820,17 +826,34 @@ def paired_cases(df: pd.DataFrame, mine: tuple[str, Sequence[str]],
         if impls:
             mine = mine[mine["implementation"].isin(list(impls))]
         mine = mine.assign(row=mine.index, time=mine[clock]).sort_values(
-            [*CASE_KEYS, "time", "implementation"], kind="mergesort")
-        return mine.drop_duplicates(CASE_KEYS, keep="first")[
-            [*CASE_KEYS, "implementation", "time", "row"]]
+            [*keys, "time", "implementation"], kind="mergesort")
+        return mine.drop_duplicates(keys, keep="first")[
+            [*keys, "implementation", "time", "row"]]
 
     other = best(theirs).rename(columns={"implementation": "other_implementation",
                                          "time": "other_time", "row": "other_row"})
-    both = best(mine).merge(other, on=CASE_KEYS)
+    both = best(mine).merge(other, on=keys)
     if both.empty:
         return pd.DataFrame(columns=cols)
+    if equal_threads:  # per case, the most threads both sides measured
+        both = both.sort_values([*CASE_KEYS, "threads"], kind="mergesort").drop_duplicates(
+            list(CASE_KEYS), keep="last")
+    else:
+        both["threads"] = pd.NA
     both["ratio"] = both["other_time"] / both["time"]
-    return both[cols].sort_values(CASE_KEYS, kind="mergesort").reset_index(drop=True)
+    return both[cols].sort_values(list(CASE_KEYS), kind="mergesort").reset_index(drop=True)
+
+
+def _threads_said(rows: pd.DataFrame) -> str:
+    """"1 and 16 threads", "16 threads": the thread counts a paired claim compared at."""
+    if "threads" not in rows:
+        return ""
+    counts = sorted({int(t) for t in rows["threads"].dropna()})
+    if not counts:
+        return ""
+    words = ", ".join(f"{t:,}" for t in counts[:-1])
+    words = f"{words} and {counts[-1]:,}" if words else f"{counts[-1]:,}"
+    return f"{words} thread{'s' if counts != [1] else ''}"
 
 
 def _sizes(rows: pd.DataFrame) -> str:
@@ -945,7 +968,8 @@ def fast_pairs(df: pd.DataFrame, backend: str) -> dict[str, pd.DataFrame]:
     other's time over the backend's (> 1: the backend is faster)."""
     cls = backend_classes().get(backend)
     kernels = [k for ks in classes().values() for k in ks]
-    return {o: paired_cases(df, (backend, ()), (o, ()), "caller_s", kernels)
+    return {o: paired_cases(df, (backend, ()), (o, ()), "caller_s", kernels,
+                            equal_threads=True)
             for o in (cls.fast_against if cls is not None else ())}
 
 
@@ -966,14 +990,17 @@ def often_fast_claim(pairs: Mapping[str, pd.DataFrame], backend: str, claim: str
             texts.append(f"against {other}: {NOT_MEASURED}")
             continue
         faster, slower = q["ratio"] >= edge, q["ratio"] <= 1 / edge
+        at = _threads_said(q)
         texts.append(f"against {other}: faster in {int(faster.sum())} of {len(q)} shared "
-                     f"cases ({', '.join(sorted(set(q['kernel'])))}; {_sizes(q)}), slower "
+                     f"cases ({', '.join(sorted(set(q['kernel'])))}; {_sizes(q)}"
+                     f"{'; at ' + at + ' each' if at else ''}), slower "
                      f"in {int(slower.sum())}, median {_x(float(q['ratio'].median()))} "
                      f"({_range(float(q['ratio'].min()), float(q['ratio'].max()))})")
     n, k = len(p), int((p["ratio"] >= edge).sum())
     verdict = "holds" if k >= OFTEN * n else "partly" if k else "does not hold"
-    return [claim, f"{backend}, caller's clock (CPU: wall), hot, each side's fastest row, "
-            f"faster = the other takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
+    return [claim, f"{backend}, caller's clock (CPU: wall), hot, each side's fastest row "
+            "at one thread count, per case the most both measured; faster = the other "
+            f"takes ≥ {edge:g}× as long; " + "; ".join(texts), verdict]
 
 
 def drop_in_claim(pairs: pd.DataFrame, backend: str,
