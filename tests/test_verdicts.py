@@ -544,6 +544,27 @@ def test_work_per_joule_states_the_cross_checks_uncertainty() -> None:
     assert matrix.energy_cell(df, "cupy-gpu").text.startswith("2 GB/J")
 
 
+def test_a_window_above_the_boards_power_limit_leaves_work_per_joule_unresolved() -> None:
+    """Six 0.5 s windows of one H100 read 735-778 W against its 700 W limit: no board
+    draws that, so the figure is unresolved and not ranked; at the limit it stands."""
+    assert matrix.power_limit({"gpus": [{"power_limit_w": 700.0}]}) == 700.0
+    assert matrix.power_limit({"gpus": [{"power_limit_w": None}]}) is None
+    assert matrix.power_limit({"gpus": []}) is None and matrix.power_limit({}) is None
+    df = frame([("cupy-gpu", "vector_add", "default", "float32", 1 << 24, 1e-4, "a"),
+                ("cupy-gpu", "elementwise", "hypot", "float32", 1 << 24, 1e-4, "a")])
+    df["energy_j"], df["bytes"], df["energy_reason"] = 0.5, 1e9, ""
+    df["energy_power_w"] = [700.0, 778.0]
+    cell = matrix.energy_cell(df, "cupy-gpu", None, 700.0)
+    assert cell.text.startswith("unresolved: 1 of 2 energy windows read above the "
+                                "board's 700 W power limit (up to 778 W)"), cell.text
+    assert math.isnan(cell.value)
+    df["energy_power_w"] = [700.0, 690.0]
+    cell = matrix.energy_cell(df, "cupy-gpu", None, 700.0)
+    assert cell.text.startswith("2 GB/J") and cell.value == pytest.approx(2.0)
+    assert not matrix.energy_cell(df.assign(energy_power_w=900.0), "cupy-gpu").text.startswith(
+        "unresolved")  # no limit read: nothing to judge against
+
+
 def test_tally_counts_each_label_of_the_shared_cases() -> None:
     """Winner against another framework, case by case, with the recorded samples: one
     case each surely faster, within ±5 %, slower and unresolved; a case the other lacks

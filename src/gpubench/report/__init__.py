@@ -183,7 +183,8 @@ class Inputs:
                                                       self.samples.note),
         }
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
-                                        code.sizes, matrix.energy_uncertainty(self.env.data))
+                                        code.sizes, matrix.energy_uncertainty(self.env.data),
+                                        matrix.power_limit(self.env.data))
         self.machine = headline.machine(self.env, df)
         self.machine.suite = str(self.suite.get("suite") or "")
         self.overview = headline.overview(

@@ -271,12 +271,29 @@ def energy_uncertainty(env_data: Mapping[str, Any]) -> float | None:
     return rel if math.isfinite(rel) else None
 
 
-def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None) -> Cell:
+def power_limit(env_data: Mapping[str, Any]) -> float | None:
+    """The board's enforced power limit in watts (the probe's ``power_limit_w`` of the
+    first GPU), None where the probe read none."""
+    gpus = env_data.get("gpus") if isinstance(env_data, Mapping) else None
+    if not isinstance(gpus, list) or not gpus or not isinstance(gpus[0], Mapping):
+        return None
+    try:
+        watts = float(gpus[0].get("power_limit_w"))
+    except (TypeError, ValueError):
+        return None
+    return watts if math.isfinite(watts) and watts > 0 else None
+
+
+def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None,
+                limit_w: float | None = None) -> Cell:
     """Work per joule of the backend's best implementation per case (fastest on the
     caller's clock among those read) at the largest read size: median GB/J over the
     memory-bound cases, median GFLOP/J over the GEMM cases, 2 significant figures, with
     the long-window cross-check's disagreement as the uncertainty where one was made;
-    the mean power range beside it."""
+    the mean power range beside it. A window whose mean power is above the board's
+    enforced limit (``limit_w``) cannot be a true reading of the board's draw (the
+    counter or the window is off): the figure is then *unresolved*, says how many
+    windows and by how much, and is not ranked."""
     rows = _ok_hot(df)
     rows = rows[rows["backend"] == backend]
     measured = rows[rows["energy_j"] > 0]
@@ -304,6 +321,12 @@ def energy_cell(df: pd.DataFrame, backend: str, uncertainty: float | None = None
     p = df.loc[used, "energy_power_w"]
     parts.append(f"{p.min():.0f}–{p.max():.0f} W")
     value = float(np.median(gbj)) if gbj else math.nan
+    over = p[p > limit_w] if limit_w else p.iloc[:0]
+    if len(over):
+        parts.insert(0, f"unresolved: {len(over)} of {len(p)} energy windows read above "
+                        f"the board's {limit_w:.0f} W power limit (up to "
+                        f"{over.max():.0f} W)")
+        value = math.nan
     return Cell("; ".join(parts), value, [int(i) for i in used])
 
 
@@ -518,7 +541,8 @@ class Matrix:
 
 def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
           mpi: pd.DataFrame, samples: stats.Samples | None = None,
-          energy_uncertainty: float | None = None) -> Matrix:
+          energy_uncertainty: float | None = None,
+          power_limit_w: float | None = None) -> Matrix:
     """The matrix for every backend with rows, NumPy first, then CPU, then GPU."""
     backends = verdicts.ordered_backends(df["backend"])
     found = verdicts.verdicts(df, samples)
@@ -537,7 +561,8 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
                                            else Cell("— (CPU)"))
         cells[(b, "autodiff")] = autodiff_cell(df, b)
         cells[(b, "correctness incidents")] = incidents_cell(df, b)
-        cells[(b, "work per joule")] = energy_cell(df, b, energy_uncertainty)
+        cells[(b, "work per joule")] = energy_cell(df, b, energy_uncertainty,
+                                                   power_limit_w)
         cells[(b, "memory")] = memory_cell(df, b)
     firsts = {b: verdicts.first_call_rows(df, b) for b in backends}
     loops = {b: loop_speedups(df, b) for b, cls in backend_classes().items()
@@ -1142,14 +1167,15 @@ def render_markdown(matrix: Matrix, lines: list[str], claims: pd.DataFrame | Non
 
 def for_inputs(df: pd.DataFrame, samples: stats.Samples, crossings: Sequence[Any],
                mpi: pd.DataFrame, code: pd.DataFrame | None = None,
-               energy_uncertainty: float | None = None
+               energy_uncertainty: float | None = None,
+               power_limit_w: float | None = None
                ) -> tuple[Matrix, list[str], pd.DataFrame | None]:
     """The matrix, its sentences and the source documents' claims; ``code``: the
     code-size section's sizes when already measured."""
     from gpubench.report.sections import code_size
 
     matrix = build(df, crossings, code_size(df) if code is None else code, mpi, samples,
-                   energy_uncertainty)
+                   energy_uncertainty, power_limit_w)
     return matrix, sentences(matrix), claims(matrix)
 
 
