@@ -444,6 +444,38 @@ def test_first_call_cost_is_read_at_the_first_size_without_interop_or_warm_cache
     assert typical and worst
 
 
+def test_a_first_call_at_each_new_size_is_read_beside_the_first_sizes() -> None:
+    """JAX traces and compiles per shape, Numba once per type: the later sizes' first
+    calls (cold caches) show it, in the matrix cell and the first-call section, with the
+    same statistic as the first size (building and the first call less a steady call)."""
+    from gpubench.report.sections import first_call
+
+    rows = [(b, "vector_add", "default", "float32", s, 1e-5, impl)
+            for b, impl in (("jax-gpu", "jit"), ("numba-gpu", "cuda_jit"))
+            for s in (1_024, 65_536, 1_048_576)]
+    df = frame(rows)
+    df["first_call_s"] = [0.10, 0.13, 0.13, 0.40, 4e-4, 4e-4]
+    df["setup_s"], df["cache_state"] = 0.0, "cold"
+    later = verdicts.first_call_rows(df, "jax-gpu", new_shape=True)
+    assert list(later["size_key"]) == [65_536, 1_048_576]
+    assert later["extra"].median() == pytest.approx(0.13 - 1.5e-5)
+    jax_cell = matrix.first_call_cell(df, "jax-gpu").text
+    numba_cell = matrix.first_call_cell(df, "numba-gpu").text
+    assert "at each new size: median 130 ms over 2 rows" in jax_cell, jax_cell
+    assert "at each new size: median 385 µs over 2 rows" in numba_cell, numba_cell
+    table = first_call.first_call_backend_table(df)
+    jax = table[table["backend"] == "jax-gpu"].iloc[0]
+    assert jax["new sizes"] == "2" and jax["new size: extra (median)"] == "130 ms"
+    assert jax["first size: extra (median)"] == "100 ms"
+    # torch.compile's compile time is said to be its own where eager's met warm caches
+    torch = frame([("torch-gpu", "vector_add", "default", "float32", 1_024, 1e-5, impl)
+                   for impl in ("eager", "compile")])
+    torch["first_call_s"], torch["setup_s"] = [1e-4, 0.568], 0.0
+    torch["cache_state"] = ["warm", "cold"]
+    cell = matrix.first_call_cell(torch, "torch-gpu").text
+    assert "(all compile: the others met warm caches)" in cell, cell
+
+
 def test_the_jit_claim_holds_on_the_first_size() -> None:
     df = _first_call_frame()
     m = matrix.Matrix(["numba-gpu"], {}, first_calls={

@@ -166,11 +166,18 @@ def first_call_cell(df: pd.DataFrame, backend: str) -> Cell:
         return _nm(note or "no first-call times")
     extra = rows["extra"]
     worst = extra.idxmax()
+    impls = sorted(set(rows["implementation"].astype(str)))
+    whose = f" (all {impls[0]}: the others met warm caches)" if len(impls) == 1 and len(
+        set(df.loc[(df["backend"] == backend) & (df["status"] == "ok"),
+                   "implementation"])) > 1 else ""
+    later = verdicts.first_call_rows(df, backend, new_shape=True)
+    shape = (f"; at each new size: median {fmt_time(float(later['extra'].median()))} "
+             f"over {len(later)} rows" if not later.empty else "")
     return Cell(f"median {fmt_time(float(extra.median()))}, largest "
                 f"{fmt_time(float(extra.max()))} ({rows.loc[worst, 'kernel']} "
                 f"{rows.loc[worst, 'implementation']}) over {len(rows)} cases at their "
-                "first size", float(extra.median()), [int(i) for i in rows.index],
-                float(extra.min()), float(extra.max()))
+                f"first size{whose}{shape}", float(extra.median()),
+                [int(i) for i in rows.index], float(extra.min()), float(extra.max()))
 
 
 def ceiling_cell(df: pd.DataFrame, backend: str) -> Cell:

@@ -636,11 +636,16 @@ def _is_bound(cross: tuple[str, float]) -> bool:
 
 
 def first_call_rows(df: pd.DataFrame, backend: str,
-                    implementations: Iterable[str] | None = None) -> pd.DataFrame:
+                    implementations: Iterable[str] | None = None,
+                    new_shape: bool = False) -> pd.DataFrame:
     """The backend's rows whose first call can show compilation: ok, hot, the first
     (smallest) size of each (kernel, variant, dtype, implementation), not ``interop``,
     not met by a warm persistent cache. Column ``extra``: building plus the first call
-    less a steady sync call (the first call is one call and a wait, on the host clock)."""
+    less a steady sync call (the first call is one call and a wait, on the host clock).
+
+    ``new_shape``: the other sizes instead, each a first call at a shape the case has
+    not run at (JAX traces and compiles again per shape, Numba compiles once per type
+    signature, so the two read very differently here)."""
     rows = df[(df["backend"] == backend) & (df["status"] == "ok") & (df["mode"] == "hot")
               & (df["first_call_s"] > 0) & ~df["kernel"].isin(NOT_JIT_KERNELS)]
     if implementations is not None:
@@ -651,7 +656,7 @@ def first_call_rows(df: pd.DataFrame, backend: str,
         return rows.assign(extra=pd.Series(dtype=float))
     keys = ["kernel", "variant", "dtype", "implementation"]
     first = rows.groupby(keys)["size_key"].transform("min")
-    rows = rows[rows["size_key"] == first]
+    rows = rows[(rows["size_key"] > first) if new_shape else (rows["size_key"] == first)]
     steady = rows["sync_s"].where(rows["sync_s"] > 0, rows["caller_s"])
     steady = steady.where(steady > 0, rows["median_s"]).fillna(0)
     extra = (rows["setup_s"].fillna(0) + rows["first_call_s"] - steady).clip(lower=0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from gpubench.report import figures
+from gpubench.report import figures, verdicts
 from gpubench.report.base import (
     fmt_speedup,
     fmt_time,
@@ -43,18 +43,28 @@ def first_call_table(df: pd.DataFrame) -> pd.DataFrame | None:
 
 
 def first_call_backend_table(df: pd.DataFrame) -> pd.DataFrame | None:
+    """Per backend, the matrix's statistic (building and the first call less a steady
+    call, at each case's first size, cold caches) beside the same at each later size of
+    a case: the cost of a first call at a new shape, which the source documents teach
+    for JAX (a trace and compile per shape) and Numba (a compile per type)."""
     ok = df[(df["status"] == "ok") & df["first_call_s"].notna()]
     if ok.empty:
         return None
     rows = []
     for backend, g in ok.groupby("backend", sort=True):
-        rows.append([backend, str(len(g)), fmt_time(g["first_call_s"].median()),
-                     fmt_time(g["first_call_s"].max()), fmt_time(g["first_call_s"].sum()),
-                     fmt_time(g["setup_s"].sum())])
-    return text_table(["backend", "cases", "first call (median)", "first call (max)",
-                  "first calls (total)", "setup (total)"], rows,
-                 frozenset({"cases", "first call (median)", "first call (max)",
-                            "first calls (total)", "setup (total)"}))
+        first = verdicts.first_call_rows(df, str(backend))
+        later = verdicts.first_call_rows(df, str(backend), new_shape=True)
+        rows.append([backend, str(len(first)),
+                     fmt_time(first["extra"].median()) if len(first) else "—",
+                     fmt_time(first["extra"].max()) if len(first) else "—",
+                     str(len(later)),
+                     fmt_time(later["extra"].median()) if len(later) else "—",
+                     fmt_time(later["extra"].max()) if len(later) else "—",
+                     fmt_time(g["first_call_s"].sum()), fmt_time(g["setup_s"].sum())])
+    cols = ["backend", "cases", "first size: extra (median)", "first size: extra (max)",
+            "new sizes", "new size: extra (median)", "new size: extra (max)",
+            "first calls (total)", "setup (total)"]
+    return text_table(cols, rows, frozenset(cols[1:]))
 
 
 def first_call_figure(data: pd.DataFrame) -> str:
