@@ -436,7 +436,7 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
            f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
            f"with host transfers; crossovers on the device {said(False)}; with host "
            f"transfers {said(True)}.")
-    title = f"{k} {d}: speedup over {label} (caller's clock)"
+    title = f"{k} {d}: speedup over {label}, caller's clock"
     ov = Overview(case, lines.reset_index(drop=True), cross.reset_index(drop=True), caption,
                   alt, reference=label)
     ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title, label),
@@ -496,7 +496,7 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
     figures.size_limits(ax, lines["size_key"].to_numpy(float))
     figures.grid(ax)
     ax.set_xlabel("problem size (elements, log scale)")
-    ax.set_ylabel(f"speedup, × {reference} (log)")
+    ax.set_ylabel(f"× {reference}, log scale")
     ax.set_title(title, fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return figures.png(fig)

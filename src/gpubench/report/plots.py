@@ -347,7 +347,7 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
                         "itemdoubleclick": "toggleothers", "x": 1.01, "y": 1,
                         "xanchor": "left", "yanchor": "top", "tracegroupgap": 4}
     layout["xaxis"] = _size_axis("problem size (elements, log scale)", sizes)
-    layout["yaxis"] = _log_axis(f"speedup, × {reference} (log)", speed)
+    layout["yaxis"] = _log_axis(f"× {reference}, log scale", speed)
     return spec(data, layout)
 
 
