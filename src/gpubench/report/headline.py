@@ -214,9 +214,10 @@ def short_line(v: verdicts.ClassVerdict,
                against: Mapping[tuple[str, str], tuple[float, list[str]]] | None = None
                ) -> str:
     """One class verdict in a line: the class and its band's bounds, the choice (its
-    leaders where none is decisively fastest), how far ahead it is (over NumPy, and
-    over the crossovers' CPU reference where that is another, ``against``), and
-    (elementwise) the crossover with and without host transfers."""
+    leaders where none is decisively fastest), how far ahead it is, and (elementwise)
+    the crossover with and without host transfers; there, where the crossovers' CPU
+    reference is not NumPy, the speedup over that reference too (``against``), so that
+    the line's two baselines are both named."""
     head = f"{v.cls[0].upper()}{v.cls[1:]} ({v.bounds_text()})"
     w = v.winner
     assert w is not None
@@ -224,7 +225,9 @@ def short_line(v: verdicts.ClassVerdict,
         return (f"{head}: stay on NumPy; the fastest GPU framework, {w.backend}, reaches "
                 f"{_x(w.median)} of its speed.")
     leaders = v.leaders
-    beside = _against(v, leaders if len(leaders) > 1 else [w], against or {})
+    # beside the crossover only: the one figure of the line read against that reference
+    beside = (_against(v, leaders if len(leaders) > 1 else [w], against or {})
+              if v.cls == "elementwise" else "")
     if len(leaders) > 1:
         text = (f"{head}: {listed([f'{s.backend} {_ranged(s)}' for s in leaders])} NumPy's "
                 f"speed{beside}, by median; not separable: their ranges overlap")
@@ -414,8 +417,8 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
     if measured_by:
         how.append(f"measured for {', '.join(measured_by)} (its +transfers implementation)")
     if estimated:
-        how.append(f"estimated for {', '.join(estimated)} (the device time plus the bytes "
-                   f"over the probe's {link_gbps:,.0f} GB/s pageable host-to-device copy)")
+        how.append(f"estimated for {', '.join(estimated)} (device time plus the bytes at "
+                   f"the probe's {link_gbps:,.0f} GB/s pageable host-to-device rate)")
     label = reference_label(ref, threads)
 
     def said(transfers: bool) -> str:
@@ -424,14 +427,13 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
 
     caption = (f"{k} {var} {d}, the memory-bound case the most GPU frameworks measured at "
                f"the most sizes ({int(lines['size_key'].min()):,}–"
-               f"{int(lines['size_key'].max()):,} elements): each framework's fastest "
+               f"{int(lines['size_key'].max()):,} elements): each GPU framework's fastest "
                "implementation per size over the case's CPU reference, "
-               f"{reference_name(ref, threads)} (the CPU framework measured at the most "
-               "sizes, the fastest of those), caller's clock (CPU: wall time). Solid: data "
-               "on the device; dashed: host transfers included, " + "; ".join(how) + ". "
-               "✕: the crossover, where the GPU starts to win for good (the crossover "
-               f"table's figures: on the device {said(False)}; with host transfers "
-               f"{said(True)})." + _against_class(case, cross, matrix))
+               f"{reference_name(ref, threads)}, caller's clock (CPU: wall time). Solid: "
+               "data on the device; dashed: with host transfers, " + "; ".join(how)
+               + ". ✕: the crossover, from which the GPU wins for good: on the device "
+               f"{said(False)}; with host transfers {said(True)}."
+               + _against_class(case, cross, matrix))
     alt = (f"Log-log plot of speedup over {label} against problem size for {k} {var} {d}, "
            f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
            f"with host transfers; crossovers on the device {said(False)}; with host "
@@ -457,11 +459,8 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
     mine = cross[(cross["backend"] == w.backend) & ~cross["transfers"]] if w else cross[:0]
     if c is None or not c.n or mine.empty or not math.isfinite(c.median):
         return ""
-    x = float(mine["size"].iloc[0])
-    here = f"≈ {verdicts.sig2(x)}" if math.isfinite(x) else "never"
-    return (f" One case, not the class: {w.backend} crosses here at {here} elements; "
-            f"the recommendation's ≈ {verdicts.sig2(c.median)} is the median over the {cls} "
-            f"class's {c.n} cases ({c.text()}).")
+    return (f" One case, not the class: the recommendation's figure for {w.backend}, "
+            f"{c.text()}, is the median over the {cls} class's cases.")
 
 
 def _label(backend: str, transfers: bool, measured: bool) -> str:
