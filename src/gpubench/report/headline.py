@@ -30,6 +30,13 @@ from gpubench.report import figures, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
 from gpubench.report.plots import overview_series
 from gpubench.report.render import Figure, text_table
+from gpubench.report.sections.common import TRANSFERS_SUFFIX, best_per, primary_mode
+from gpubench.report.sections.crossover import (
+    cpu_reference,
+    numpy_only,
+    reference_name,
+    speedup_curve,
+)
 from gpubench.report.verdicts import NOT_MEASURED
 
 
@@ -189,11 +196,28 @@ def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+def _against(v: verdicts.ClassVerdict, shown: Sequence[verdicts.Standing],
+             against: Mapping[tuple[str, str], tuple[float, list[str]]]) -> str:
+    """" (110× and 108× the speed of the CPU reference, numba-cpu, 16 threads)": the
+    figures over the crossovers' CPU reference beside those over NumPy, where that
+    reference is not NumPy (:func:`~.sections.crossover.reference_speedups`)."""
+    have = [against[(v.cls, s.backend)] for s in shown if (v.cls, s.backend) in against]
+    if len(have) != len(shown) or not have:
+        return ""
+    names = sorted({n for _, ns in have for n in ns})
+    figures_ = listed([_x(m) for m, _ in have]).replace(" or ", " and ")
+    return f" ({figures_} the speed of the CPU reference, {' / '.join(names)})"
+
+
 def short_line(v: verdicts.ClassVerdict,
-               cross: Mapping[tuple[str, str], verdicts.CrossSummary]) -> str:
+               cross: Mapping[tuple[str, str], verdicts.CrossSummary],
+               against: Mapping[tuple[str, str], tuple[float, list[str]]] | None = None
+               ) -> str:
     """One class verdict in a line: the class and its band's bounds, the choice (its
     leaders where none is decisively fastest), how far ahead it is, and (elementwise)
-    the crossover with and without host transfers."""
+    the crossover with and without host transfers; there, where the crossovers' CPU
+    reference is not NumPy, the speedup over that reference too (``against``), so that
+    the line's two baselines are both named."""
     head = f"{v.cls[0].upper()}{v.cls[1:]} ({v.bounds_text()})"
     w = v.winner
     assert w is not None
@@ -201,11 +225,14 @@ def short_line(v: verdicts.ClassVerdict,
         return (f"{head}: stay on NumPy; the fastest GPU framework, {w.backend}, reaches "
                 f"{_x(w.median)} of its speed.")
     leaders = v.leaders
+    # beside the crossover only: the one figure of the line read against that reference
+    beside = (_against(v, leaders if len(leaders) > 1 else [w], against or {})
+              if v.cls == "elementwise" else "")
     if len(leaders) > 1:
         text = (f"{head}: {listed([f'{s.backend} {_ranged(s)}' for s in leaders])} NumPy's "
-                f"speed, by median; not separable: their ranges overlap")
+                f"speed{beside}, by median; not separable: their ranges overlap")
     else:
-        text = f"{head}: {w.backend}, {_ranged(w)} NumPy's speed"
+        text = f"{head}: {w.backend}, {_ranged(w)} NumPy's speed{beside}"
         r = v.runner_up
         if r is not None:
             text += f"; {r.backend} {_ranged(r)} lies below"
@@ -215,7 +242,9 @@ def short_line(v: verdicts.ClassVerdict,
             lo, hi = min(c.median for c in cs), max(c.median for c in cs)
             where = (f"≈ {verdicts.sig2(lo)}" if verdicts.sig2(lo) == verdicts.sig2(hi) else
                      f"≈ {verdicts.sig2(lo)}–{verdicts.sig2(hi)}")
-            text += f"; the CPU below {where} elements"
+            refs = sorted({n for c in cs for n in c.references})
+            named = f" ({' / '.join(refs)})" if not (beside or numpy_only(refs)) else ""
+            text += f"; the CPU{named} below {where} elements"
             fin = [c.t_median for c in cs if c.t_n and math.isfinite(c.t_median)]
             never = [c for c in cs if c.t_n and not math.isfinite(c.t_median)]
             if fin:
@@ -246,12 +275,12 @@ def headline_verdicts(matrix: Any) -> list[Any]:
 
 def short_lines(matrix: Any) -> list[str]:
     """:func:`short_line` per class, in the order of the full sentences."""
-    return [short_line(v, matrix.crossovers) for v in headline_verdicts(matrix)]
+    against = getattr(matrix, "against_reference", {})
+    return [short_line(v, matrix.crossovers, against) for v in headline_verdicts(matrix)]
 
 
 # -- the figure ---------------------------------------------------------------------------------
 
-TRANSFERS_SUFFIX = "+transfers"
 #: the class whose case the overview plots, and the one it falls back to
 OVERVIEW_CLASSES = ("elementwise", "reductions")
 
@@ -261,29 +290,40 @@ class Overview:
     """The first screen's figure: its data, caption and alt text."""
 
     case: tuple[str, str, str]
-    #: columns: backend, size_key, speedup, transfers (bool), measured (bool: a
-    #: +transfers row, not the estimate)
+    #: columns: backend, size_key, speedup (the CPU reference's time over the GPU's),
+    #: transfers (bool), measured (bool: a +transfers row, not the estimate)
     lines: pd.DataFrame
-    #: columns: backend, transfers (bool), size (the crossover; NaN: never)
+    #: columns: backend, transfers (bool), size (the crossover; NaN: never), text,
+    #: speedup (its curve's value there: 1 where the curve crosses, more where the GPU
+    #: wins from the first size)
     crossovers: pd.DataFrame
     caption: str
     alt: str
+    #: the case's CPU reference, as the axis names it: "numpy-cpu (1 thread)"
+    reference: str = ""
     figure: Figure | None = field(default=None)
 
 
 def _pick_case(ok: pd.DataFrame) -> tuple[str, str, str] | None:
     """The case of the class the first recommendation names that the most GPU frameworks
-    measured at the most sizes with NumPy beside them; a case with measured host
-    transfers first, float32 before float64."""
+    measured at the most sizes inside the range of the case's CPU reference
+    (:func:`~.sections.crossover.cpu_reference`); a case with measured host transfers
+    first, float32 before float64."""
     for cls in OVERVIEW_CLASSES:
         rows = ok[ok["kernel"].isin(verdicts.classes()[cls])]
         if rows.empty:
             continue
         best, key = None, None
         for (k, var, d), g in rows.groupby(["kernel", "variant", "dtype"], sort=True):
-            base = set(g.loc[g["framework"] == BASELINE_FRAMEWORK, "size_key"])
-            gpu = g[(g["device"] == "gpu") & g["size_key"].isin(base)]
-            if gpu.empty or len(base) < 2:
+            gpu = g[g["device"] == "gpu"]
+            if gpu.empty:
+                continue
+            cpu = cpu_reference(g[g["device"] == "cpu"])[2]
+            if cpu["size_key"].nunique() < 2:
+                continue
+            lo, hi = cpu["size_key"].min(), cpu["size_key"].max()
+            gpu = gpu[(gpu["size_key"] >= lo) & (gpu["size_key"] <= hi)]
+            if gpu.empty:
                 continue
             score = (bool(gpu["implementation"].astype(str).str.endswith(
                 TRANSFERS_SUFFIX).any()), gpu["backend"].nunique(),
@@ -295,42 +335,64 @@ def _pick_case(ok: pd.DataFrame) -> tuple[str, str, str] | None:
     return None
 
 
+def reference_label(backend: str, threads: int) -> str:
+    """"numpy-cpu (1 thread)": the CPU reference as the overview's axis names it."""
+    return f"{backend} ({threads} thread{'s' if threads != 1 else ''})"
+
+
+def _curve_at(lines: pd.DataFrame, backend: str, transfers: bool, x: float) -> float:
+    """The plotted curve's speedup at ``x``, read as the figure draws it (straight in
+    log-log between its points): where a crossover's ✕ sits on its curve."""
+    s = lines[(lines["backend"] == backend) & (lines["transfers"] == transfers)]
+    if s.empty or not math.isfinite(x):
+        return math.nan
+    s = s.sort_values("size_key")
+    xs, ys = np.log(s["size_key"].to_numpy(float)), np.log(s["speedup"].to_numpy(float))
+    return float(np.exp(np.interp(math.log(x), xs, ys)))
+
+
 def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None,
              matrix: Any = None) -> Overview | None:
-    """Speedup over NumPy against size for one case (:func:`_pick_case`), per GPU framework
-    (its fastest implementation per size, caller's clock, pipelined), with host transfers
-    (measured where a +transfers row exists, else the device-resident time plus the
-    bytes over the probe's pageable host-to-device bandwidth, as the crossover section
-    estimates them); the crossovers from the crossover section."""
-    ok = df[(df["status"] == "ok") & (df["mode"] == "hot") & (df["caller_s"] > 0)]
+    """Speedup over the case's one CPU reference (the crossovers' own,
+    :func:`~.sections.crossover.cpu_reference`) against size for one case
+    (:func:`_pick_case`), per GPU framework (its fastest implementation per size,
+    caller's clock, pipelined), with host transfers (measured where a +transfers row
+    exists, else the device-resident time plus the bytes over the probe's pageable
+    host-to-device bandwidth, as the crossover section estimates them). The curves are
+    the ones the crossovers are read from (:func:`~.sections.crossover.speedup_curve`),
+    so each ✕ (the crossover section's figure) sits where its curve crosses 1."""
+    mode = primary_mode(df)
+    ok = df[(df["status"] == "ok") & (df["mode"] == mode) & (df["caller_s"] > 0)]
     case = _pick_case(ok)
     if case is None:
         return None
     k, var, d = case
     g = ok[(ok["kernel"] == k) & (ok["variant"] == var) & (ok["dtype"] == d)]
-    base = g[g["framework"] == BASELINE_FRAMEWORK].groupby("size_key")["caller_s"].min()
-    gpu = g[(g["device"] == "gpu") & g["size_key"].isin(base.index)]
+    ref, threads, cpu = cpu_reference(g[g["device"] == "cpu"])
+    c_sizes, c_times = cpu["size_key"].to_numpy(float), cpu["caller_s"].to_numpy(float)
+    gpu = g[g["device"] == "gpu"]
     e2e = gpu["implementation"].astype(str).str.endswith(TRANSFERS_SUFFIX)
     rows = []
     estimated = []
+
+    def add(backend: str, best: pd.DataFrame, transfers: bool, measured: bool,
+            extra: np.ndarray | float = 0.0) -> None:
+        curve = speedup_curve(best["size_key"].to_numpy(float),
+                              best["caller_s"].to_numpy(float) + extra, c_sizes, c_times)
+        if curve is not None:
+            rows.extend([backend, int(x), float(y), transfers, measured]
+                        for x, y in zip(*curve, strict=True))
+
     for backend in verdicts.ordered_backends(gpu["backend"]):
         mine = gpu[gpu["backend"] == backend]
         mine_e2e = e2e[mine.index]
-        resident = mine[~mine_e2e].groupby("size_key")
-        best = resident["caller_s"].min()
-        for size, t in best.items():
-            rows.append([backend, int(size), float(base[size] / t), False, True])
-        measured = mine[mine_e2e].groupby("size_key")["caller_s"].min()
-        if len(measured):
-            for size, t in measured.items():
-                rows.append([backend, int(size), float(base[size] / t), True, True])
-        elif link_gbps:
-            idx = resident["caller_s"].idxmin()
-            for size, i in idx.items():
-                t = float(mine.loc[i, "caller_s"]) + float(mine.loc[i, "bytes"]) / (
-                    link_gbps * 1e9)
-                if math.isfinite(t):
-                    rows.append([backend, int(size), float(base[size] / t), True, False])
+        resident = best_per(mine[~mine_e2e], ["size_key"], by="caller_s")
+        add(backend, resident, False, True)
+        if mine_e2e.any():
+            add(backend, best_per(mine[mine_e2e], ["size_key"], by="caller_s"), True, True)
+        elif link_gbps and len(resident) and (resident["bytes"] > 0).all():
+            add(backend, resident, True, False,
+                resident["bytes"].to_numpy(float) / (link_gbps * 1e9))
             estimated.append(backend)
     lines = pd.DataFrame(rows, columns=["backend", "size_key", "speedup", "transfers",
                                         "measured"])
@@ -341,35 +403,46 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
     for c in crossings:
         if (c.kernel, c.variant, c.dtype) != case or c.backend not in set(lines["backend"]):
             continue
-        marks.append([c.backend, False, float(c.device_resident[1]),
-                      str(c.device_resident[0])])
+        x = float(c.device_resident[1])
+        marks.append([c.backend, False, x, str(c.device_resident[0]),
+                      _curve_at(lines, c.backend, False, x)])
         t = c.measured_transfers or c.estimated_transfers
         if t:
-            marks.append([c.backend, True, float(t[1]), str(t[0])])
-    cross = pd.DataFrame(marks, columns=["backend", "transfers", "size", "text"])
+            x = float(t[1])
+            marks.append([c.backend, True, x, str(t[0]), _curve_at(lines, c.backend, True, x)])
+    cross = pd.DataFrame(marks, columns=["backend", "transfers", "size", "text", "speedup"])
     measured_by = sorted(set(lines.loc[lines["transfers"] & lines["measured"], "backend"]))
+    estimated = [b for b in estimated if b in set(lines["backend"])]
     how = []
     if measured_by:
         how.append(f"measured for {', '.join(measured_by)} (its +transfers implementation)")
     if estimated:
-        how.append(f"estimated for {', '.join(estimated)} (the device time plus the bytes "
-                   f"over the probe's {link_gbps:,.0f} GB/s pageable host-to-device copy)")
-    finite = cross[np.isfinite(cross["size"]) & ~cross["transfers"]]
+        how.append(f"estimated for {', '.join(estimated)} (device time plus the bytes at "
+                   f"the probe's {link_gbps:,.0f} GB/s pageable host-to-device rate)")
+    label = reference_label(ref, threads)
+
+    def said(transfers: bool) -> str:
+        rows = cross[np.isfinite(cross["size"]) & (cross["transfers"] == transfers)]
+        return ", ".join(f"{r.backend} ≈ {r.size:,.0f}" for r in rows.itertuples()) or "none"
+
     caption = (f"{k} {var} {d}, the memory-bound case the most GPU frameworks measured at "
                f"the most sizes ({int(lines['size_key'].min()):,}–"
-               f"{int(lines['size_key'].max()):,} elements): each framework's fastest "
-               "implementation per size, caller's clock (NumPy: wall time). Solid: data on "
-               "the device; dashed: host transfers included, " + "; ".join(how) + ". "
-               "✕: the crossover, where the GPU starts to win for good."
+               f"{int(lines['size_key'].max()):,} elements): each GPU framework's fastest "
+               "implementation per size over the case's CPU reference, "
+               f"{reference_name(ref, threads)}, caller's clock (CPU: wall time). Solid: "
+               "data on the device; dashed: with host transfers, " + "; ".join(how)
+               + ". ✕: the crossover, from which the GPU wins for good: on the device "
+               f"{said(False)}; with host transfers {said(True)}."
                + _against_class(case, cross, matrix))
-    alt = (f"Log-log plot of speedup over NumPy against problem size for {k} {var} {d}, "
+    alt = (f"Log-log plot of speedup over {label} against problem size for {k} {var} {d}, "
            f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
-           "with host transfers; crossovers " + (", ".join(
-               f"{r.backend} ≈ {r.size:,.0f}" for r in finite.itertuples()) or "none") + ".")
-    title = f"{k} {d}: speedup over NumPy (caller's clock)"
+           f"with host transfers; crossovers on the device {said(False)}; with host "
+           f"transfers {said(True)}.")
+    title = f"{k} {d}: speedup over {label}, caller's clock"
     ov = Overview(case, lines.reset_index(drop=True), cross.reset_index(drop=True), caption,
-                  alt)
-    ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title), "overview")
+                  alt, reference=label)
+    ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title, label),
+                       "overview")
     return ov
 
 
@@ -386,11 +459,8 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
     mine = cross[(cross["backend"] == w.backend) & ~cross["transfers"]] if w else cross[:0]
     if c is None or not c.n or mine.empty or not math.isfinite(c.median):
         return ""
-    x = float(mine["size"].iloc[0])
-    here = f"≈ {verdicts.sig2(x)}" if math.isfinite(x) else "never"
-    return (f" One case, not the class: {w.backend} crosses here at {here} elements; "
-            f"the recommendation's ≈ {verdicts.sig2(c.median)} is the median over the {cls} "
-            f"class's {c.n} cases ({c.text()}).")
+    return (f" One case, not the class: the recommendation's figure for {w.backend}, "
+            f"{c.text()}, is the median over the {cls} class's cases.")
 
 
 def _label(backend: str, transfers: bool, measured: bool) -> str:
@@ -399,9 +469,11 @@ def _label(backend: str, transfers: bool, measured: bool) -> str:
     return f"{backend}, + transfers, {'measured' if measured else 'estimated'}"
 
 
-def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -> str:
+def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
+                    reference: str) -> str:
     """The overview as PNG: one colour per framework, solid on the device, dashed with
-    host transfers, crossovers as markers on the 1× line."""
+    host transfers, crossovers as markers on their curves (at 1× where a curve crosses),
+    the y axis naming the CPU reference ("× numpy-cpu (1 thread)")."""
     fig = figures.new_figure(4.4)
     fig.subplots_adjust(left=0.08, right=0.70, top=0.9, bottom=0.13)
     ax = fig.subplots()
@@ -414,7 +486,8 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
                     linestyle="--" if transfers else "-",
                     label=_label(b, transfers, bool(s["measured"].all())))
         if len(c):
-            ax.scatter(c["size"].to_numpy(float), np.ones(len(c)), marker="X", s=60,
+            ax.scatter(c["size"].to_numpy(float), c["speedup"].to_numpy(float), marker="X",
+                       s=60,
                        color=cmap(i % cmap.N), edgecolors="black", linewidths=0.6, zorder=5)
     ax.axhline(1.0, color="black", linewidth=0.8)
     figures.log_scale(ax, "x", lines["size_key"].to_numpy(float))
@@ -422,7 +495,7 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
     figures.size_limits(ax, lines["size_key"].to_numpy(float))
     figures.grid(ax)
     ax.set_xlabel("problem size (elements, log scale)")
-    ax.set_ylabel("speedup over NumPy (log)")
+    ax.set_ylabel(f"× {reference}, log scale")
     ax.set_title(title, fontsize=11)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return figures.png(fig)

@@ -29,6 +29,7 @@ from gpubench.backends import backend_classes
 from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
 from gpubench.report.render import text_table
+from gpubench.report.sections.crossover import reference_speedups
 from gpubench.report.verdicts import NOT_MEASURED, SMALL, classes, speedup_classes
 from gpubench.spec import get_kernel, kernel_specs
 
@@ -440,6 +441,10 @@ class Matrix:
     pairs: dict[Any, Any] = field(default_factory=dict)
     #: the sentences on device memory (:func:`memory_sentence`), computed from the rows
     memory_lines: list[str] = field(default_factory=list)
+    #: per (class, backend), its speedup over the crossovers' CPU reference where that is
+    #: not single-thread NumPy (:func:`~.sections.crossover.reference_speedups`)
+    against_reference: dict[tuple[str, str], tuple[float, list[str]]] = field(
+        default_factory=dict)
 
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
@@ -576,7 +581,7 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
              if any(kind == "loops" for kind, _, _ in cls.claims)}
     memory = [line for line in [memory_sentence(df)] if line]
     return Matrix(backends, cells, found, cross, firsts, loops, pairs=claim_pairs(df),
-                  memory_lines=memory)
+                  memory_lines=memory, against_reference=reference_speedups(df, found))
 
 
 def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:

@@ -305,10 +305,11 @@ def overview_series(lines: pd.DataFrame, crossovers: pd.DataFrame) -> Iterator[
                                       & np.isfinite(crossovers["size"])]
 
 
-def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -> Spec:
-    """Speedup over NumPy against size per GPU framework: solid on the device, dashed
-    with host transfers (one legend group per framework), crossovers as markers on the
-    1× line; hover names the framework, the size and the speedup."""
+def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
+                    reference: str) -> Spec:
+    """Speedup over the case's CPU reference against size per GPU framework: solid on
+    the device, dashed with host transfers (one legend group per framework), crossovers
+    as markers on their curves; hover names the framework, the size and the speedup."""
     colors = palette(len(set(lines["backend"])))
     data: list[Spec] = []
     for i, b, parts, c in overview_series(lines, crossovers):
@@ -322,11 +323,11 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
                          "marker": {"color": colors[i], "size": 6 if not transfers else 4,
                                     "symbol": SYMBOLS[i % len(SYMBOLS)]},
                          "hovertemplate": f"{_h(b)}, {_h(how)}<br>%{{x:,}} elements<br>"
-                         "%{y:.3g}× NumPy's speed<extra></extra>"})
+                         f"%{{y:.3g}}× {_h(reference)}<extra></extra>"})
         if len(c):
             data.append({"type": "scatter", "mode": "markers", "legendgroup": b,
                          "showlegend": False, "name": f"{b} crossover",
-                         "x": nums(c["size"]), "y": [1] * len(c),
+                         "x": nums(c["size"]), "y": nums(c["speedup"]),
                          "text": [("with host transfers: " if t else "on the device: ")
                                   + str(x) for t, x in zip(c["transfers"], c["text"],
                                                            strict=True)],
@@ -346,7 +347,7 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str) -
                         "itemdoubleclick": "toggleothers", "x": 1.01, "y": 1,
                         "xanchor": "left", "yanchor": "top", "tracegroupgap": 4}
     layout["xaxis"] = _size_axis("problem size (elements, log scale)", sizes)
-    layout["yaxis"] = _log_axis("speedup over NumPy (log)", speed)
+    layout["yaxis"] = _log_axis(f"× {reference}, log scale", speed)
     return spec(data, layout)
 
 

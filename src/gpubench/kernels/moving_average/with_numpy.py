@@ -20,9 +20,12 @@ def cumsum(ctx: BuildContext) -> Callable[[], Any]:
     x, out = ctx.inputs["x"], ctx.out("out")
     w = int(ctx.case.params["window"])
     counts = window_counts(x.shape[-1], w).astype(x.dtype)
+    # the cumsum's buffer, made and written once: a fresh one per call would be mapped
+    # page by page in every sample at the large sizes (see elementwise/with_numpy.py)
+    c = np.full_like(x, 0)
 
     def call() -> None:
-        c = np.cumsum(x, axis=-1)
+        np.cumsum(x, axis=-1, out=c)
         out[:, :w] = c[:, :w]
         np.subtract(c[:, w:], c[:, :-w], out=out[:, w:])
         np.divide(out, counts, out=out)

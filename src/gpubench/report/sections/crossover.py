@@ -6,7 +6,7 @@ measured and estimated) and the device clock.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,6 +153,22 @@ def cross_curves(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
                      _loglog(c_sizes, c_times, sizes))
 
 
+def speedup_curve(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
+                  c_times: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(sizes, CPU time over GPU time) at the sizes :func:`cross_curves` compares, each
+    curve interpolated the same way: drawn log-log, it crosses 1 where the crossover is,
+    so a figure of it agrees with the tables. None where :func:`cross_curves` is."""
+    sizes = _shared_sizes(g_sizes, g_times, c_sizes, c_times)
+    if sizes is None:
+        return None
+    return sizes, _loglog(c_sizes, c_times, sizes) / _loglog(g_sizes, g_times, sizes)
+
+
+def reference_name(backend: str, threads: int) -> str:
+    """"numba-cpu, 16 threads": how every sentence names a case's CPU reference."""
+    return f"{backend}, {threads} thread{'s' if threads != 1 else ''}"
+
+
 def _shared_sizes(g_sizes: np.ndarray, g_times: np.ndarray, c_sizes: np.ndarray,
                   c_times: np.ndarray) -> np.ndarray | None:
     """Every size either curve measured inside the range both cover; None where the
@@ -198,7 +214,7 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
         gpu_rows = g[g["device"] == "gpu"]
         if cpu.empty or gpu_rows.empty:
             continue
-        reference = f"{ref}, {threads} thread{'s' if threads != 1 else ''}"
+        reference = reference_name(ref, threads)
         c_sizes = cpu["size_key"].to_numpy(float)
         c_times = cpu["caller_s"].to_numpy(float)
         spec = _kernel_spec(kernel)
@@ -238,6 +254,52 @@ def crossings(df: pd.DataFrame, env_data: Mapping[str, Any]) -> list[Crossing]:
             out.append(Crossing(kernel, variant, dtype, backend, dev, meas, est, elements,
                                 cross(resident, "sync_s")[0], hardware, reference,
                                 dev_range, meas_range if meas else est_range))
+    return out
+
+
+def numpy_only(references: Iterable[str]) -> bool:
+    """Whether every named reference is NumPy: "× NumPy" (over NumPy's fastest row of a
+    case) already says what a figure over it would."""
+    return all(r.startswith("numpy-cpu,") for r in references)
+
+
+def reference_speedups(df: pd.DataFrame, found: Mapping[str, Mapping[str, Any]]
+                       ) -> dict[tuple[str, str], tuple[float, list[str]]]:
+    """Per (class, backend) of each class's headline verdict (its largest band): the
+    median over the verdict's cases of the case's CPU reference (:func:`cpu_reference`,
+    the one the crossovers are against) over the backend's caller's-clock time at the
+    case's size (the reference read log-log between its sizes, never extrapolated), and
+    the references. Only where a reference is not NumPy (:func:`numpy_only`): there a
+    sentence quoting "× NumPy" beside a crossover against another CPU framework would
+    set two baselines side by side, one of them unnamed."""
+    ok = df[(df["status"] == "ok") & (df["mode"] == primary_mode(df)) & (df["caller_s"] > 0)
+            & (df["device"] == "cpu")]
+    refs: dict[tuple[str, str, str], tuple[str, pd.DataFrame]] = {}
+
+    def ref_of(k: str, var: str, d: str) -> tuple[str, pd.DataFrame]:
+        if (k, var, d) not in refs:
+            rows = ok[(ok["kernel"] == k) & (ok["variant"] == var) & (ok["dtype"] == d)]
+            b, threads, cpu = cpu_reference(rows)
+            refs[(k, var, d)] = (reference_name(b, threads) if b else "", cpu)
+        return refs[(k, var, d)]
+
+    out: dict[tuple[str, str], tuple[float, list[str]]] = {}
+    for cls, per in found.items():
+        band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
+        if band is None:
+            continue
+        for st in [*per[band].ranked, *per[band].partial]:
+            ratios, names = [], set()
+            for (k, var, d, size), i in zip(st.cases, st.rows, strict=True):
+                name, cpu = ref_of(k, var, d)
+                xs = cpu["size_key"].to_numpy(float)
+                if not name or not xs.size or not xs.min() <= size <= xs.max():
+                    continue
+                t = _loglog(xs, cpu["caller_s"].to_numpy(float), np.array([float(size)]))[0]
+                ratios.append(t / float(df.loc[i, "caller_s"]))
+                names.add(name)
+            if ratios and not numpy_only(names):
+                out[(cls, st.backend)] = (float(np.median(ratios)), sorted(names))
     return out
 
 
