@@ -231,7 +231,8 @@ def test_the_report_judges_the_three_claims_from_the_rows(tmp_path: Path) -> Non
     assert got[NUMBA_CLAIM][1] == "holds" and "3 shared cases" in got[NUMBA_CLAIM][0]
     assert got[fusion][1] == "holds" and "faster in 3 of 3 cases" in got[fusion][0]
     assert got[JAX_CLAIM][1] == "holds"
-    assert "faster in 3 of 3 shared cases (reduction; 4,096–1,048,576; at 1 thread each)" in got[JAX_CLAIM][0]
+    assert ("faster in 3 of 3 shared cases (reduction; 4,096–1,048,576; at 1 thread each)"
+            in got[JAX_CLAIM][0])
     # one case changed on each side: each sentence and verdict follows
     _add(paths, [("numba", "gpu", "cuda_jit", "vector_add", "default", 1 << 24, 1e-3),
                  ("cuda_python", "gpu", "nvrtc", "vector_add", "default", 1 << 24, 1e-4),
