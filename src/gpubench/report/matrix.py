@@ -27,7 +27,7 @@ import pandas as pd
 
 from gpubench.backends import backend_classes
 from gpubench.report import headline, render, stats, verdicts
-from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
+from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
 from gpubench.report.verdicts import NOT_MEASURED, SMALL, classes, speedup_classes
 from gpubench.spec import get_kernel, kernel_specs
@@ -391,6 +391,7 @@ ASPECTS = (
     *(f"speedup: {c}" for c in speedup_classes()),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
     "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule", "memory")
+CROSSOVER = "CPU/GPU crossover"
 
 
 @dataclass
@@ -411,11 +412,21 @@ class Matrix:
     #: the sentences on device memory (:func:`memory_sentence`), computed from the rows
     memory_lines: list[str] = field(default_factory=list)
 
+    @property
+    def gpu(self) -> bool:
+        """Whether a GPU framework is in the matrix: without one, the crossover (a GPU
+        against the CPU) is no aspect of it."""
+        return any(b.endswith("-gpu") for b in self.backends)
+
+    def aspects(self) -> list[str]:
+        return [a for a in ASPECTS if self.gpu or a != CROSSOVER]
+
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
             return None
-        rows = [[b] + [self.cells[(b, a)].text for a in ASPECTS] for b in self.backends]
-        return text_table(["framework-device", *ASPECTS], rows)
+        aspects = self.aspects()
+        rows = [[b] + [self.cells[(b, a)].text for a in aspects] for b in self.backends]
+        return text_table(["framework-device", *aspects], rows)
 
     def tables(self) -> list[tuple[str, pd.DataFrame, list[str]]]:
         """The full matrix in three tables that fit a page (speedups; costs; the rest),
@@ -428,9 +439,10 @@ class Matrix:
             ("Speedup over NumPy", [f"speedup: {c}" for c in speedup_classes()]),
             ("Costs", ["call overhead", "first call, JIT", "% of ceiling",
                        "code per kernel", "work per joule", "memory"]),
-            ("Crossover, scaling, autodiff, correctness",
-             ["CPU/GPU crossover", "multi-GPU / ranks", "autodiff",
-              "correctness incidents"]),
+            ("Crossover, scaling, autodiff, correctness" if self.gpu else
+             "Scaling, autodiff, correctness",
+             [a for a in (CROSSOVER, "multi-GPU / ranks", "autodiff",
+                          "correctness incidents") if a in self.aspects()]),
         )
         out = []
         for title, aspects in groups:
@@ -519,8 +531,11 @@ class Matrix:
 def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
           mpi: pd.DataFrame, samples: stats.Samples | None = None,
           energy_uncertainty: float | None = None) -> Matrix:
-    """The matrix for every backend with rows, NumPy first, then CPU, then GPU."""
+    """The matrix for every backend with rows, NumPy first, then CPU, then GPU; where no
+    GPU step ran, the CPU ones alone (the page's notice names the GPU steps and why)."""
     backends = verdicts.ordered_backends(df["backend"])
+    if cpu_only(df):
+        backends = [b for b in backends if not b.endswith("-gpu")]
     found = verdicts.verdicts(df, samples)
     cross = verdicts.class_crossovers(crossings)
     cells: dict[tuple[str, str], Cell] = {}
@@ -1084,6 +1099,8 @@ class Which:
     compact_notes: list[str] = field(default_factory=list)
     tables: list[tuple[str, pd.DataFrame | None, list[str]]] = field(default_factory=list)
     overview: Any = None
+    #: a GPU framework is in the matrix (else the notes leave the crossover out)
+    gpu: bool = True
 
 
 def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
@@ -1093,8 +1110,11 @@ def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
     table = matrix.table()
     sources = matrix.sources(df) if table is not None and df is not None else None
     compact, notes = headline.compact(matrix)
+    if compact is not None and not matrix.gpu:  # a column of "— (CPU)" alone
+        compact = compact.drop(columns=[c for c in compact.columns
+                                        if str(c).startswith("crossover")])
     return Which(table, lines, claims, sources, headline.short_lines(matrix), compact, notes,
-                 matrix.tables(), overview)
+                 matrix.tables(), overview, matrix.gpu)
 
 
 def render_html(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
