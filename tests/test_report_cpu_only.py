@@ -88,6 +88,17 @@ def test_no_cpu_framework_is_called_a_gpu_framework(cpu_page: tuple[str, str]) -
         assert "the fastest other framework, jax-cpu" in text
 
 
+def test_the_matrix_holds_the_cpu_frameworks_alone(cpu_page: tuple[str, str]) -> None:
+    _, md = cpu_page
+    # the answer and the matrix, up to the source documents' claims (some are the GPU's)
+    answer = md[md.index("## Which framework?"):md.index("### Claims from")]
+    rows = [line.split(" | ")[0].lstrip("| ") for line in answer.splitlines()
+            if line.startswith("| ") and "-cpu" in line.split(" | ")[0]]
+    assert {"numpy-cpu", "jax-cpu", "numba-cpu", "torch-cpu"} <= set(rows)
+    assert not any(s in answer for s in GPU_STEPS)  # the notice names them, not the matrix
+    assert "crossover" not in answer.lower()
+
+
 def test_one_notice_names_the_skipped_gpu_steps(cpu_page: tuple[str, str]) -> None:
     html, md = cpu_page
     notices = re.findall(r'<div class="banner gpu-notice">(.*?)</div>', html, re.S)

@@ -387,11 +387,11 @@ def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "
             f"({kernel}/{variant} {dtype}, size {int(size):,}){tail}.")
 
 
+CROSSOVER = "CPU/GPU crossover"
 ASPECTS = (
     *(f"speedup: {c}" for c in speedup_classes()),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
-    "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule", "memory")
-CROSSOVER = "CPU/GPU crossover"
+    CROSSOVER, "autodiff", "correctness incidents", "work per joule", "memory")
 
 
 @dataclass
@@ -419,6 +419,7 @@ class Matrix:
         return any(b.endswith("-gpu") for b in self.backends)
 
     def aspects(self) -> list[str]:
+        """The aspects its tables show: :data:`ASPECTS`, less the crossover without a GPU."""
         return [a for a in ASPECTS if self.gpu or a != CROSSOVER]
 
     def table(self) -> pd.DataFrame | None:
