@@ -126,4 +126,4 @@ def test_a_run_with_gpu_rows_keeps_its_title(tmp_path: Path) -> None:
     md = (out / "summary.md").read_text(encoding="utf-8")
     title = "Which Python GPU framework, from which size: gpubench on 1 × Test GPU"
     assert f"<h1>{title}</h1>" in html and md.startswith(f"# {title}\n")
-    assert "gpu-notice" not in html and "no GPU step ran" not in md
+    assert "gpu-notice" not in html and "CPU only" not in md
