@@ -119,9 +119,10 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     assert "speedup vs NumPy" in page
     assert "GFLOP/s" in page and "GB/s" in page and "Msamples/s" in page
     assert "worker crashed" in page and "needs 9 GiB, 2 GiB free" in page
-    assert f"GPU steps skipped: {GPU_REASON}" in page
-    # a step that ran but skipped a capped size is not a skipped GPU step
-    assert f"GPU steps skipped: {CAPPED}" not in page and CAPPED in page
+    notice = re.findall(r'<div class="banner gpu-notice">(.*?)</div>', page, re.S)
+    assert len(notice) == 1 and f"<strong>cupy-gpu</strong> (24 rows): {GPU_REASON}" in notice[0]
+    # a step that ran but skipped a capped size is not a GPU step that could not run
+    assert CAPPED not in notice[0] and "numba-gpu" not in notice[0] and CAPPED in page
     assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
 
 
@@ -179,7 +180,7 @@ def test_summary_md(built: tuple[str, str, Path]) -> None:
     assert (tmp / "summary_a.md").exists()
     assert "| kernel | variant | dtype |" in md
     assert "| vector_add | default | float32 |" in md
-    assert f"GPU steps skipped: {GPU_REASON}" in md
+    assert f"> **GPU steps that could not run**: **cupy-gpu** (24 rows): {GPU_REASON}." in md
     assert "data:image" not in md
     # the figures as PNG files beside it, linked in page order
     links = re.findall(r"!\[[^\]]+\]\((summary_a_figures/fig-\d{3}\.png)\)", md)

@@ -187,7 +187,8 @@ def test_byte_identical_from_shuffled_input_and_any_worker_count(tmp_path: Path)
 def test_no_gpu_rows(tmp_path: Path) -> None:
     paths = write_set(tmp_path / "in", gpu=False)
     html, md = _build(paths, tmp_path / "out")
-    assert "No GPU rows" in html and "No GPU rows" in md
+    assert "CPU only: this run has no GPU step" in html
+    assert "CPU only: this run has no GPU step" in md
     assert "No crossover" in html
     assert '<div class="plot scaling"' in html  # the CPU rows are still drawn
 

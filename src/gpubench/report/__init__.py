@@ -44,11 +44,12 @@ from gpubench.report.base import (
     _ordered,
     _slug,
     backend_table,
+    cpu_only,
     data_table,
     environment_table,
     esc,
     failure_groups,
-    gpu_skip_reasons,
+    gpu_notice,
     judged,
     load_env,
     load_locks,
@@ -227,6 +228,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     """The whole page (``page.html.j2``), with figure placeholders that ``figs`` fills
     in. Sections not yet in templates of their own come in as escaped HTML."""
     df, env = inputs.df, inputs.env
+    machine_line = inputs.machine or headline.machine(env, df)
     kernels = _ordered(df["kernel"], kernel_names())
     anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
     toc = [("which", "Which framework?"), ("summary", "Summary")]
@@ -241,11 +243,11 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     return str(render.render_html(
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
-        machine=inputs.machine or headline.machine(env, df), suite=inputs.suite_line,
+        machine=machine_line, suite=inputs.suite_line,
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes, alerts=caller_clock_notes(df),
-        no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
-        env_problem=env.problem, unknown=UNKNOWN, gpu_skipped=gpu_skip_reasons(df),
+        heading=headline.heading(machine_line, cpu_only(df)),
+        env_problem=env.problem, unknown=UNKNOWN, gpu_notice=gpu_notice(df),
         n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
         n_wrong=int((df["status"] == "wrong_result").sum()),
         matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
@@ -262,13 +264,14 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
     then the summary, speedups, crossovers, costs, failures and environment, from the
     same section data as the page."""
     df, env = inputs.df, inputs.env
+    machine_line = inputs.machine or headline.machine(env, df)
     return render.render_md(
         "summary.md.j2", timings_name=inputs.timings_name,
-        machine=inputs.machine or headline.machine(env, df), suite=inputs.suite_line,
+        machine=machine_line, suite=inputs.suite_line,
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
-        no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
-        gpu_skipped=gpu_skip_reasons(df),
+        heading=headline.heading(machine_line, cpu_only(df)),
+        gpu_notice=gpu_notice(df),
         matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)
         if inputs.choice else None,
         sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),

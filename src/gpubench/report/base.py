@@ -438,15 +438,60 @@ def _series_order(rows: pd.DataFrame) -> list[str]:
 # -- sections -----------------------------------------------------------------------------
 
 
-def gpu_skip_reasons(df: pd.DataFrame) -> list[tuple[str, int]]:
-    """Distinct reasons why GPU steps could not run at all, with their row counts.
+#: "environment cupy-cuda12 was not built: <why>": the part that names the step's own
+#: environment, left out so that steps skipped for one cause share one line
+_ENV_PREFIX = re.compile(r"^environment \S+ (was not built|failed to build): ")
 
-    Only ``unavailable`` rows: a GPU step that ran but skipped a capped size is not a
-    skipped step (those rows are listed under failures and skips).
+
+@dataclass
+class GpuNotice:
+    """The one notice on GPU steps that could not run: each cause once, with the steps
+    it stopped (a GPU-less host stops them all alike, and one banner per step would
+    bury the answer). ``cpu_only``: no GPU step ran, so the page is about the CPU."""
+
+    #: (why, the steps it stopped, their rows), in the order of the steps
+    skipped: list[tuple[str, list[str], int]]
+    cpu_only: bool
+    #: the rows hold no GPU step at all (not even an unavailable one)
+    no_gpu_rows: bool
+
+    @property
+    def label(self) -> str:
+        if not self.cpu_only:
+            return "GPU steps that could not run"
+        return ("CPU only: this run has no GPU step" if self.no_gpu_rows else
+                "CPU only: the GPU steps could not run")
+
+
+def cpu_only(df: pd.DataFrame) -> bool:
+    """True when no GPU step ran (its rows, if any, all ``unavailable``): the title,
+    headline and matrix then speak of the CPU frameworks, not of GPU ones."""
+    gpu = df[df["device"] == "gpu"]
+    return not df.empty and bool((gpu["status"] == "unavailable").all())
+
+
+def gpu_notice(df: pd.DataFrame) -> GpuNotice | None:
+    """The GPU steps that could not run at all, grouped by cause; None when every GPU
+    step ran (a CPU-only run always has one: it says what a GPU run would add).
+
+    A step could not run when every one of its rows is ``unavailable``; a GPU step that
+    ran but skipped a size is not one (those rows are under failures and skips).
     """
-    gpu = df[(df["device"] == "gpu") & (df["status"] == "unavailable")]
-    counts = gpu.groupby("reason", sort=True).size()
-    return [(str(r), int(n)) for r, n in counts.items()]
+    gpu = df[df["device"] == "gpu"]
+    groups: dict[str, dict[str, int]] = {}
+    for backend, rows in gpu.groupby("backend", sort=True):
+        if not (rows["status"] == "unavailable").all():
+            continue
+        for reason, n in rows["reason"].fillna("").astype(str).value_counts().items():
+            why = _ENV_PREFIX.sub(r"the environment \1: ",
+                                  str(reason).removeprefix("Unavailable: ").rstrip(". "))
+            groups.setdefault(why or "no reason recorded", {})[str(backend)] = int(n)
+    only = cpu_only(df)
+    if not groups and not only:
+        return None
+    skipped = sorted(((why, sorted(steps), sum(steps.values()))
+                      for why, steps in groups.items()), key=lambda g: (g[1], g[0]))
+    return GpuNotice(skipped, only, gpu.empty)
 
 
 def _row_list(rows: pd.DataFrame, extra: Sequence[str] = ()) -> pd.DataFrame:

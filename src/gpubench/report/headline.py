@@ -84,6 +84,15 @@ class Machine:
                 *([("suite", self.suite)] if self.suite else [])]
 
 
+def heading(m: Machine, cpu_only: bool = False) -> str:
+    """The page's question and machine. A run where no GPU step ran asks which framework
+    on the CPU, and names the CPU: it has no GPU framework and no crossover to offer."""
+    if not cpu_only:
+        return f"Which Python GPU framework, from which size: gpubench on {m.title}"
+    where = m.title if m.gpu_name == "no GPU" or m.cpu == UNKNOWN else m.cpu
+    return f"Which Python framework on this CPU: gpubench on {where}"
+
+
 def _versions(text: str) -> dict[str, str]:
     out = {}
     for part in str(text).split(";"):
@@ -222,7 +231,8 @@ def short_line(v: verdicts.ClassVerdict,
     w = v.winner
     assert w is not None
     if w.median < 1:
-        return (f"{head}: stay on NumPy; the fastest GPU framework, {w.backend}, reaches "
+        kind = "GPU" if w.backend.endswith("-gpu") else "other"
+        return (f"{head}: stay on NumPy; the fastest {kind} framework, {w.backend}, reaches "
                 f"{_x(w.median)} of its speed.")
     leaders = v.leaders
     # beside the crossover only: the one figure of the line read against that reference

@@ -27,7 +27,7 @@ import pandas as pd
 
 from gpubench.backends import backend_classes
 from gpubench.report import headline, render, stats, verdicts
-from gpubench.report.base import BASELINE_FRAMEWORK, fmt_time
+from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
 from gpubench.report.sections.crossover import reference_speedups
 from gpubench.report.verdicts import NOT_MEASURED, SMALL, classes, speedup_classes
@@ -418,10 +418,11 @@ def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "
             f"({kernel}/{variant} {dtype}, size {int(size):,}){tail}.")
 
 
+CROSSOVER = "CPU/GPU crossover"
 ASPECTS = (
     *(f"speedup: {c}" for c in speedup_classes()),
     "call overhead", "first call, JIT", "% of ceiling", "code per kernel", "multi-GPU / ranks",
-    "CPU/GPU crossover", "autodiff", "correctness incidents", "work per joule", "memory")
+    CROSSOVER, "autodiff", "correctness incidents", "work per joule", "memory")
 
 
 @dataclass
@@ -446,11 +447,22 @@ class Matrix:
     against_reference: dict[tuple[str, str], tuple[float, list[str]]] = field(
         default_factory=dict)
 
+    @property
+    def gpu(self) -> bool:
+        """Whether a GPU framework is in the matrix: without one, the crossover (a GPU
+        against the CPU) is no aspect of it."""
+        return any(b.endswith("-gpu") for b in self.backends)
+
+    def aspects(self) -> list[str]:
+        """The aspects its tables show: :data:`ASPECTS`, less the crossover without a GPU."""
+        return [a for a in ASPECTS if self.gpu or a != CROSSOVER]
+
     def table(self) -> pd.DataFrame | None:
         if not self.backends:
             return None
-        rows = [[b] + [self.cells[(b, a)].text for a in ASPECTS] for b in self.backends]
-        return text_table(["framework-device", *ASPECTS], rows)
+        aspects = self.aspects()
+        rows = [[b] + [self.cells[(b, a)].text for a in aspects] for b in self.backends]
+        return text_table(["framework-device", *aspects], rows)
 
     def tables(self) -> list[tuple[str, pd.DataFrame, list[str]]]:
         """The full matrix in three tables that fit a page (speedups; costs; the rest),
@@ -463,9 +475,10 @@ class Matrix:
             ("Speedup over NumPy", [f"speedup: {c}" for c in speedup_classes()]),
             ("Costs", ["call overhead", "first call, JIT", "% of ceiling",
                        "code per kernel", "work per joule", "memory"]),
-            ("Crossover, scaling, autodiff, correctness",
-             ["CPU/GPU crossover", "multi-GPU / ranks", "autodiff",
-              "correctness incidents"]),
+            ("Crossover, scaling, autodiff, correctness" if self.gpu else
+             "Scaling, autodiff, correctness",
+             [a for a in (CROSSOVER, "multi-GPU / ranks", "autodiff",
+                          "correctness incidents") if a in self.aspects()]),
         )
         out = []
         for title, aspects in groups:
@@ -555,8 +568,11 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
           mpi: pd.DataFrame, samples: stats.Samples | None = None,
           energy_uncertainty: float | None = None,
           power_limit_w: float | None = None) -> Matrix:
-    """The matrix for every backend with rows, NumPy first, then CPU, then GPU."""
+    """The matrix for every backend with rows, NumPy first, then CPU, then GPU; where no
+    GPU step ran, the CPU ones alone (the page's notice names the GPU steps and why)."""
     backends = verdicts.ordered_backends(df["backend"])
+    if cpu_only(df):
+        backends = [b for b in backends if not b.endswith("-gpu")]
     found = verdicts.verdicts(df, samples)
     cross = verdicts.class_crossovers(crossings)
     cells: dict[tuple[str, str], Cell] = {}
@@ -1148,6 +1164,8 @@ class Which:
     compact_notes: list[str] = field(default_factory=list)
     tables: list[tuple[str, pd.DataFrame | None, list[str]]] = field(default_factory=list)
     overview: Any = None
+    #: a GPU framework is in the matrix (else the notes leave the crossover out)
+    gpu: bool = True
 
 
 def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
@@ -1157,8 +1175,11 @@ def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
     table = matrix.table()
     sources = matrix.sources(df) if table is not None and df is not None else None
     compact, notes = headline.compact(matrix)
+    if compact is not None and not matrix.gpu:  # a column of "— (CPU)" alone
+        compact = compact.drop(columns=[c for c in compact.columns
+                                        if str(c).startswith("crossover")])
     return Which(table, lines, claims, sources, headline.short_lines(matrix), compact, notes,
-                 matrix.tables(), overview)
+                 matrix.tables(), overview, matrix.gpu)
 
 
 def render_html(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,

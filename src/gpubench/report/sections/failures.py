@@ -1,5 +1,6 @@
-"""Failures and skips: why GPU steps did not run, non-ok rows grouped by status, backend
-and reason, and every such row.
+"""Failures and skips: non-ok rows grouped by status, backend and reason, and every such
+row (the GPU steps that could not run are among them; the page's one notice at the top
+names them by cause).
 """
 
 from __future__ import annotations
@@ -8,12 +9,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from gpubench.report.base import _row_list, failure_groups, gpu_skip_reasons
+from gpubench.report.base import _row_list, failure_groups
 
 
 @dataclass
 class Failures:
-    skipped: list[tuple[str, int]]
     groups: pd.DataFrame | None
     rows: pd.DataFrame | None
     n_bad: int
@@ -22,5 +22,4 @@ class Failures:
 def build(df: pd.DataFrame) -> Failures:
     groups = failure_groups(df)
     bad = df[df["status"] != "ok"]
-    return Failures(gpu_skip_reasons(df), groups,
-                    _row_list(bad) if groups is not None else None, len(bad))
+    return Failures(groups, _row_list(bad) if groups is not None else None, len(bad))
