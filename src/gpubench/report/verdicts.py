@@ -645,7 +645,8 @@ def first_call_rows(df: pd.DataFrame, backend: str,
 
     ``new_shape``: the other sizes instead, each a first call at a shape the case has
     not run at (JAX traces and compiles again per shape, Numba compiles once per type
-    signature, so the two read very differently here)."""
+    signature, so the two read very differently here), the first call less a steady
+    call without the building (which there makes the new size's inputs)."""
     rows = df[(df["backend"] == backend) & (df["status"] == "ok") & (df["mode"] == "hot")
               & (df["first_call_s"] > 0) & ~df["kernel"].isin(NOT_JIT_KERNELS)]
     if implementations is not None:
@@ -659,7 +660,10 @@ def first_call_rows(df: pd.DataFrame, backend: str,
     rows = rows[(rows["size_key"] > first) if new_shape else (rows["size_key"] == first)]
     steady = rows["sync_s"].where(rows["sync_s"] > 0, rows["caller_s"])
     steady = steady.where(steady > 0, rows["median_s"]).fillna(0)
-    extra = (rows["setup_s"].fillna(0) + rows["first_call_s"] - steady).clip(lower=0)
+    # at a new size the building is mostly making that size's inputs, not compiling:
+    # the first call alone says what a new shape costs (JAX and Numba compile on call)
+    setup = 0.0 if new_shape else rows["setup_s"].fillna(0)
+    extra = (setup + rows["first_call_s"] - steady).clip(lower=0)
     return rows.assign(extra=extra)
 
 
