@@ -651,10 +651,12 @@ class Plan:
 
         Called by the SLURM executor for each Snakemake job of a job SLURM ended on its
         last attempt (cancelled, preempted, a node failure, out of memory or time):
-        every planned measurement of the step becomes an ``error`` row with ``reason``
-        (the SLURM state and job id), as the step guard does for a step that ran out of
-        time, so no row is lost and collect and the report go on. Rows the step wrote
-        itself are kept; their ``error`` rows get the SLURM reason appended. The probe
+        every planned measurement of the step not yet made becomes an ``error`` row with
+        ``reason`` (the SLURM state and job id), as the step guard does for a step that
+        ran out of time, so no row is lost and collect and the report go on. Rows the
+        step had finished (its partial file, :func:`gpubench.runner.kept_rows`) are
+        kept; a whole rows file is kept with the SLURM reason appended to its ``error``
+        rows. The probe
         gets a host file saying why it has nothing. Returns False for a rule with no
         rows to write (collect, report): that job fails as usual.
         """
@@ -674,7 +676,7 @@ class Plan:
                         "reason": reason}).text())
                 write_unavailable(wildcards.backend, json.loads(self.step_config(wildcards)),
                                   int(job.threads), out.timings, out.samples, reason,
-                                  env_lock="failed", status="error")
+                                  env_lock="failed", status="error", keep=True)
         elif rule == "mpi_job":
             from gpubench.mpi import schema
             from gpubench.mpi.step import Step

@@ -252,6 +252,13 @@ def executor_class(base: type) -> type:
                         finished = True
                         self.report_job_success(j)
                         self._drop_log(j)
+                    elif kind == "failed" and (
+                            note := self._memory_note(str(j.external_jobid), raw, name)):
+                        # killed for memory: SLURM ended it, whatever its exit status
+                        if self._ended(j, raw, name, note):
+                            finished = True
+                        else:
+                            yield j
                     elif kind == "failed":
                         self._done(j)
                         finished = True
@@ -285,9 +292,20 @@ def executor_class(base: type) -> type:
                 self.next_seconds_between_status_checks = min(
                     self.next_seconds_between_status_checks, slurm.PENDING_LOOK_S)
 
-        def _ended(self, j: SubmittedJobInfo, raw: str, command: str) -> bool:
+        def _memory_note(self, jobid: str, raw: str, command: str) -> str:
+            """``out of memory: ...`` (requested and peak memory, from sacct's job steps)
+            when the job was ended for memory, else ''."""
+            if command != "sacct":
+                return ""
+            rc, out, _ = run_client(["sacct", "-j", jobid, "-n", "-P", "-o",
+                                     "JobID,State,ExitCode,MaxRSS,ReqMem"], 15)
+            return slurm.memory_note(out, raw) if rc == 0 else ""
+
+        def _ended(self, j: SubmittedJobInfo, raw: str, command: str,
+                   note: str | None = None) -> bool:
             """A job SLURM ended: retry it, or record it. False: wait (SLURM requeues
-            it, or it is still completing: the step's processes may still write)."""
+            it, or it is still completing: the step's processes may still write).
+            ``note``: what is known of its memory, when already asked."""
             state = slurm.base_state(raw)
             jobid = str(j.external_jobid)
             settings = self.workflow.executor_settings
@@ -303,11 +321,9 @@ def executor_class(base: type) -> type:
             job = j.job
             attempt, attempts = int(job.attempt), int(job.restart_times) + 1
             log = j.aux.get("slurm_logfile")
-            note = ""
-            if state not in ("LOST", "HELD") and command == "sacct":
-                rc, out, _ = run_client(["sacct", "-j", jobid, "-n", "-P", "-o",
-                                         "JobID,State,ExitCode,MaxRSS,ReqMem"], 15)
-                note = slurm.memory_note(out) if rc == 0 else ""
+            if note is None:
+                note = "" if state in ("LOST", "HELD") else \
+                    self._memory_note(jobid, raw, command)
             reason = slurm.failure_reason(jobid, raw, attempt, attempts,
                                           str(log) if log else None, note)
             outputs = [f for m in members(job) for f in m.output]
