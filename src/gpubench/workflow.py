@@ -703,6 +703,24 @@ class Plan:
         return all(Path(f).exists() for f in out)
 
 
+def failed_jobs_message(jobs: Iterable[Any], argv: Sequence[str]) -> str:
+    """The last words of a failed run: each job that failed for good (rule, wildcards,
+    log) and the command that runs them again (the same command: their outputs were
+    removed, the finished steps are kept); '' when none failed."""
+    lines = []
+    for job in jobs:
+        for member in (list(job.jobs) if job.is_group() else [job]):
+            wildcards = getattr(member, "wildcards", None) or {}
+            items = wildcards.items() if hasattr(wildcards, "items") else []
+            name = " ".join([member.rule.name, *(f"{k}={v}" for k, v in items)])
+            logs = ", ".join(str(f) for f in getattr(member, "log", None) or [])
+            lines.append(f"  {name}" + (f" (log: {logs})" if logs else ""))
+    if not lines:
+        return ""
+    return "\n".join([f"gpubench: {len(lines)} job(s) failed:", *sorted(lines),
+                      "To run them again (finished steps are kept): " + shlex.join(argv)])
+
+
 def _amend_rows(path: str, reason: str, read: Callable[[str], Any]) -> bool:
     """Whether a step's rows file is whole (the step wrote it before its job ended); if
     so, its ``error`` rows get ``reason`` appended (the SLURM state and job id)."""
