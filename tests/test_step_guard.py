@@ -123,3 +123,24 @@ def test_partial_rows_of_another_configuration_are_not_kept(tmp_path, step_confi
         write_unavailable("numpy-cpu", config, 1, str(csv), str(samples), "killed",
                           status="error", keep=True)
         assert (results.read_timings(csv)["status"] != "error").sum() == kept
+
+
+def test_a_step_the_oom_killer_ended_is_said_to_be_out_of_memory(tmp_path):
+    """Where the job's memory is a cgroup (v2), its OOM kill count tells memory."""
+    from gpubench.cli import oom_note
+    from gpubench.procs import cgroup_memory
+
+    (tmp_path / "cgroup").write_text("0::/job_7/step_0\n")
+    folder = tmp_path / "fs" / "job_7" / "step_0"
+    folder.mkdir(parents=True)
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 0\n")
+    (folder / "memory.max").write_text(f"{400 << 20}\n")
+    (folder / "memory.peak").write_text(f"{(400 << 20) - 4096}\n")
+    before = cgroup_memory(tmp_path / "cgroup", tmp_path / "fs")
+    assert before == {"oom_kill": 0, "max": 400 << 20, "peak": (400 << 20) - 4096}
+    assert oom_note(before, before) == ""
+    (folder / "memory.events").write_text("oom 2\noom_kill 1\n")
+    after = cgroup_memory(tmp_path / "cgroup", tmp_path / "fs")
+    assert oom_note(before, after) == (": out of memory (the kernel's OOM killer, in the "
+                                       "job's cgroup, limit 400 MiB, peak 400 MiB)")
+    assert cgroup_memory(tmp_path / "none", tmp_path / "fs") == {}

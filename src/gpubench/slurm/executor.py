@@ -5,10 +5,12 @@ logs and the efficiency report are the plugin's. Replaced here:
 
 - ``check_active_jobs``: any state SLURM ends a job with (``CANCELLED by <uid>``,
   ``PREEMPTED``, ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``TIMEOUT``, ``BOOT_FAIL``,
-  ``DEADLINE``) ends the job. A cancel is recorded at once; the others are retried while
-  attempts are left. On the last attempt the workflow's salvage writes every planned
-  row of the step as an ``error`` naming the SLURM state and job id, and the job counts
-  as done, so collect and the report go on. When the run goes quiet (no state change
+  ``DEADLINE``), and ``FAILED`` with a job step that peaked at its memory request
+  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; the
+  others are retried while attempts are left. On the last attempt the workflow's
+  salvage keeps the rows the step had finished and writes the others as ``error`` rows
+  naming the SLURM state, job id and, for memory, requested and peak memory; the job
+  counts as done, so collect and the report go on. When the run goes quiet (no state change
   for ``GPUBENCH_SLURM_QUIET_S``, or the status query failing) the driver asks
   slurmctld what it knows, warns naming the run's job ids and the recovery steps, fails
   jobs slurmctld lost or holds for ever, and after ``GPUBENCH_SLURM_GIVE_UP_S`` of
