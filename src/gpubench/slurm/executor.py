@@ -342,8 +342,9 @@ def executor_class(base: type) -> type:
                 return True
             if self._salvage(job, reason):
                 self.logger.warning(
-                    f"gpubench: {describe(job)}: {reason}. Its measurements are recorded "
-                    "as error rows with this reason; to measure them again: snakemake "
+                    f"gpubench: {describe(job)}: {reason}. The rows its step had finished "
+                    "are kept, the measurements not yet made are recorded as error rows "
+                    "with this reason; to measure them again: snakemake "
                     "<same options> --forcerun "
                     + " ".join(shlex.quote(str(f)) for m in members(job) for f in
                                m.output[:1]))
