@@ -483,13 +483,54 @@ def test_step_killed_for_memory_is_retried_then_recorded(fault_run):
     # cgroups: OUT_OF_MEMORY; SLURM sampling memory (this cluster): killed by signal 9
     reason = rows["reason"].iloc[0]
     assert (rows["reason"] == reason).all()
-    assert re.match(r"SLURM job \d+ ended (OUT_OF_MEMORY|FAILED \(killed by signal 9\): its "
-                    r"\w+ step used \d+ MiB of its 30 MiB memory \(mem_mb\)) \(attempt 2 of 2, "
-                    r"no retry left\)", reason), reason
+    assert re.match(r"SLURM job \d+ ended (OUT_OF_MEMORY|FAILED \(killed by signal 9\)): out "
+                    r"of memory: (step [\w.]+ peaked at \d+ MiB \(MaxRSS\) of the )?30 MiB "
+                    r"requested \(ReqMem, mem_mb\) \(attempt 2 of 2, no retry left\)",
+                    reason), reason
     assert re.search(r"ended (OUT_OF_MEMORY|FAILED \(killed by signal 9\)).*\(attempt 1 of 2, "
                      r"retried\)", driver.text())
     # the overlay changed numba-cpu's memory only: numpy-cpu kept the profile's 32 GB
     assert "mem=32000M" in sacct_states([jobid])[jobid]
+
+
+def test_step_out_of_memory_mid_run_keeps_its_rows_and_names_memory(cluster, tmp_path):
+    """numpy-cpu's step asks for 600 MB (mem_mb, 1200 on its second attempt) and, after
+    3 rows, takes 2000 MiB more (step_fault: GPUBENCH_GROW_MB): SLURM kills the step
+    running the job's command and sacct says FAILED 1:0. The driver tells memory from
+    the step's peak (MaxRSS) against ReqMem, retries it, then keeps the 3 rows the step
+    had measured, records the others as errors saying out of memory, and the run ends
+    with its report."""
+    cfg = small_config(tmp_path, ["numpy-cpu"])
+    config = yaml.safe_load(cfg.read_text())
+    for kernel in config["kernels"].values():
+        kernel["baseline_sizes"] = []  # tiny sizes only: the step's own memory stays low
+    cfg.write_text(yaml.safe_dump(config))
+    profile = overlay(tmp_path, mem_mb="600 * attempt")
+    driver = Driver(tmp_path, "--configfile", str(cfg), "--retries", "1",
+                    workflow_profile=profile,
+                    env={**FAULTS, "GPUBENCH_KILL_STEPS": "numpy-cpu",
+                         "GPUBENCH_KILL_AFTER_ROWS": "3", "GPUBENCH_GROW_MB": "2000"})
+    try:
+        rc = driver.wait(timeout=480)
+    finally:
+        driver.stop()
+    print(f"\nout of memory mid-run: {time.monotonic() - driver.start:.0f} s",
+          file=sys.stderr)
+    text = driver.text()
+    assert rc == 0, text[-5000:]
+    rows = rows_of(tmp_path / "results", "numpy-cpu", cfg)
+    measured, errors = rows[rows["status"] != "error"], rows[rows["status"] == "error"]
+    assert len(measured) == 3 and (measured["median_s"] > 0).all(), rows[["status", "reason"]]
+    reason = errors["reason"].iloc[0]
+    assert (errors["reason"] == reason).all()
+    m = re.match(r"SLURM job (\d+) ended FAILED: out of memory: step \1\.\w+ peaked at "
+                 r"(\d+) MiB \(MaxRSS\) of the 1200 MiB requested \(ReqMem, mem_mb\) "
+                 r"\(attempt 2 of 2, no retry left\)", reason)
+    assert m and int(m.group(2)) >= 1080, reason
+    assert re.search(r"ended FAILED: out of memory: .* of the 600 MiB requested .*"
+                     r"\(attempt 1 of 2, retried\)", text), text[-5000:]
+    assert not (tmp_path / "results" / "raw" / "numpy-cpu.partial.jsonl").exists()
+    assert "out of memory" in (tmp_path / "results" / "report" / "index.html").read_text()
 
 
 def test_ctrl_c_cancels_this_runs_jobs_and_no_one_elses(cluster, tmp_path):

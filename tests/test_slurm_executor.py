@@ -63,8 +63,30 @@ def test_show_state_and_memory_note():
     assert gslurm.show_state("FAILED|0:9") == "FAILED (killed by signal 9)"
     assert gslurm.show_state("CANCELLED by 1234|0:15") == "CANCELLED by 1234"
     sacct = "102|FAILED|0:9||50M\n102.batch|CANCELLED by 0|0:9|335964K|\n"
-    assert gslurm.memory_note(sacct) == "its batch step used 328 MiB of its 50 MiB memory (mem_mb)"
+    assert gslurm.memory_note(sacct) == ("out of memory: step 102.batch peaked at 328 MiB "
+                                         "(MaxRSS) of the 50 MiB requested (ReqMem, mem_mb)")
     assert gslurm.memory_note("102|FAILED|0:9||4000M\n102.batch|FAILED|0:9|5000K|\n") == ""
+    # cgroups stop a job at its limit: its state says memory, the peak may be lower
+    assert gslurm.memory_note("5|OUT_OF_MEMORY|0:125||4000M\n5.batch|OUT_OF_MEMORY|0:125"
+                              "|1000M|\n", "OUT_OF_MEMORY|0:125") == (
+        "out of memory: step 5.batch peaked at 1000 MiB (MaxRSS) of the 4000 MiB requested "
+        "(ReqMem, mem_mb)")
+    assert gslurm.memory_note("", "OUT_OF_MEMORY") == "out of memory"
+
+
+#: sacct -j 132 -n -P -o JobID,State,ExitCode,MaxRSS,ReqMem of a step that grew past its
+#: 400 MB (mem_mb) on the localhost cluster (JobAcctGatherParams=OverMemoryKill): SLURM
+#: killed the srun step running the job's command, the job ended FAILED 1:0
+OVER_MEMORY = ("132|FAILED|1:0||400M\n132.batch|FAILED|1:0|146468K|\n"
+               "132.0|CANCELLED by 0|0:9|419704K|\n")
+
+
+def test_memory_is_told_from_the_steps_peak_against_the_request():
+    assert gslurm.memory_note(OVER_MEMORY, "FAILED|1:0") == (
+        "out of memory: step 132.0 peaked at 410 MiB (MaxRSS) of the 400 MiB requested "
+        "(ReqMem, mem_mb)")
+    # the same job with 4 GB: it failed by itself
+    assert gslurm.memory_note(OVER_MEMORY.replace("400M", "4000M"), "FAILED|1:0") == ""
 
 
 def test_failure_reason_names_the_job_state_and_attempt():
@@ -177,6 +199,8 @@ class Slurm:
         self.partitions: dict[str, str] = {}
         self.node_states = ""
         self.commands: list[list[str]] = []
+        #: {jobid: what sacct -j <jobid> -o JobID,State,ExitCode,MaxRSS,ReqMem answers}
+        self.steps: dict[str, str] = {}
 
     async def query(self, cmd: list[str], timeout: float = 30) -> tuple[Any, str]:
         self.commands.append(cmd)
@@ -193,6 +217,8 @@ class Slurm:
             return 0, "".join(f"{j}|{s}\n" for j, s in self.queue.items()), ""
         if cmd[:4] == ["sinfo", "-h", "-o", "%R|%t"]:
             return 0, self.node_states, ""
+        if cmd[:2] == ["sacct", "-j"] and "JobID,State,ExitCode,MaxRSS,ReqMem" in cmd:
+            return 0, self.steps.get(cmd[2], ""), ""
         return 0, "", ""
 
     def scancelled(self) -> list[list[str]]:
@@ -334,6 +360,32 @@ def test_a_failed_command_stays_a_failure(cluster):
     submit(ex, "9", fake_job(attempt=3))
     fake.states = {"9": "FAILED|1:0"}
     assert check(ex) == [] and len(ex.failed) == 1 and not ex.succeeded
+
+
+def test_a_job_failed_for_memory_is_retried_then_recorded_naming_memory(cluster):
+    """SLURM's sampled memory limit kills the step running the job's command and the job
+    ends FAILED 1:0: its step's peak against its request tells memory. It is retried
+    (the profile gives the next attempt more memory), then its rows are recorded with a
+    reason that says out of memory, requested and peak, and the run goes on."""
+    fake, _ = cluster
+    calls: list[str] = []
+    ex = make_executor(salvage=lambda job, reason: calls.append(reason) or True)
+    first = submit(ex, "132", fake_job(attempt=1, backend="numpy-cpu"))
+    fake.states = {"132": "FAILED|1:0"}
+    fake.steps = {"132": OVER_MEMORY}
+    assert check(ex) == []
+    assert [j for j, _ in ex.failed] == [first] and not calls
+    assert ex.failed[0][1].startswith(
+        "SLURM job 132 ended FAILED: out of memory: step 132.0 peaked at 410 MiB (MaxRSS) "
+        "of the 400 MiB requested (ReqMem, mem_mb) (attempt 1 of 3, retried)")
+    last = submit(ex, "140", fake_job(attempt=3, backend="numpy-cpu"))
+    fake.states = {"140": "FAILED|1:0"}
+    fake.steps = {"140": OVER_MEMORY.replace("132", "140")}
+    assert check(ex) == []
+    assert ex.succeeded == [last] and len(ex.failed) == 1
+    assert calls == ["SLURM job 140 ended FAILED: out of memory: step 140.0 peaked at 410 "
+                     "MiB (MaxRSS) of the 400 MiB requested (ReqMem, mem_mb) (attempt 3 of "
+                     "3, no retry left); SLURM log /logs/140.log"]
 
 
 def test_a_step_without_rows_to_write_fails_as_usual(cluster):

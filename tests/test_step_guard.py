@@ -81,3 +81,66 @@ def test_guarded_step_that_succeeds_is_unchanged(tmp_path, step_config):
     assert proc.returncode == 0, proc.stderr
     frame = results.read_timings(out / "t.csv")
     assert set(frame["status"]) <= {"ok", "skipped"}
+
+
+def test_step_killed_mid_run_keeps_the_rows_it_had_measured(tmp_path, step_config):
+    """The step is killed with SIGKILL after 3 rows (as the OOM killer or SLURM's memory
+    limit ends it): on its last attempt the guard keeps those rows and their samples as
+    measured, and only the measurements not yet made become error rows."""
+    proc, out, _ = run_step(tmp_path, step_config, "--attempt", "2", "--attempts", "2",
+                            GPUBENCH_KILL_STEPS="numpy-cpu", GPUBENCH_KILL_AFTER_ROWS="3")
+    assert proc.returncode == 0, proc.stderr
+    assert "killing step numpy-cpu after 3 rows" in proc.stderr
+    frame = results.read_timings(out / "t.csv")
+    planned = plan("numpy-cpu", step_config, 1)
+    assert len(frame) == len(planned) > 3
+    measured, errors = frame[frame["status"] != "error"], frame[frame["status"] == "error"]
+    assert len(measured) == 3 and (measured["median_s"] > 0).all(), frame[["status", "reason"]]
+    assert errors["reason"].str.startswith("the step was killed by signal 9 (attempt 2 of 2, "
+                                           "no retry left)").all(), errors["reason"].iloc[0]
+    # the rows in plan order, as a whole step writes them
+    assert list(frame["implementation"] + frame["kernel"]) == [
+        it.implementation + it.kernel for it in planned]
+    samples = results.read_samples(out / "s.csv")
+    kept = samples.merge(measured[list(results.KEY_NAMES)], on=list(results.KEY_NAMES))
+    assert len(kept) == len(samples) > 0
+    assert not (out / "t.partial.jsonl").exists()
+
+
+def test_partial_rows_of_another_configuration_are_not_kept(tmp_path, step_config):
+    """A partial file left by a step with other settings is measured afresh, not kept."""
+    from gpubench.runner import partial_path, write_unavailable
+
+    run_step(tmp_path, step_config, "--attempt", "2", "--attempts", "2",
+             GPUBENCH_KILL_STEPS="numpy-cpu", GPUBENCH_KILL_AFTER_ROWS="2")
+    first = results.read_timings(tmp_path / "out" / "t.csv").iloc[0].to_dict()
+    assert first["status"] == "ok"
+    csv, samples = tmp_path / "out" / "t.csv", tmp_path / "out" / "s.csv"
+    other = {**step_config, "harness": {**step_config["harness"], "seed": 7}}
+    for config, kept in ((step_config, 1), (other, 0)):
+        partial_path(csv).write_text(json.dumps({"row": first, "samples": {}},
+                                                default=str) + "\n")
+        write_unavailable("numpy-cpu", config, 1, str(csv), str(samples), "killed",
+                          status="error", keep=True)
+        assert (results.read_timings(csv)["status"] != "error").sum() == kept
+
+
+def test_a_step_the_oom_killer_ended_is_said_to_be_out_of_memory(tmp_path):
+    """Where the job's memory is a cgroup (v2), its OOM kill count tells memory."""
+    from gpubench.cli import oom_note
+    from gpubench.procs import cgroup_memory
+
+    (tmp_path / "cgroup").write_text("0::/job_7/step_0\n")
+    folder = tmp_path / "fs" / "job_7" / "step_0"
+    folder.mkdir(parents=True)
+    (folder / "memory.events").write_text("low 0\nhigh 0\nmax 4\noom 1\noom_kill 0\n")
+    (folder / "memory.max").write_text(f"{400 << 20}\n")
+    (folder / "memory.peak").write_text(f"{(400 << 20) - 4096}\n")
+    before = cgroup_memory(tmp_path / "cgroup", tmp_path / "fs")
+    assert before == {"oom_kill": 0, "max": 400 << 20, "peak": (400 << 20) - 4096}
+    assert oom_note(before, before) == ""
+    (folder / "memory.events").write_text("oom 2\noom_kill 1\n")
+    after = cgroup_memory(tmp_path / "cgroup", tmp_path / "fs")
+    assert oom_note(before, after) == (": out of memory (the kernel's OOM killer, in the "
+                                       "job's cgroup, limit 400 MiB, peak 400 MiB)")
+    assert cgroup_memory(tmp_path / "none", tmp_path / "fs") == {}

@@ -517,3 +517,22 @@ def test_env_spec_inputs_and_pip_args(config, tmp_path):
     assert plan.env_spec_inputs(wc(env="numpy")) == {
         "spec": str(tmp_path / "numpy.txt"), "includes": [str(tmp_path / "common.txt")]}
     assert shlex.split(plan.env_pip_args(wc())) == ["--pip-arg=--index-url", "--pip-arg=a b"]
+
+
+def test_a_failed_run_ends_listing_its_failed_jobs_and_the_command_to_rerun_them():
+    def job(rule: str, log: list[str], **wildcards: str) -> Any:
+        return SimpleNamespace(rule=SimpleNamespace(name=rule), wildcards=wildcards,
+                               log=log, is_group=lambda: False)
+
+    gpu = SimpleNamespace(is_group=lambda: True, jobs=[job("probe", []), job(
+        "run_backend", ["logs/run_backend/cupy-gpu.log"], backend="cupy-gpu")])
+    jobs = [job("run_backend", ["logs/run_backend/numpy-cpu.log"], backend="numpy-cpu"), gpu]
+    argv = ["snakemake", "--profile", "profiles/slurm", "--config", "results_dir=my results"]
+    assert gw.failed_jobs_message(jobs, argv) == (
+        "gpubench: 3 job(s) failed:\n"
+        "  probe\n"
+        "  run_backend backend=cupy-gpu (log: logs/run_backend/cupy-gpu.log)\n"
+        "  run_backend backend=numpy-cpu (log: logs/run_backend/numpy-cpu.log)\n"
+        "To run them again (finished steps are kept): snakemake --profile profiles/slurm "
+        "--config 'results_dir=my results'")
+    assert gw.failed_jobs_message([], argv) == ""

@@ -119,16 +119,16 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     limit (``--time-limit-min``, the scheduler's ``runtime``), so a step never vanishes
     with its job. When it fails or runs out of time on an attempt before the last, the
     exit status is returned and Snakemake retries it (with the memory and runtime the
-    profile gives that attempt); on the last attempt every planned measurement is
-    written as an ``error`` row with the reason, the step succeeds, and the report shows
-    the failure.
+    profile gives that attempt); on the last attempt the rows the step had finished are
+    kept, every measurement not yet made is written as an ``error`` row with the
+    reason, the step succeeds, and the report shows the failure.
     """
     import signal
     import subprocess
     import time
 
     from gpubench import environments
-    from gpubench.procs import preexec
+    from gpubench.procs import cgroup_memory, preexec
 
     rest = argv
     for name in ("--attempt", "--attempts", "--time-limit-min"):
@@ -160,6 +160,7 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
     # The scheduler's SIGTERM (time limit, scancel) reaches the step's whole group.
     signal.signal(signal.SIGTERM, lambda signum, frame: stop(signum))
     start = time.monotonic()
+    memory = cgroup_memory()
     try:
         rc = child.wait(timeout=limit or None)
         timed_out = False
@@ -173,7 +174,7 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
         what = (f"the step ran out of time: stopped after {time.monotonic() - start:.0f} s "
                 f"of its {args.time_limit_min:g} min runtime")
     elif rc < 0:
-        what = f"the step was killed by signal {-rc}"
+        what = f"the step was killed by signal {-rc}" + oom_note(memory, cgroup_memory())
     else:
         what = f"the step failed with exit status {rc}"
     if args.attempt < args.attempts:
@@ -189,8 +190,19 @@ def guard_step(args: argparse.Namespace, argv: list[str]) -> int:
                                   "reason": reason})
         environments.atomic_write_text(args.lock_out, lock.text())
     write_unavailable(args.backend, json.loads(args.config_json), args.threads, args.csv,
-                      args.samples, reason, env_lock="failed", status="error")
+                      args.samples, reason, env_lock="failed", status="error", keep=True)
     return 0
+
+
+def oom_note(before: dict[str, int], after: dict[str, int]) -> str:
+    """``: out of memory (...)`` when the kernel's OOM killer ended a process of this
+    job's cgroup while the step ran, with its limit and peak; else ''."""
+    if after.get("oom_kill", 0) <= before.get("oom_kill", 0):
+        return ""
+    sizes = [f"{what} {after[key] / 2**20:.0f} MiB" for key, what in
+             (("max", "limit"), ("peak", "peak")) if key in after]
+    return ": out of memory (the kernel's OOM killer, in the job's cgroup" + \
+        "".join(f", {s}" for s in sizes) + ")"
 
 
 def _drop_option(argv: list[str], name: str) -> list[str]:

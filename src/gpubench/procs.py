@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
 
@@ -68,3 +69,32 @@ def describe_exit(code: int | None, passive: bool = False) -> str:
             name = f"signal {-code}"
         return ("was " if passive else "") + f"killed by {name}"
     return f"exited with code {code}"
+
+
+def cgroup_memory(proc_cgroup: Path = Path("/proc/self/cgroup"),
+                  root: Path = Path("/sys/fs/cgroup")) -> dict[str, int]:
+    """This process's cgroup (v2) memory: ``oom_kill`` (processes the kernel's OOM
+    killer ended in it), ``max`` and ``peak`` bytes, where readable; {} elsewhere. A
+    scheduler that limits memory by cgroup shows so that a step was killed for memory."""
+    try:
+        line = next(ln for ln in proc_cgroup.read_text().splitlines()
+                    if ln.startswith("0::"))
+    except (OSError, StopIteration):
+        return {}
+    folder = root / line[3:].lstrip("/")
+    out: dict[str, int] = {}
+    try:
+        for row in (folder / "memory.events").read_text().splitlines():
+            key, _, value = row.partition(" ")
+            if key == "oom_kill" and value.strip().isdigit():
+                out["oom_kill"] = int(value)
+    except OSError:
+        return {}
+    for name in ("max", "peak"):
+        try:
+            value = (folder / f"memory.{name}").read_text().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            out[name] = int(value)
+    return out

@@ -332,6 +332,8 @@ class BackendRun:
         #: each row's samples by clock, in the rows' order (the spread rounds extend a
         #: row's runs after later rows have come; :meth:`write` lays them out contiguously)
         self.samples: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
+        #: where each finished row goes at once (:meth:`keep`), set by :func:`run_backend`
+        self.partial: Path | None = None
         self.telemetry: dict[str, Any] = {}
         #: the step's count of its rows (gpubench.progress), set by :func:`run_backend`
         self.progress: StepProgress | None = None
@@ -342,7 +344,10 @@ class BackendRun:
     def say(self, msg: str) -> None:
         print(f"[{self.backend_id}] {msg}", file=self.log, flush=True)
 
-    def row(self, item: PlanItem, fields: Mapping[str, Any], hello: Mapping[str, Any]) -> None:
+    def row(self, item: PlanItem, fields: Mapping[str, Any], hello: Mapping[str, Any],
+            clocks: dict[str, list[float]] | None = None) -> None:
+        """Record an item's row (with its samples by clock, for a measured row) and keep
+        it in the partial file at once."""
         row = results.empty_row()
         row.update(self.common)
         row.update({
@@ -357,6 +362,9 @@ class BackendRun:
         })
         row.update({k: v for k, v in fields.items() if k in results.COLUMN_NAMES})
         self.rows.append(row)
+        if clocks is not None:
+            self.samples.append(({k: row[k] for k in results.KEY_NAMES}, clocks))
+        self.keep(row, clocks or {})
         if self.progress is not None:
             self.progress.update(len(self.rows))
 
@@ -468,15 +476,14 @@ class BackendRun:
                 rows[msg["index"]].update({k: v for k, v in msg["fields"].items()
                                            if k.startswith("energy_")
                                            and k in results.COLUMN_NAMES})
+                self.keep(rows[msg["index"]], by_clock[msg["index"]])
             elif event == "result":
                 item = self.items[indices[msg["index"]]]
-                self.row(item, msg["fields"], hello)
-                rows[msg["index"]] = self.rows[-1]
-                key = {k: self.rows[-1][k] for k in results.KEY_NAMES}
                 clocks = {"device": list(msg["samples"]),
                           **{c: list(t) for c, t in msg.get("caller", {}).items()}}
+                self.row(item, msg["fields"], hello, clocks)
+                rows[msg["index"]] = self.rows[-1]
                 by_clock[msg["index"]] = clocks
-                self.samples.append((key, clocks))
                 done = msg["index"] + 1
                 current = None
             elif event == "spread":
@@ -486,6 +493,7 @@ class BackendRun:
                                            if k in results.COLUMN_NAMES})
                 for clock, times in msg.get("samples", {}).items():
                     by_clock[msg["index"]].setdefault(clock, []).extend(times)
+                self.keep(rows[msg["index"]], by_clock[msg["index"]])
 
     def _spread_failed(self, done: int, what: str) -> int:
         """The worker was lost in its spread rounds, with no item in flight: the rows
@@ -517,9 +525,22 @@ class BackendRun:
         self.row(self.items[indices[victim]], {"status": "error", "reason": reason}, hello)
         return victim + 1
 
+    def keep(self, row: Mapping[str, Any], clocks: Mapping[str, list[float]]) -> None:
+        """Append a row as it stands (with its samples) to the partial file, so that a
+        step ended from outside (out of memory, a node lost, its time up) keeps what it
+        measured: whoever records the failure reads it (:func:`kept_rows`). A row sent
+        again (its spread rounds, its energy) replaces the earlier line."""
+        if self.partial is None:
+            return
+        line = json.dumps({"row": dict(row), "samples": dict(clocks)}, default=str)
+        with open(self.partial, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+            fh.flush()
+
     def write(self, csv_path: str | os.PathLike[str],
               samples_path: str | os.PathLike[str]) -> None:
-        """Samples first, then the timings file: the timings file's existence means done."""
+        """Samples first, then the timings file: the timings file's existence means done;
+        then the partial file goes."""
         import pandas as pd
 
         flat = [{**key, "clock": clock, "sample": j, "time_s": t}
@@ -528,6 +549,39 @@ class BackendRun:
         results.atomic_write_csv(samples_path, pd.DataFrame(
             flat, columns=list(results.SAMPLE_COLUMNS)))
         results.atomic_write_csv(csv_path, results.rows_frame(self.rows))
+        partial_path(csv_path).unlink(missing_ok=True)
+
+
+def partial_path(csv_path: str | os.PathLike[str]) -> Path:
+    """``raw/<backend>.csv`` -> ``raw/<backend>.partial.jsonl``: the rows a running step
+    has finished, one JSON line each (:meth:`BackendRun.keep`)."""
+    p = Path(csv_path)
+    return p.with_name(p.name.removesuffix(".csv") + ".partial.jsonl")
+
+
+def row_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What tells a step's rows apart: implementation, case, threads, mode."""
+    return (row["implementation"], row["kernel"], row["variant"], int(row["size"]),
+            row["dtype"], int(row["threads"]), row["mode"])
+
+
+def kept_rows(csv_path: str | os.PathLike[str]
+              ) -> dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, list[float]]]]:
+    """{:func:`row_key`: (row, samples by clock)} of the rows a step wrote to its partial
+    file before it ended; a later line of a row wins, and a line cut short by the kill
+    is left out."""
+    out: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, list[float]]]] = {}
+    try:
+        text = partial_path(csv_path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+            out[row_key(entry["row"])] = (dict(entry["row"]), dict(entry["samples"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 def results_folder(csv_path: str | os.PathLike[str]) -> Path:
@@ -550,6 +604,9 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
     run = BackendRun(backend_id, config, cores, ref_cache=str(cache),
                      compile_cache=compile_cache)
     run.common["env_lock"] = env_lock
+    run.partial = partial_path(csv_path)
+    run.partial.parent.mkdir(parents=True, exist_ok=True)
+    run.partial.unlink(missing_ok=True)  # an attempt measures everything afresh
     run.progress = StepProgress(len(run.items), run.say, progress_path(csv_path))
     shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
     if shown:
@@ -566,14 +623,30 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
 
 def write_unavailable(backend_id: str, config: Mapping[str, Any], cores: int, csv_path: str,
                       samples_path: str, reason: str, env_lock: str = "",
-                      status: str = "unavailable") -> BackendRun:
+                      status: str = "unavailable", keep: bool = False) -> BackendRun:
     """One ``unavailable`` row per planned measurement, starting no worker: the step's
     environment could not be built (``reason`` says why). With ``status="error"``: the
-    step itself failed on its last attempt (killed, out of time), so no row is lost."""
+    step itself failed on its last attempt (killed, out of memory or time), so no row is
+    lost; ``keep``: the rows it had finished (its partial file, same configuration) are
+    kept as they are and only the measurements not yet made get ``status`` rows."""
     run = BackendRun(backend_id, config, cores)
     run.common["env_lock"] = env_lock
+    kept = {k: v for k, v in kept_rows(csv_path).items()
+            if v[0].get("config_hash") == run.common["config_hash"]
+            and v[0].get("backend") == backend_id} if keep else {}
+    made = 0
     for item in run.items:
-        run.row(item, {"status": status, "reason": reason}, {})
+        key = (item.implementation, item.kernel, item.variant, item.size, item.dtype,
+               item.threads, item.mode)
+        if key in kept:
+            row, clocks = kept[key]
+            run.rows.append(row)
+            if clocks:
+                run.samples.append(({k: row[k] for k in results.KEY_NAMES}, clocks))
+            made += 1
+        else:
+            run.row(item, {"status": status, "reason": reason}, {})
     run.write(csv_path, samples_path)
-    run.say(f"wrote {len(run.rows)} {status} rows: {reason}")
+    run.say(f"wrote {len(run.rows)} rows, {made} of them measured before the step ended, "
+            f"{len(run.rows) - made} {status}: {reason}")
     return run

@@ -651,10 +651,12 @@ class Plan:
 
         Called by the SLURM executor for each Snakemake job of a job SLURM ended on its
         last attempt (cancelled, preempted, a node failure, out of memory or time):
-        every planned measurement of the step becomes an ``error`` row with ``reason``
-        (the SLURM state and job id), as the step guard does for a step that ran out of
-        time, so no row is lost and collect and the report go on. Rows the step wrote
-        itself are kept; their ``error`` rows get the SLURM reason appended. The probe
+        every planned measurement of the step not yet made becomes an ``error`` row with
+        ``reason`` (the SLURM state and job id), as the step guard does for a step that
+        ran out of time, so no row is lost and collect and the report go on. Rows the
+        step had finished (its partial file, :func:`gpubench.runner.kept_rows`) are
+        kept; a whole rows file is kept with the SLURM reason appended to its ``error``
+        rows. The probe
         gets a host file saying why it has nothing. Returns False for a rule with no
         rows to write (collect, report): that job fails as usual.
         """
@@ -674,7 +676,7 @@ class Plan:
                         "reason": reason}).text())
                 write_unavailable(wildcards.backend, json.loads(self.step_config(wildcards)),
                                   int(job.threads), out.timings, out.samples, reason,
-                                  env_lock="failed", status="error")
+                                  env_lock="failed", status="error", keep=True)
         elif rule == "mpi_job":
             from gpubench.mpi import schema
             from gpubench.mpi.step import Step
@@ -699,6 +701,24 @@ class Plan:
             except OSError:
                 pass
         return all(Path(f).exists() for f in out)
+
+
+def failed_jobs_message(jobs: Iterable[Any], argv: Sequence[str]) -> str:
+    """The last words of a failed run: each job that failed for good (rule, wildcards,
+    log) and the command that runs them again (the same command: their outputs were
+    removed, the finished steps are kept); '' when none failed."""
+    lines = []
+    for job in jobs:
+        for member in (list(job.jobs) if job.is_group() else [job]):
+            wildcards = getattr(member, "wildcards", None) or {}
+            items = wildcards.items() if hasattr(wildcards, "items") else []
+            name = " ".join([member.rule.name, *(f"{k}={v}" for k, v in items)])
+            logs = ", ".join(str(f) for f in getattr(member, "log", None) or [])
+            lines.append(f"  {name}" + (f" (log: {logs})" if logs else ""))
+    if not lines:
+        return ""
+    return "\n".join([f"gpubench: {len(lines)} job(s) failed:", *sorted(lines),
+                      "To run them again (finished steps are kept): " + shlex.join(argv)])
 
 
 def _amend_rows(path: str, reason: str, read: Callable[[str], Any]) -> bool:

@@ -29,7 +29,8 @@ from typing import Any
 
 #: states after which SLURM never runs the job again: SLURM ended it. ``FAILED`` (the
 #: job's own command failed) is not here: that is an ordinary failed step, retried and
-#: then failed as the plugin does.
+#: then failed as the plugin does, unless a step of the job peaked at its memory request
+#: (:func:`memory_note`): then SLURM ended it for memory.
 ENDED_BY_SLURM = frozenset({"BOOT_FAIL", "CANCELLED", "DEADLINE", "NODE_FAIL",
                             "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT",
                             # gpubench's own: slurmctld lost the job with its state
@@ -136,10 +137,21 @@ def size_bytes(text: str, default_unit: str = "K") -> float | None:
     return float(m.group(1)) * _UNITS[m.group(2) or default_unit]
 
 
-def memory_note(steps: str) -> str:
-    """From ``sacct -j ID -n -P -o JobID,State,ExitCode,MaxRSS,ReqMem``: the step that
-    used more memory than the job asked for (``the batch step used 328 MiB of its 50
-    MiB``), or ''."""
+#: a job step that peaked at this share of the job's requested memory (or more) was
+#: ended for memory: SLURM's sampling (JobAcctGatherParams=OverMemoryKill) kills a
+#: step once it is over, cgroups stop it at the limit
+MEMORY_SHARE = 0.9
+
+
+def memory_note(steps: str, state: str = "") -> str:
+    """From ``sacct -j ID -n -P -o JobID,State,ExitCode,MaxRSS,ReqMem``: ``out of
+    memory: step 132.0 peaked at 410 MiB (MaxRSS) of the 400 MiB requested (ReqMem,
+    mem_mb)`` when a step of the job reached :data:`MEMORY_SHARE` of its request or
+    ``state`` is OUT_OF_MEMORY, else ''.
+
+    SLURM's sampled memory limit kills the srun step running the job's command, and
+    the job then ends ``FAILED`` with the exit status of the batch script, not
+    ``OUT_OF_MEMORY``: the steps' peaks are what tell."""
     requested = None
     worst: tuple[float, str] | None = None
     for line in steps.splitlines():
@@ -151,11 +163,15 @@ def memory_note(steps: str) -> str:
             continue
         rss = size_bytes(cols[3])
         if rss is not None and (worst is None or rss > worst[0]):
-            worst = (rss, cols[0].partition(".")[2])
-    if not requested or worst is None or worst[0] < 0.9 * requested:
+            worst = (rss, cols[0])
+    over = bool(requested and worst and worst[0] >= MEMORY_SHARE * requested)
+    if not over and base_state(state) != "OUT_OF_MEMORY":
         return ""
-    return (f"its {worst[1]} step used {worst[0] / 2**20:.0f} MiB of its "
-            f"{requested / 2**20:.0f} MiB memory (mem_mb)")
+    asked = f"{requested / 2**20:.0f} MiB requested (ReqMem, mem_mb)" if requested else ""
+    if worst is None:
+        return "out of memory" + (f": {asked}" if asked else "")
+    return (f"out of memory: step {worst[1]} peaked at {worst[0] / 2**20:.0f} MiB (MaxRSS)"
+            + (f" of the {asked}" if asked else ""))
 
 
 def parse_states(text: str) -> dict[str, str]:

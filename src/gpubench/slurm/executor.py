@@ -5,10 +5,12 @@ logs and the efficiency report are the plugin's. Replaced here:
 
 - ``check_active_jobs``: any state SLURM ends a job with (``CANCELLED by <uid>``,
   ``PREEMPTED``, ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``TIMEOUT``, ``BOOT_FAIL``,
-  ``DEADLINE``) ends the job. A cancel is recorded at once; the others are retried while
-  attempts are left. On the last attempt the workflow's salvage writes every planned
-  row of the step as an ``error`` naming the SLURM state and job id, and the job counts
-  as done, so collect and the report go on. When the run goes quiet (no state change
+  ``DEADLINE``), and ``FAILED`` with a job step that peaked at its memory request
+  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; the
+  others are retried while attempts are left. On the last attempt the workflow's
+  salvage keeps the rows the step had finished and writes the others as ``error`` rows
+  naming the SLURM state, job id and, for memory, requested and peak memory; the job
+  counts as done, so collect and the report go on. When the run goes quiet (no state change
   for ``GPUBENCH_SLURM_QUIET_S``, or the status query failing) the driver asks
   slurmctld what it knows, warns naming the run's job ids and the recovery steps, fails
   jobs slurmctld lost or holds for ever, and after ``GPUBENCH_SLURM_GIVE_UP_S`` of
@@ -252,6 +254,13 @@ def executor_class(base: type) -> type:
                         finished = True
                         self.report_job_success(j)
                         self._drop_log(j)
+                    elif kind == "failed" and (
+                            note := self._memory_note(str(j.external_jobid), raw, name)):
+                        # killed for memory: SLURM ended it, whatever its exit status
+                        if self._ended(j, raw, name, note):
+                            finished = True
+                        else:
+                            yield j
                     elif kind == "failed":
                         self._done(j)
                         finished = True
@@ -285,9 +294,20 @@ def executor_class(base: type) -> type:
                 self.next_seconds_between_status_checks = min(
                     self.next_seconds_between_status_checks, slurm.PENDING_LOOK_S)
 
-        def _ended(self, j: SubmittedJobInfo, raw: str, command: str) -> bool:
+        def _memory_note(self, jobid: str, raw: str, command: str) -> str:
+            """``out of memory: ...`` (requested and peak memory, from sacct's job steps)
+            when the job was ended for memory, else ''."""
+            if command != "sacct":
+                return ""
+            rc, out, _ = run_client(["sacct", "-j", jobid, "-n", "-P", "-o",
+                                     "JobID,State,ExitCode,MaxRSS,ReqMem"], 15)
+            return slurm.memory_note(out, raw) if rc == 0 else ""
+
+        def _ended(self, j: SubmittedJobInfo, raw: str, command: str,
+                   note: str | None = None) -> bool:
             """A job SLURM ended: retry it, or record it. False: wait (SLURM requeues
-            it, or it is still completing: the step's processes may still write)."""
+            it, or it is still completing: the step's processes may still write).
+            ``note``: what is known of its memory, when already asked."""
             state = slurm.base_state(raw)
             jobid = str(j.external_jobid)
             settings = self.workflow.executor_settings
@@ -303,11 +323,9 @@ def executor_class(base: type) -> type:
             job = j.job
             attempt, attempts = int(job.attempt), int(job.restart_times) + 1
             log = j.aux.get("slurm_logfile")
-            note = ""
-            if state not in ("LOST", "HELD") and command == "sacct":
-                rc, out, _ = run_client(["sacct", "-j", jobid, "-n", "-P", "-o",
-                                         "JobID,State,ExitCode,MaxRSS,ReqMem"], 15)
-                note = slurm.memory_note(out) if rc == 0 else ""
+            if note is None:
+                note = "" if state in ("LOST", "HELD") else \
+                    self._memory_note(jobid, raw, command)
             reason = slurm.failure_reason(jobid, raw, attempt, attempts,
                                           str(log) if log else None, note)
             outputs = [f for m in members(job) for f in m.output]
@@ -324,8 +342,9 @@ def executor_class(base: type) -> type:
                 return True
             if self._salvage(job, reason):
                 self.logger.warning(
-                    f"gpubench: {describe(job)}: {reason}. Its measurements are recorded "
-                    "as error rows with this reason; to measure them again: snakemake "
+                    f"gpubench: {describe(job)}: {reason}. The rows its step had finished "
+                    "are kept, the measurements not yet made are recorded as error rows "
+                    "with this reason; to measure them again: snakemake "
                     "<same options> --forcerun "
                     + " ".join(shlex.quote(str(f)) for m in members(job) for f in
                                m.output[:1]))
