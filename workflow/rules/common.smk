@@ -94,7 +94,9 @@ onsuccess:
 onerror:
     PLAN.stop_progress()
     # the failed jobs and the command that runs them again, as the run's last words
-    said = gw.failed_jobs_message(getattr(workflow.scheduler, "failed", ()), sys.argv)
+    said = gw.failed_jobs_message(
+        getattr(workflow.scheduler, "failed", ()), sys.argv
+    )
     if said:
         print(said, file=sys.stderr, flush=True)
 
