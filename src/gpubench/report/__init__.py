@@ -33,9 +33,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import inputs, results
+from gpubench import hostload, inputs, results
 from gpubench.files import WriteError
-from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
+from gpubench.report import (
+    conditions,
+    figures,
+    headline,
+    matrix,
+    mpi,
+    render,
+    sections,
+    stats,
+)
 from gpubench.report.base import (
     CSS,
     UNKNOWN,
@@ -90,9 +99,13 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         raise results.SchemaError(f"{path}: missing columns {lacking}; not a gpubench "
                                   f"timings file (schema v{results.SCHEMA_VERSION})")
     missing = [c for c in results.COLUMN_NAMES if c not in frame.columns]
-    if missing:
+    # the host's conditions are shown only where a step was busy: without them, nothing
+    # is shown and nothing changes, so they need no note
+    named = [c for c in missing if c not in hostload.COLUMNS]
+    if named:
         notes.append(f"{path.name} is of an older schema: it has no columns "
-                     f"{', '.join(missing)}; their values are shown as unknown or left out")
+                     f"{', '.join(named)}; their values are shown as unknown or left out")
+    if missing:
         kinds = {c.name: c.kind for c in results.COLUMNS}
         for col in missing:
             frame[col] = "" if kinds[col] == "str" else float("nan")
@@ -144,6 +157,8 @@ class Inputs:
     overview: headline.Overview | None = None
     #: the run's suite record (``suite.json``: gpubench.suites); empty where none
     suite: dict[str, Any] = field(default_factory=dict)
+    #: the steps measured on a busy host, whose comparisons are flagged (:mod:`.conditions`)
+    busy: list[conditions.BusyStep] = field(default_factory=list)
 
     @property
     def suite_line(self) -> tuple[str, str]:
@@ -166,6 +181,7 @@ class Inputs:
         self.device_picks = sections.picks_for(df[df["device"] == "gpu"], self.samples,
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
+        self.busy = conditions.busy_steps(df)
         code = sections.code.build(df)
         self.sections = {
             "summary": sections.summary.build(df, self.picks, self.device_picks),
@@ -244,7 +260,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         notes=inputs.notes, alerts=caller_clock_notes(df),
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
         env_problem=env.problem, unknown=UNKNOWN, gpu_skipped=gpu_skip_reasons(df),
-        n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
+        busy=inputs.busy, n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
         n_wrong=int((df["status"] == "wrong_result").sum()),
         matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
                                          sections.figure_drawer(figs))
@@ -266,7 +282,7 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
         no_gpu_rows=not df.empty and not (df["device"] == "gpu").any(),
-        gpu_skipped=gpu_skip_reasons(df),
+        gpu_skipped=gpu_skip_reasons(df), busy=inputs.busy,
         matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)
         if inputs.choice else None,
         sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),
