@@ -213,3 +213,28 @@ def test_a_backend_name_a_shell_would_misread_gets_no_command(fixture_rows):
     frame.loc[frame["backend"] == "numpy-cpu", "backend"] = "numpy-cpu;rm"
     busy = conditions.busy_steps(_set(frame, "numpy-cpu;rm", host_other_cpu_pct=90.0))
     assert busy[0].command == ""
+
+
+def test_the_probe_records_the_hosts_load_and_the_report_shows_it(monkeypatch):
+    """host.json is written once per run: it holds the load at probe time, read before
+    the probe measures (its ceilings and timer are stubbed here); a record without it
+    (older probes, the committed evidence) shows no such row."""
+    from gpubench import probe
+    from gpubench.report.base import Environment, environment_table, host_problems
+
+    monkeypatch.setattr(probe, "timer_overhead", lambda: {"per_sample_s": 1e-7,
+                                                          "loop_s": 1e-6})
+    monkeypatch.setattr(probe, "measure_ceilings", lambda *a: {})
+    monkeypatch.setattr(probe, "energy_crosscheck", lambda *a: {"reason": "test"})
+    monkeypatch.setattr(probe, "gpu_info", lambda: ([], "test"))
+    record = json.loads(json.dumps(probe.probe(), allow_nan=False))
+    cond = record["host_conditions"]
+    assert cond["load_1min"] >= 0 and cond["window_s"] > 0
+    assert 0 <= cond["busy_pct"] <= 100 and 0 <= cond["steal_pct"] <= 100
+    assert host_problems(record) == {}
+    table = environment_table(Environment(record, "host.json"))
+    (shown,) = table.loc[table["field"] == "host at probe time", "value"]
+    assert shown.startswith("load average ") and "each row records its own step" in shown
+    older = {k: v for k, v in record.items() if k != "host_conditions"}
+    assert "host at probe time" not in set(environment_table(Environment(older, "h"))["field"])
+    assert "host_conditions" in host_problems({**record, "host_conditions": {"load_1min": "x"}})

@@ -71,7 +71,8 @@ class BusyStep:
             parts.append(f"{', '.join(quiet)} (measured on a quiet host)")
         if self.busy_too:
             parts.append(f"{', '.join(self.busy_too)} (busy too)")
-        return (f"Host conditions differ: {self.backend} was measured on a busy host "
+        head = "Host conditions differ" if quiet else "Host conditions"
+        return (f"{head}: {self.backend} was measured on a busy host "
                 f"({self.why}), so its comparisons with {' and '.join(parts)} may show "
                 f"the host, not the frameworks; re-run {self.backend} on a quiet host")
 
