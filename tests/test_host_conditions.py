@@ -238,3 +238,11 @@ def test_the_probe_records_the_hosts_load_and_the_report_shows_it(monkeypatch):
     older = {k: v for k, v in record.items() if k != "host_conditions"}
     assert "host at probe time" not in set(environment_table(Environment(older, "h"))["field"])
     assert "host_conditions" in host_problems({**record, "host_conditions": {"load_1min": "x"}})
+
+
+def test_the_conditions_read_in_words_for_the_steps_log():
+    """Each worker's conditions are in the step's log too; unknown parts say so."""
+    text = hostload.describe({"host_load_start": 1.0, "host_load_end": 2.5,
+                              "host_steal_pct": math.nan, "host_other_cpu_pct": 12.3})
+    assert text == ("load 1.00 -> 2.50, other processes 12 % of the CPUs' time, stolen "
+                    "unknown")

@@ -98,6 +98,17 @@ def conditions(start: Snapshot, end: Snapshot) -> dict[str, float]:
     return out
 
 
+def describe(got: dict[str, float]) -> str:
+    """:func:`conditions` in words, for a step's log."""
+    def num(key: str, fmt: str, unit: str = "") -> str:
+        v = got.get(key, math.nan)
+        return "unknown" if math.isnan(v) else format(v, fmt) + unit
+
+    return (f"load {num('host_load_start', '.2f')} -> {num('host_load_end', '.2f')}, "
+            f"other processes {num('host_other_cpu_pct', '.0f', ' %')} of the CPUs' "
+            f"time, stolen {num('host_steal_pct', '.0f', ' %')}")
+
+
 def _clock_ticks() -> float:
     try:
         return float(os.sysconf("SC_CLK_TCK"))

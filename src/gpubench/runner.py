@@ -360,6 +360,7 @@ class BackendRun:
             got = hostload.conditions(start, hostload.snapshot())
             for row in self.rows[first:]:
                 row.update(got)
+            self.say(f"host while the worker ran (threads={threads}): {hostload.describe(got)}")
             pending = pending[done:]
 
     def _worker(self, threads: int, indices: list[int]) -> int:
