@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -106,7 +107,7 @@ def test_a_real_step_records_a_busy_process_beside_it(steps):
     assert conditions.busy_rows(loaded).all()
 
 
-def _inputs(tmp_path: Path, frame: pd.DataFrame) -> tuple[str, str, list]:
+def _inputs(tmp_path: Path, frame: pd.DataFrame) -> tuple[str, str, Any]:
     """The page and summary.md of ``frame`` (figures left undrawn)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     results.atomic_write_csv(tmp_path / "timings.csv", frame)
@@ -133,16 +134,17 @@ def test_a_comparison_with_the_loaded_step_is_flagged_naming_it(steps, tmp_path)
     other = _quiet(_other_step(steps["quiet"]))
     html, md, busy = _inputs(tmp_path / "loaded",
                              pd.concat([steps["loaded"], other], ignore_index=True))
-    assert [b.backend for b in busy] == ["numpy-cpu"]
-    assert busy[0].compared == ("python-cpu",) and busy[0].busy_too == ()
+    assert busy is not None and [b.backend for b in busy.steps] == ["numpy-cpu"]
+    assert busy.steps[0].compared == ("python-cpu",) and busy.steps[0].busy_too == ()
     command = "gpubench run -- --forcerun results/raw/numpy-cpu.csv"
     for text in (html, md):
-        assert "Host conditions differ: numpy-cpu was measured on a busy host" in text
-        assert "python-cpu (measured on a quiet host)" in text
-        assert command in text
+        assert "Host conditions differ: measured on a busy host: numpy-cpu (" in text
+        assert "compared with python-cpu (measured on a quiet host)" in text
+        assert "re-run numpy-cpu on a quiet host" in text
+        assert text.count("Host conditions") == 1 and command in text
     _, md, busy = _inputs(tmp_path / "quiet",
                           pd.concat([_quiet(steps["quiet"]), other], ignore_index=True))
-    assert busy == [] and "Host conditions" not in md and "--forcerun" not in md
+    assert busy is None and "Host conditions" not in md and "--forcerun" not in md
 
 
 # -- the rule on fixture rows -------------------------------------------------------------
@@ -186,13 +188,19 @@ def test_a_gpu_step_on_a_busy_host_is_flagged_too(fixture_rows):
     assert busy[0].compared == ("cupy-gpu", "numpy-cpu")
 
 
-def test_two_busy_steps_name_each_other(fixture_rows):
+def test_two_busy_steps_share_one_notice_and_one_command(fixture_rows):
     frame = _set(_set(fixture_rows, "numpy-cpu", host_other_cpu_pct=60.0), "cupy-gpu",
                  host_steal_pct=30.0)
-    busy = {b.backend: b for b in conditions.busy_steps(frame)}
+    notice = conditions.notice(frame)
+    assert notice is not None
+    busy = {b.backend: b for b in notice.steps}
     assert set(busy) == {"numpy-cpu", "cupy-gpu"}
     assert busy["numpy-cpu"].busy_too == ("cupy-gpu",)
-    assert "cupy-gpu (busy too)" in busy["numpy-cpu"].text()
+    assert "cupy-gpu (busy too)" in notice.text and "re-run them on a quiet host" in notice.text
+    assert notice.command == (".venv/bin/gpubench run -- --forcerun "
+                              "results/raw/cupy-gpu.csv results/raw/numpy-cpu.csv")
+    only_busy = frame[frame["backend"].isin(["numpy-cpu", "cupy-gpu"])]
+    assert conditions.notice(only_busy).text.startswith("Host conditions: measured")
 
 
 def test_rows_that_predate_the_columns_are_never_flagged(fixture_rows, tmp_path):
@@ -202,7 +210,7 @@ def test_rows_that_predate_the_columns_are_never_flagged(fixture_rows, tmp_path)
     results.atomic_write_csv(tmp_path / "timings.csv", old)
     (tmp_path / "host.json").write_text(json.dumps(ENV))
     inputs = load_inputs(tmp_path / "timings.csv", tmp_path / "host.json")
-    assert inputs.busy == []
+    assert inputs.busy is None
     assert inputs.df["host_other_cpu_pct"].isna().all()
     assert not any("host_" in note for note in inputs.notes)
     assert "Host conditions" not in render_markdown(inputs)
@@ -211,8 +219,9 @@ def test_rows_that_predate_the_columns_are_never_flagged(fixture_rows, tmp_path)
 def test_a_backend_name_a_shell_would_misread_gets_no_command(fixture_rows):
     frame = fixture_rows.copy()
     frame.loc[frame["backend"] == "numpy-cpu", "backend"] = "numpy-cpu;rm"
-    busy = conditions.busy_steps(_set(frame, "numpy-cpu;rm", host_other_cpu_pct=90.0))
-    assert busy[0].command == ""
+    notice = conditions.notice(_set(frame, "numpy-cpu;rm", host_other_cpu_pct=90.0))
+    assert notice is not None and "numpy-cpu;rm (" in notice.text
+    assert notice.command == ""
 
 
 def test_the_probe_records_the_hosts_load_and_the_report_shows_it(monkeypatch):

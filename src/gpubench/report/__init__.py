@@ -157,8 +157,9 @@ class Inputs:
     overview: headline.Overview | None = None
     #: the run's suite record (``suite.json``: gpubench.suites); empty where none
     suite: dict[str, Any] = field(default_factory=dict)
-    #: the steps measured on a busy host, whose comparisons are flagged (:mod:`.conditions`)
-    busy: list[conditions.BusyStep] = field(default_factory=list)
+    #: the notice on the steps measured on a busy host, whose comparisons are flagged
+    #: (:mod:`.conditions`); None where no step was
+    busy: conditions.Notice | None = None
 
     @property
     def suite_line(self) -> tuple[str, str]:
@@ -181,7 +182,7 @@ class Inputs:
         self.device_picks = sections.picks_for(df[df["device"] == "gpu"], self.samples,
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
-        self.busy = conditions.busy_steps(df)
+        self.busy = conditions.notice(df)
         code = sections.code.build(df)
         self.sections = {
             "summary": sections.summary.build(df, self.picks, self.device_picks),

@@ -13,8 +13,8 @@ its measured rows was taken while
 - a hypervisor stole more than :data:`STEAL_PCT` % of the CPUs' time;
 
 and every comparison between a busy step and another step (busy or not: two busy
-periods are not known to be alike) is flagged, naming the busy step and the command
-that measures it again. GPU steps follow the same rule: the verdicts rank the caller's
+periods are not known to be alike) is flagged, in one notice naming the busy steps and
+the command that measures them again. GPU steps follow the same rule: the verdicts rank the caller's
 clock, which on a GPU includes the Python dispatch on the host, and small GPU calls are
 dispatch-bound. Rows without the columns (files of schema 6 and older) are never busy.
 """
@@ -39,9 +39,10 @@ LOAD_PER_CORE = 2.0
 #: the share of CPU time a hypervisor took above which a row's host was busy
 STEAL_PCT = 10.0
 
-#: the command that measures one step again (docs/running.md, "Re-running one
-#: framework"); ``results`` is the run's results_dir
-RERUN = ".venv/bin/gpubench run -- --forcerun results/raw/{backend}.csv"
+#: the command that measures steps again (docs/running.md, "Re-running one framework"),
+#: followed by each step's :data:`RAW` file; ``results`` is the run's results_dir
+RERUN = ".venv/bin/gpubench run -- --forcerun"
+RAW = "results/raw/{backend}.csv"
 
 #: a backend name that can go into a command as it is
 _PLAIN = re.compile(r"^[A-Za-z0-9_.+-]+$")
@@ -57,24 +58,39 @@ class BusyStep:
     compared: tuple[str, ...]
     busy_too: tuple[str, ...]
 
-    @property
-    def command(self) -> str:
-        """The command that measures the step again, or "" for a name a shell would
-        not take as it is."""
-        return RERUN.format(backend=self.backend) if _PLAIN.match(self.backend) else ""
-
     def text(self) -> str:
-        """The notice's sentence (without the command)."""
+        """The step's part of the notice."""
         quiet = [b for b in self.compared if b not in self.busy_too]
         parts = []
         if quiet:
             parts.append(f"{', '.join(quiet)} (measured on a quiet host)")
         if self.busy_too:
             parts.append(f"{', '.join(self.busy_too)} (busy too)")
-        head = "Host conditions differ" if quiet else "Host conditions"
-        return (f"{head}: {self.backend} was measured on a busy host "
-                f"({self.why}), so its comparisons with {' and '.join(parts)} may show "
-                f"the host, not the frameworks; re-run {self.backend} on a quiet host")
+        return f"{self.backend} ({self.why}), compared with {' and '.join(parts)}"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """The one notice near the top of the page and summary.md: every busy step, what
+    it is compared with, and one command that measures them all again."""
+
+    steps: tuple[BusyStep, ...]
+
+    @property
+    def text(self) -> str:
+        differ = any(set(s.compared) - set(s.busy_too) for s in self.steps)
+        names = [s.backend for s in self.steps]
+        them = names[0] if len(names) == 1 else "them"
+        return (f"Host conditions{' differ' if differ else ''}: measured on a busy host: "
+                f"{'; '.join(s.text() for s in self.steps)}. These comparisons may show "
+                f"the host, not the frameworks; re-run {them} on a quiet host")
+
+    @property
+    def command(self) -> str:
+        """The command that measures the busy steps again; a name a shell would not
+        take as it is is left out of it (it is named in :attr:`text`)."""
+        plain = [s.backend for s in self.steps if _PLAIN.match(s.backend)]
+        return f"{RERUN} " + " ".join(RAW.format(backend=b) for b in plain) if plain else ""
 
 
 def busy_rows(df: pd.DataFrame) -> pd.Series:
@@ -126,3 +142,9 @@ def busy_steps(df: pd.DataFrame) -> list[BusyStep]:
         out.append(BusyStep(backend, _why(df[busy & (df["backend"] == backend)]), compared,
                             tuple(b for b in compared if b in names)))
     return out
+
+
+def notice(df: pd.DataFrame) -> Notice | None:
+    """The notice on the steps measured on a busy host (:func:`busy_steps`), or None."""
+    steps = busy_steps(df)
+    return Notice(tuple(steps)) if steps else None
