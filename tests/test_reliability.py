@@ -200,6 +200,20 @@ CATALOGUE: tuple[Scenario, ...] = (
              "refused before its first job, naming `results_dir` and the running pid "
              "(a lock the kernel drops if the holder is killed); no file touched",
              R + "test_two_runs_at_once"),
+    Scenario("concurrent-busy-host", "concurrent",
+             "a process spinning on every core while the numpy-cpu step measures",
+             "its rows record the others' CPU share over the rule's 25 %; the report's "
+             "notice names numpy-cpu, the steps it is compared with and `gpubench run -- "
+             "--forcerun results/raw/numpy-cpu.csv` (the same rows measured quietly: no "
+             "notice)",
+             "test_host_conditions.py::test_a_comparison_with_the_loaded_step_is_flagged_"
+             "naming_it"),
+    Scenario("concurrent-steps", "concurrent",
+             "`step_threads: 1` on a host of 4 cores, quick and full suites (dry run)",
+             "every framework's step, MPI job and the probe takes `bench_slot=1`, of which "
+             "the local profile has one: none measures beside another",
+             "test_workflow.py::test_measuring_jobs_take_the_one_bench_slot_of_the_local_"
+             "profile"),
     Scenario("atomic-writes", "concurrent", "two writers replacing one CSV 50 times each "
              "while it is read", "every read is a whole file of one writer; no temporary "
              "left", R + "test_concurrent_writes_never_show_a_partial_file"),

@@ -207,3 +207,42 @@ def test_slurm_profile_parses_and_plans(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "run_backend" in out.stdout + out.stderr
+
+
+def _jobs(text: str) -> list[tuple[str, str]]:
+    """(rule, its resources line) of each job a dry run lists (a group job's are
+    indented)."""
+    jobs, rule = [], None
+    for line in map(str.strip, text.splitlines()):
+        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
+            rule = line.split()[1].rstrip(":")
+        elif rule and line.startswith("resources:"):
+            jobs.append((rule, line))
+            rule = None
+    return jobs
+
+
+@pytest.mark.parametrize("suite", ["quick", "full"])
+def test_measuring_jobs_take_the_one_bench_slot_of_the_local_profile(suite, tmp_path):
+    """Every framework's step, MPI job and the probe takes bench_slot=1, of which the
+    local profile has one: with steps of one core on a host of more (step_threads: 1),
+    cores alone would let them measure side by side."""
+    import yaml
+
+    profile = yaml.safe_load((ROOT / "profiles" / "local" / "config.yaml").read_text())
+    assert "bench_slot=1" in profile["resources"]
+    out = subprocess.run(
+        [SNAKEMAKE, "--profile", "profiles/local", "--cores", "4", "-n", "--config",
+         f"suite={suite}", "step_threads=1", f"results_dir={tmp_path}/r",
+         f"logs_dir={tmp_path}/l"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    jobs = _jobs(out.stdout + out.stderr)
+    measuring = [(rule, res) for rule, res in jobs if rule in ("run_backend", "mpi_job",
+                                                               "probe")]
+    assert {r for r, _ in measuring} >= {"run_backend", "probe"}
+    if suite == "full":
+        assert any(r == "mpi_job" for r, _ in measuring)
+    missing = [(r, res) for r, res in measuring if "bench_slot=1" not in res]
+    assert missing == []
+    others = [(r, res) for r, res in jobs if r not in ("run_backend", "mpi_job", "probe")]
+    assert others and not any("bench_slot" in res for _, res in others)

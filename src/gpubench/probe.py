@@ -187,6 +187,12 @@ def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
 
 
 def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
+    """The run's record (host.json). Its ``host_conditions`` are the host's load at
+    probe time, read before the probe measures anything (the probe is one step of the
+    run; each row records its own step's conditions, :mod:`gpubench.hostload`)."""
+    from gpubench import hostload
+
+    conditions = hostload.run_level()
     gpus, reason = gpu_info()
     try:
         import psutil
@@ -199,6 +205,7 @@ def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
         "memory_bytes": memory,
         "os": platform.platform(),
         "timestamp": provenance.utc_now(),
+        "host_conditions": conditions,
         "timer_overhead_s": timer_overhead(),
         "gpus": gpus,
         "gpu_reason": reason,

@@ -30,8 +30,10 @@ from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 #: ``implausible``, and a ``clock`` column in the samples file; 3: energy per call
 #: (``energy_*``); 4: ``caller_rounds``, ``cache_state``; 5: ``caller_spread_rounds``,
 #: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`) and peak device memory
-#: (``memory_*``); 6: ``matmul_precision``
-SCHEMA_VERSION = 6
+#: (``memory_*``); 6: ``matmul_precision``; 7: the host's conditions while the row's
+#: worker ran (``host_load_*``, ``host_steal_pct``, ``host_other_cpu_pct``,
+#: :mod:`gpubench.hostload`)
+SCHEMA_VERSION = 7
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -210,6 +212,19 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
     Column("gpu_temp_c_end", "float", "GPU temperature after the step (NVML)"),
     Column("gpu_throttle_start", "str", "active clock-throttle reasons before the step"),
     Column("gpu_throttle_end", "str", "active clock-throttle reasons after the step"),
+    Column("host_load_start", "float", "the host's 1-minute load average when the "
+           "worker that measured the row started (os.getloadavg; a worker per thread "
+           "count of the step)"),
+    Column("host_load_end", "float", "... and when that worker ended (it counts the "
+           "worker's own threads)"),
+    Column("host_steal_pct", "float", "CPU time a hypervisor took from this virtual "
+           "machine while the worker ran, % of all CPUs' time (/proc/stat's steal; "
+           "empty without /proc/stat)"),
+    Column("host_other_cpu_pct", "float", "CPU time other processes used while the "
+           "worker ran, % of all CPUs' time: the host's busy time (/proc/stat) less "
+           "the step's own (os.times of the step and its workers); empty without "
+           "/proc/stat. The report flags comparisons of rows taken on a busy host "
+           "(docs/report.md)"),
     Column("host", "str", "host name"),
     Column("cpu_model", "str", "host CPU model"),
     Column("cpu_cores", "int", "logical CPUs on the host"),
@@ -339,6 +354,10 @@ MEASURED: tuple[tuple[str, str, str], ...] = (
     ("caller_rounds",       "int > 0", "the caller's clock takes at least one round"),
     ("caller_spread_rounds", "int >= 0", "0 where the row was not spread"),
     ("caller_spread_s",     ">= 0",    "a window's length"),
+    ("host_load_start",     ">= 0",    "a count of tasks"),
+    ("host_load_end",       ">= 0",    "a count of tasks"),
+    ("host_steal_pct",      ">= 0",    "a share of CPU time"),
+    ("host_other_cpu_pct",  ">= 0",    "a share of CPU time"),
 )
 
 #: per clock, quantiles in order: each value at most the next present one (empty cells

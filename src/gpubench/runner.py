@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpubench import provenance, results
+from gpubench import hostload, provenance, results
 from gpubench.backends import load_backend, load_plugins, split_backend_id
 from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
@@ -390,9 +390,18 @@ class BackendRun:
             self.say(f"GPU telemetry {self.telemetry}")
 
     def _run_group(self, threads: int, indices: list[int]) -> None:
+        """Run workers until every item has a row; each worker's rows carry the host's
+        conditions over that worker (:mod:`gpubench.hostload`): the load at its start
+        and end, the steal and the other processes' CPU while it ran."""
         pending = list(indices)
         while pending:
+            first = len(self.rows)
+            start = hostload.snapshot()
             done = self._worker(threads, pending)
+            got = hostload.conditions(start, hostload.snapshot())
+            for row in self.rows[first:]:
+                row.update(got)
+            self.say(f"host while the worker ran (threads={threads}): {hostload.describe(got)}")
             pending = pending[done:]
 
     def _worker(self, threads: int, indices: list[int]) -> int:

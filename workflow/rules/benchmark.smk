@@ -12,8 +12,11 @@ rule run_backend:
     conda:
         step_conda_env
     threads: step_threads
+    # bench_slot: one per benchmark step, MPI job and probe; the local profile has one,
+    # so no two measure at once whatever step_threads asks (docs/running.md)
     resources:
         gpu=step_gpus,
+        bench_slot=1,
         attempt=lambda wildcards, attempt: attempt,
     params:
         python=step_python,

@@ -23,6 +23,7 @@ rule mpi_job:
         gpu=step_gpus,
         gpus_per_task=step_gpus,
         runtime=mpi_runtime_min,
+        bench_slot=1,
     params:
         python=step_python,
         ranks_python=mpi_ranks_python,

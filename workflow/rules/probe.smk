@@ -13,6 +13,7 @@ rule probe:
     threads: step_threads
     resources:
         gpu=probe_gpus,
+        bench_slot=1,
     params:
         python=step_python,
         script=SCRIPTS / "probe.py",

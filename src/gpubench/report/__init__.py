@@ -33,10 +33,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import results
+from gpubench import hostload, results
 from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
-from gpubench.report import figures, headline, matrix, mpi, render, sections, stats
+from gpubench.report import (
+    conditions,
+    figures,
+    headline,
+    matrix,
+    mpi,
+    render,
+    sections,
+    stats,
+)
 from gpubench.report.base import (
     CSS,
     UNKNOWN,
@@ -92,9 +101,13 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         raise results.SchemaError(f"{path}: missing columns {lacking}; not a gpubench "
                                   f"timings file (schema v{results.SCHEMA_VERSION})")
     missing = [c for c in results.COLUMN_NAMES if c not in frame.columns]
-    if missing:
+    # the host's conditions are shown only where a step was busy: without them, nothing
+    # is shown and nothing changes, so they need no note
+    named = [c for c in missing if c not in hostload.COLUMNS]
+    if named:
         notes.append(f"{path.name} is of an older schema: it has no columns "
-                     f"{', '.join(missing)}; their values are shown as unknown or left out")
+                     f"{', '.join(named)}; their values are shown as unknown or left out")
+    if missing:
         kinds = {c.name: c.kind for c in results.COLUMNS}
         for col in missing:
             frame[col] = "" if kinds[col] == "str" else float("nan")
@@ -146,6 +159,9 @@ class Inputs:
     overview: headline.Overview | None = None
     #: the run's suite record (``suite.json``: gpubench.suites); empty where none
     suite: dict[str, Any] = field(default_factory=dict)
+    #: the notice on the steps measured on a busy host, whose comparisons are flagged
+    #: (:mod:`.conditions`); None where no step was
+    busy: conditions.Notice | None = None
 
     @property
     def suite_line(self) -> tuple[str, str]:
@@ -168,6 +184,7 @@ class Inputs:
         self.device_picks = sections.picks_for(df[df["device"] == "gpu"], self.samples,
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
+        self.busy = conditions.notice(df)
         code = sections.code.build(df)
         self.sections = {
             "summary": sections.summary.build(df, self.picks, self.device_picks),
@@ -248,7 +265,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         notes=inputs.notes, alerts=caller_clock_notes(df),
         heading=headline.heading(machine_line, cpu_only(df)),
         env_problem=env.problem, unknown=UNKNOWN, gpu_notice=gpu_notice(df),
-        n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
+        busy=inputs.busy, n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
         n_wrong=int((df["status"] == "wrong_result").sum()),
         matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
                                          sections.figure_drawer(figs))
@@ -271,7 +288,7 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
         notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
         heading=headline.heading(machine_line, cpu_only(df)),
-        gpu_notice=gpu_notice(df),
+        gpu_notice=gpu_notice(df), busy=inputs.busy,
         matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)
         if inputs.choice else None,
         sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),

@@ -181,6 +181,7 @@ HOST_SCHEMA: dict[str, Any] = {
         "ceilings": {"type": "object"},
         "energy_crosscheck": {"type": "object"},
         "timer_overhead_s": {"type": "object", "additionalProperties": _COUNT},
+        "host_conditions": {"type": "object", "additionalProperties": _COUNT},
     },
 }
 
@@ -567,7 +568,24 @@ def environment_table(env: Environment) -> pd.DataFrame:
         ["timer overhead", overhead],
         ["GPUs", gpu_text],
     ]
+    cond = env.data.get("host_conditions")
+    if isinstance(cond, Mapping) and cond:  # absent from records of older probes
+        rows.append(["host at probe time", _host_conditions(cond)])
     return text_table(["field", "value"], rows)
+
+
+def _host_conditions(cond: Mapping[str, Any]) -> str:
+    """The probe's reading of the host's load, in words; unknown parts left out."""
+    def pct(key: str) -> str:
+        v = cond.get(key)
+        return f"{v:.0f} %" if isinstance(v, (int, float)) else UNKNOWN
+
+    loads = [cond.get(k) for k in ("load_1min", "load_5min", "load_15min")]
+    load = ("/".join(f"{v:.2f}" for v in loads) if all(isinstance(v, (int, float))
+                                                        for v in loads) else UNKNOWN)
+    return (f"load average {load} (1, 5, 15 min); CPUs busy {pct('busy_pct')}, stolen "
+            f"{pct('steal_pct')} over {cond.get('window_s', UNKNOWN)} s; each row records "
+            "its own step's conditions")
 
 
 def backend_table(df: pd.DataFrame) -> pd.DataFrame | None:
