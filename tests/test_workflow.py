@@ -119,14 +119,15 @@ def test_rerunning_one_framework_leaves_the_others(smoke_run):
     res = smoke_run / "results"
     before = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}
     out = snakemake("--configfile", str(SMOKE), "--config", f"results_dir={smoke_run}/results",
-                    f"logs_dir={smoke_run}/logs", "--forcerun", f"{res}/raw/numpy-cpu.csv",
+                    f"logs_dir={smoke_run}/logs", "--forcerun", f"{res}/raw/python-cpu.csv",
                     "--", f"{res}/report/index.html")
-    # asking for one step's file re-runs that framework alone (plus collect and report)
+    # asking for one step's file re-runs that framework alone (plus collect and report);
+    # plain Python's step, the shortest, keeps the test short
     assert out.returncode == 0, out.stderr[-3000:]
     after = {p.name: p.stat().st_mtime_ns for p in (res / "raw").glob("*.csv")}
-    assert after["numpy-cpu.csv"] != before["numpy-cpu.csv"]
-    assert after["jax-cpu.csv"] == before["jax-cpu.csv"]
-    assert after["torch-cpu.csv"] == before["torch-cpu.csv"]
+    assert after["python-cpu.csv"] != before["python-cpu.csv"]
+    for other in ("numpy-cpu.csv", "jax-cpu.csv", "torch-cpu.csv"):
+        assert after[other] == before[other], other
 
 
 @pytest.mark.parametrize(
