@@ -152,15 +152,8 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
     cold_ok = device == "gpu" and load_backend(backend_id).supports_cold
     items: list[PlanItem] = []
-    for name in kernel_names():
-        kcfg = config.get("kernels", {}).get(name)
-        if kcfg is None or not kcfg.get("enabled", True):
-            continue
+    for name, kcfg, impls in configured_implementations(backend_id, config):
         spec = get_kernel(name)
-        impls = implementations(name, framework, device)
-        chosen = (kcfg.get("implementations") or {}).get(backend_id)
-        if chosen:
-            impls = [impl for impl in impls if impl.name in chosen]
         impls = [impl for impl in impls if not missing_needs(impl, config)]
         modes = ["hot"]
         if cold_ok:
@@ -205,9 +198,10 @@ def missing_needs(impl: Any, config: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(n for n in impl.needs if n != impl.framework and n not in COMMON_FRAMEWORKS)
 
 
-def left_out(backend_id: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(kernel, implementation, missing frameworks) of each configured implementation
-    the plan leaves out for :func:`missing_needs`, for the suite record."""
+def configured_implementations(backend_id: str, config: Mapping[str, Any]
+                               ) -> list[tuple[str, Mapping[str, Any], list[Any]]]:
+    """(kernel, its config, the backend's implementations the config chooses) of each
+    enabled kernel, in run order: what :func:`plan` and :func:`left_out` walk."""
     load_plugins()
     framework, device = split_backend_id(backend_id)
     out = []
@@ -215,12 +209,20 @@ def left_out(backend_id: str, config: Mapping[str, Any]) -> list[tuple[str, str,
         kcfg = config.get("kernels", {}).get(name)
         if kcfg is None or not kcfg.get("enabled", True):
             continue
+        impls = implementations(name, framework, device)
         chosen = (kcfg.get("implementations") or {}).get(backend_id)
-        for impl in implementations(name, framework, device):
-            missing = missing_needs(impl, config)
-            if missing and (not chosen or impl.name in chosen):
-                out.append((name, impl.name, ", ".join(missing)))
+        if chosen:
+            impls = [impl for impl in impls if impl.name in chosen]
+        out.append((name, kcfg, impls))
     return out
+
+
+def left_out(backend_id: str, config: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(kernel, implementation, missing frameworks) of each configured implementation
+    the plan leaves out for :func:`missing_needs`, for the suite record."""
+    return [(name, impl.name, ", ".join(missing))
+            for name, _kcfg, impls in configured_implementations(backend_id, config)
+            for impl in impls if (missing := missing_needs(impl, config))]
 
 
 #: the config key ``energy`` where it is not set
