@@ -14,6 +14,9 @@ one_run() {  # one_run NAME: the default suite into $ROOT/results/NAME, then its
     --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
   local rc=$?
   python3 "$TREE/tools/stage_breakdown.py" "/tmp/$1.log" "$out/logs" "$1" > "$out/breakdown.md" 2>&1
+  # the steps' samples are all in samples.csv: keep that one, compressed (files back are
+  # at most 16 MiB each)
+  rm -f "$out"/raw/*.samples.csv; xz -T0 -6 "$out/samples.csv" 2>/dev/null
   nvidia-smi --query-gpu=name,serial,uuid,clocks.max.sm,power.limit --format=csv > "$out/gpu.txt" 2>&1
   return $rc
 }
