@@ -1,0 +1,17 @@
+#!/bin/bash
+# One run of va_ew.yaml over the default suite (every-framework.yaml), into results/a3,
+# with the compile caches runs.sh left (STEPS file for tools/device/chain.sh).
+source tools/device/step.sh
+snapshot /tmp/tree3
+CACHE=$ROOT/results/cache
+va_run() {
+  local out=$ROOT/results/$1
+  (cd "$TREE" && $SM --configfile tools/device/every-framework.yaml \
+    evidence/run-to-run-ranges/va_ew.yaml \
+    --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$CACHE")
+  local rc=$?
+  rm -f "$out"/raw/*.samples.csv; xz -T0 -6 "$out/samples.csv" 2>/dev/null
+  return $rc
+}
+step a3 va_run a3
+touch /tmp/chain.done
