@@ -40,7 +40,7 @@ envs: $(VENV)/.installed-run
 
 ## test: install, lint, and run the test suite
 test: $(VENV)/.installed lint
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest
 
 ## mutation: mutation testing of the report's decision logic (mutmut; [tool.mutmut] in
 ## pyproject.toml says which files and tests); slow: run by hand, not by `make test`

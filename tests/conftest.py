@@ -39,17 +39,3 @@ def escape_plugin(monkeypatch: pytest.MonkeyPatch) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     sys.path.insert(0, str(ROOT / "src"))
 
-
-#: test modules that share one localhost SLURM cluster: one worker runs them in turn
-SLURM_MODULES = ("test_slurm_cluster", "test_slurm_two_node")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """With pytest-xdist's ``--dist loadgroup`` (``make test``): a module's tests stay on
-    one worker, so its module-scoped fixtures (a Snakemake run, a simulator pass) run
-    once, and the SLURM modules share one worker, so two runs never meet on the cluster."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.path.stem
-            item.add_marker(pytest.mark.xdist_group(
-                "slurm" if module in SLURM_MODULES else module))
