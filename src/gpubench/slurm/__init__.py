@@ -16,7 +16,9 @@ Settings (environment variables, read before any job; a bad value is refused nam
   and the recovery steps, and repeats at this interval while it lasts.
 - ``GPUBENCH_SLURM_GIVE_UP_S`` (3600, 0: never): when SLURM has been in trouble this
   long (its controller down, status queries failing, jobs lost, held or waiting on
-  drained nodes), cancel the run's own jobs by id and end the run.
+  drained nodes), cancel the run's own jobs by id and end the run. A submission that
+  finds slurmctld silent waits for it (2 s, doubling to 30 s between tries, no attempt
+  spent) for at most this long, then fails.
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ DONE = frozenset({"COMPLETED"})
 STUCK_REASONS = ("ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive",
                  "launch failed requeued held", "BadConstraints", "InvalidAccount",
                  "InvalidQOS")
+
+#: SLURM ended the job for a reason its resources do not cure (slurmctld lost or holds
+#: it, its node failed or never booted, a higher-priority job took its place): it is
+#: submitted again as it was, without spending an attempt (whose memory and time grow)
+NOT_ABOUT_RESOURCES = frozenset({"LOST", "HELD", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"})
+#: what sbatch says when slurmctld does not answer: nothing was submitted, so the
+#: submission waits for the controller instead of failing the step
+UNREACHABLE = ("unable to contact slurm controller", "connection refused",
+               "temporarily unable to accept job", "slurmctld is not responding")
+#: the wait before a submission that found slurmctld silent is tried again: doubling
+#: from the first to the most, for at most GPUBENCH_SLURM_GIVE_UP_S of outage
+SUBMIT_WAIT_FIRST_S = 2.0
+SUBMIT_WAIT_MAX_S = 30.0
 
 QUIET_VAR = "GPUBENCH_SLURM_QUIET_S"
 GIVE_UP_VAR = "GPUBENCH_SLURM_GIVE_UP_S"
@@ -220,12 +235,37 @@ def retried(state: str, attempt: int, attempts: int) -> bool:
     return base_state(state) not in NOT_RETRIED and attempt < attempts
 
 
+def unreachable(message: str) -> bool:
+    """Whether sbatch failed because slurmctld did not answer (nothing was submitted),
+    rather than refusing the job (a bad partition, gres or limit)."""
+    text = message.lower()
+    return any(words in text for words in UNREACHABLE)
+
+
+def next_submit_wait(previous: float | None) -> float:
+    """The wait before the next try of a submission that found slurmctld silent:
+    SUBMIT_WAIT_FIRST_S, then doubling to SUBMIT_WAIT_MAX_S (a controller back in
+    seconds is used at once, one down for long is not asked every second)."""
+    return SUBMIT_WAIT_FIRST_S if previous is None else min(previous * 2,
+                                                            SUBMIT_WAIT_MAX_S)
+
+
+def resubmitted(state: str, resubmits: int, attempts: int) -> bool:
+    """Whether a job SLURM ended is submitted again as it was, without spending an
+    attempt: its end was not about its resources (lost, held, a node failure, a
+    preemption), and it has been so submitted fewer times than the step's attempts."""
+    return base_state(state) in NOT_ABOUT_RESOURCES and resubmits < attempts
+
+
 def failure_reason(jobid: str, state: str, attempt: int, attempts: int,
-                   log: str | None = None, note: str = "") -> str:
+                   log: str | None = None, note: str = "", resubmits: int = 0) -> str:
     """The reason a step's rows give when SLURM ended its job (``state`` as sacct gives
-    it, ``State|ExitCode``; ``note``: what else is known, e.g. its memory)."""
+    it, ``State|ExitCode``; ``note``: what else is known, e.g. its memory;
+    ``resubmits``: times it was submitted again as it was, all there were)."""
     if base_state(state) in NOT_RETRIED:
         tail = "not retried: cancelled"
+    elif resubmits:
+        tail = f"submitted again {resubmits} times as it was, no retry left"
     elif attempt < attempts:
         tail = "retried"
     else:
