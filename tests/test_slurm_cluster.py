@@ -711,3 +711,51 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
         assert rows["status"].isin(results.STATUSES).all()
         assert ((rows["status"] == "ok") | (rows["reason"].str.len() > 0)).all()
     assert (tmp_path / "results" / "report" / "index.html").exists()
+
+
+def test_controller_stopped_during_submission_every_step_is_measured(cluster, tmp_path):
+    """slurmctld stopped as the driver starts submitting, started again 30 s later,
+    with the default quiet and give-up times: the submissions wait for it without
+    spending an attempt (every job asks the first attempt's memory), and the run ends by
+    itself with every step measured and the report."""
+    cfg = small_config(tmp_path, ["python-cpu"])  # the shortest step, and the probe
+    since = time.strftime("%Y-%m-%dT%H:%M:%S")
+    driver = Driver(tmp_path, "--configfile", str(cfg), env={})
+    stopped = False
+    try:
+        deadline = time.monotonic() + 240
+        while "SLURM run ID" not in driver.text():  # the executor is made: jobs come next
+            assert driver.proc.poll() is None and time.monotonic() < deadline, \
+                driver.text()[-5000:]
+            time.sleep(0.05)
+        pid = slurmctld_pid()
+        os.kill(pid, signal.SIGTERM)  # stopped, its state saved
+        stopped = True
+        wait_for("slurmctld gone", lambda: not Path(f"/proc/{pid}").exists(), 60)
+        time.sleep(30)
+        subprocess.run(["slurmctld"], check=True, timeout=60)
+        stopped = False
+        rc = driver.wait(timeout=480)
+    finally:
+        driver.stop()
+        if stopped or subprocess.run(["scontrol", "ping"], capture_output=True,
+                                     timeout=60).returncode:
+            subprocess.run(["slurmctld"], timeout=60)  # the other tests need it
+    took = time.monotonic() - driver.start
+    text = driver.text()
+    print(f"\ncontroller stopped during submission: the run took {took:.0f} s",
+          file=sys.stderr)
+    assert rc == 0, text[-5000:]
+    assert "slurmctld does not answer sbatch" in text, text[-5000:]
+    assert "slurmctld answers sbatch again, " in text
+    assert "Trying to restart job" not in text and "(attempt 2 of" not in text
+    rows = rows_of(tmp_path / "results", "python-cpu", cfg)
+    assert (rows["status"] != "error").all(), rows[["status", "reason"]]
+    assert (tmp_path / "results" / "report" / "index.html").exists()
+    # no request grew: each job of the run asked its first attempt's memory
+    ids = driver.submitted()
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "-o", "JobID,ReqMem",
+                          "-j", ",".join(ids)], capture_output=True, text=True,
+                         timeout=60).stdout
+    mems = {line.split("|")[1] for line in out.splitlines() if line}
+    assert mems and mems <= {"4000M", "8000M", "32000M"}, out

@@ -263,8 +263,9 @@ def executor_class(base: type) -> type:
             if since is not None:
                 self._look_for_lost = True
                 self.logger.warning(
-                    f"gpubench: slurmctld answers sbatch again after {clock() - since:.0f} "
-                    "s of outage; the waiting submissions go on, none spent an attempt")
+                    "gpubench: slurmctld answers sbatch again, "
+                    f"{clock() - since:.0f} s after the first submission it did not "
+                    "answer; the waiting submissions go on, none spent an attempt")
 
         def _newest(self, job_info: SubmittedJobInfo) -> bool:
             """Whether slurmctld's job of this id is this submission."""
