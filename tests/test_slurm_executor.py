@@ -891,3 +891,27 @@ def test_mpi_step_stops_before_its_jobs_runtime():
     step = mpi_step.Step("reduction", "numpy-cpu", 1, {"mpi": {"time_limit_s": 600}},
                          log=io.StringIO())
     assert step.time_limit == 600
+
+
+def test_a_results_folder_stays_claimed_while_an_earlier_runs_jobs_live(cluster, tmp_path):
+    """The run notes its SLURM job name in the results folder at its first submission;
+    a later run there is refused while squeue lists jobs of that name (a driver ended
+    before its scancel went through), and told when squeue cannot say."""
+    ex = make_executor()
+    type(ex).results_dir = str(tmp_path)
+    submit(ex, "61", fake_job(backend="numpy-cpu"))
+    assert (tmp_path / gslurm.RUN_FILE).read_text() == "run-1\n"
+    asked: list[list[str]] = []
+
+    def squeue(answer: tuple[int, str, str]):
+        return lambda cmd: asked.append(cmd) or answer
+
+    said = gslurm.earlier_jobs(tmp_path, squeue((0, "61|RUNNING\n62|PENDING\n", "")))
+    assert asked[-1] == ["squeue", "-h", "--name", "run-1", "-o", "%i|%T"]
+    assert said.startswith(f"config key results_dir: {str(tmp_path)!r} is still written "
+                           "by SLURM jobs of an earlier run")
+    assert "(61, 62, job name run-1)" in said and "`scancel 61 62`" in said
+    assert gslurm.earlier_jobs(tmp_path, squeue((0, "", ""))) == ""
+    down = gslurm.earlier_jobs(tmp_path, squeue((1, "", "Unable to contact slurm controller")))
+    assert down.startswith("cannot tell whether") and "scancel --name run-1" in down
+    assert gslurm.earlier_jobs(tmp_path / "none", squeue((0, "9|RUNNING", ""))) == ""

@@ -564,10 +564,57 @@ def pending_message(watch: Watch, now: float, jobs: Mapping[str, str],
 # -- installing the executor ---------------------------------------------------------------
 
 
+#: in a results folder: the SLURM job name (the plugin's run id) of the last run that
+#: submitted jobs writing there, so a later run can see whether they still live
+RUN_FILE = ".gpubench-slurm-run"
+
+Query = Callable[[list[str]], tuple[int, str, str]]
+
+
+def record_run(folder: str | os.PathLike[str], run_uuid: str) -> None:
+    """Note in ``folder`` that this run's SLURM jobs (job name ``run_uuid``) write there."""
+    path = os.path.join(folder, RUN_FILE)
+    os.makedirs(folder, exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        fh.write(run_uuid + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def earlier_jobs(folder: str | os.PathLike[str], query: Query) -> str:
+    """Why ``folder`` is still in use by an earlier run's SLURM jobs, or ''.
+
+    The run lock ends with the driver, but a driver ended before its ``scancel`` went
+    through (SIGKILL, a lost login session, slurmctld silent at Ctrl-C) leaves jobs that
+    go on writing the folder; a new run there would delete and rewrite their files.
+    ``query``: runs a SLURM client, (returncode, stdout, stderr)."""
+    try:
+        name = open(os.path.join(folder, RUN_FILE), encoding="utf-8").read().strip()
+    except OSError:
+        return ""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        return ""
+    rc, out, err = query(["squeue", "-h", "--name", name, "-o", "%i|%T"])
+    if rc:
+        return (f"cannot tell whether the earlier run's SLURM jobs (job name {name}) "
+                f"still write to {str(folder)!r}: squeue failed "
+                f"({' '.join(err.split())[:200] or rc}); once slurmctld answers, run "
+                f"`squeue --name {name}` and `scancel --name {name}` if any are left")
+    ids = sorted({line.split("|")[0].strip() for line in out.splitlines() if line.strip()},
+                 key=jobid_key)
+    if not ids:
+        return ""
+    return (f"config key results_dir: {str(folder)!r} is still written by SLURM jobs of "
+            f"an earlier run whose driver ended without cancelling them ({', '.join(ids)}, "
+            f"job name {name}). Cancel them (`scancel {' '.join(ids)}`) or wait for them "
+            "to end, then run again")
+
+
 def install(salvage: Salvage | None = None,
-            environ: MutableMapping[str, str] = os.environ) -> bool:
+            environ: MutableMapping[str, str] = os.environ,
+            results: str | None = None) -> bool:
     """Use :class:`gpubench.slurm.executor.Executor` wherever ``executor: slurm`` is
-    asked for, with ``salvage`` for the steps SLURM ends. Returns whether the plugin is
+    asked for, with ``salvage`` for the steps SLURM ends, noting its run in ``results``
+    (:func:`record_run`) at its first submission. Returns whether the plugin is
     installed here (without it there is nothing to replace: a laptop, a step's venv).
 
     Raises SettingError for a bad ``GPUBENCH_SLURM_*`` setting, before any job.
@@ -587,5 +634,6 @@ def install(salvage: Salvage | None = None,
     cls = executor.executor_class(plugin.executor)
     cls.salvage_job = staticmethod(salvage) if salvage else None
     cls.quiet_s, cls.give_up_s = quiet, give_up
+    cls.results_dir = results
     plugin.executor = cls
     return True

@@ -127,6 +127,7 @@ def executor_class(base: type) -> type:
         salvage_job: slurm.Salvage | None = None
         quiet_s: float = slurm.QUIET_DEFAULT_S
         give_up_s: float = slurm.GIVE_UP_DEFAULT_S
+        results_dir: str | None = None
 
         def __post_init__(self, *args: Any, **kwargs: Any) -> None:
             super().__post_init__(*args, **kwargs)
@@ -173,6 +174,12 @@ def executor_class(base: type) -> type:
             if job_info.external_jobid is None:
                 return
             jobid = str(job_info.external_jobid)
+            if not self._mine and not self._submitted and self.results_dir:
+                try:  # the next run there checks that no job of this one lives on
+                    slurm.record_run(self.results_dir, self.run_uuid)
+                except OSError as exc:
+                    self.logger.warning(f"gpubench: cannot note this run in "
+                                        f"{self.results_dir}: {exc}")
             older = self._mine.get(jobid)
             if older is not None and older is not job_info:
                 # only a controller that lost its state gives an id out twice
