@@ -154,6 +154,8 @@ def executor_class(base: type) -> type:
             self._last_lost_look: float | None = None
             #: {id(Snakemake job): times submitted again as it was}
             self._resubmits: dict[int, int] = {}
+            #: whether the results folder notes this run (at its first submission)
+            self._recorded = False
             self._watch = slurm.Watch(self.quiet_s, self.give_up_s, clock())
             self.logger.info(
                 "gpubench: SLURM status checks by gpubench.slurm (the plugin's executor "
@@ -174,7 +176,8 @@ def executor_class(base: type) -> type:
             if job_info.external_jobid is None:
                 return
             jobid = str(job_info.external_jobid)
-            if not self._mine and not self._submitted and self.results_dir:
+            if not self._recorded and self.results_dir:
+                self._recorded = True
                 try:  # the next run there checks that no job of this one lives on
                     slurm.record_run(self.results_dir, self.run_uuid)
                 except OSError as exc:
