@@ -497,9 +497,9 @@ def test_step_out_of_memory_mid_run_keeps_its_rows_and_names_memory(cluster, tmp
     """numpy-cpu's step asks for 600 MB (mem_mb, 1200 on its second attempt) and, after
     3 rows, takes 2000 MiB more (step_fault: GPUBENCH_GROW_MB): SLURM kills the step
     running the job's command and sacct says FAILED 1:0. The driver tells memory from
-    the step's peak (MaxRSS) against ReqMem, retries it, then keeps the 3 rows the step
-    had measured, records the others as errors saying out of memory, and the run ends
-    with its report."""
+    the step's peak (MaxRSS) against ReqMem, retries it (the retry keeps the 3 rows and
+    does not measure them again), then keeps the 3 rows the step had measured, records
+    the others as errors saying out of memory, and the run ends with its report."""
     cfg = small_config(tmp_path, ["numpy-cpu"])
     config = yaml.safe_load(cfg.read_text())
     for kernel in config["kernels"].values():
@@ -530,6 +530,8 @@ def test_step_out_of_memory_mid_run_keeps_its_rows_and_names_memory(cluster, tmp
     assert re.search(r"ended FAILED: out of memory: .* of the 600 MiB requested .*"
                      r"\(attempt 1 of 2, retried\)", text), text[-5000:]
     assert not (tmp_path / "results" / "raw" / "numpy-cpu.partial.jsonl").exists()
+    step_log = (tmp_path / "logs" / "run_backend" / "numpy-cpu.log").read_text()
+    assert "3 measurements kept from an earlier attempt" in step_log, step_log[-3000:]
     assert "out of memory" in (tmp_path / "results" / "report" / "index.html").read_text()
 
 

@@ -375,23 +375,23 @@ class BackendRun:
 
     def run(self) -> None:
         groups: dict[int, list[int]] = {}
-        kept = 0
+        resumed = []
         for i, item in enumerate(self.items):
-            resumed = self.resumed.get(item_key(item))
-            if resumed is None:
+            if (found := self.resumed.get(item_key(item))) is not None:
+                resumed.append(found)
+            else:
                 groups.setdefault(item.threads, []).append(i)
-                continue
-            row, clocks = resumed
+        kept = len(resumed)
+        if kept:
+            self.say(f"{kept} measurements kept from an earlier attempt of this step "
+                     "(its partial file, same configuration and environment)")
+        for row, clocks in resumed:
             self.rows.append(row)
             if clocks:
                 self.samples.append(({k: row[k] for k in results.KEY_NAMES}, clocks))
             self.keep(row, clocks)
-            kept += 1
-        if kept:
-            self.say(f"{kept} measurements kept from an earlier attempt of this step "
-                     "(its partial file, same configuration and environment)")
-            if self.progress is not None:
-                self.progress.update(len(self.rows))
+        if kept and self.progress is not None:
+            self.progress.update(len(self.rows))
         self.say(f"{len(self.items) - kept} measurements planned, thread counts "
                  f"{sorted(groups)}")
         start = gpu_telemetry() if self.device == "gpu" else {}
