@@ -6,8 +6,10 @@ logs and the efficiency report are the plugin's. Replaced here:
 - ``check_active_jobs``: any state SLURM ends a job with (``CANCELLED by <uid>``,
   ``PREEMPTED``, ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``TIMEOUT``, ``BOOT_FAIL``,
   ``DEADLINE``), and ``FAILED`` with a job step that peaked at its memory request
-  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; the
-  others are retried while attempts are left. On the last attempt the workflow's
+  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; an end
+  about memory or time is retried while attempts are left (the next attempt asks more);
+  one that is not (preempted, a node failure) is submitted again as it was (``run_job``
+  below). On the last attempt the workflow's
   salvage keeps the rows the step had finished and writes the others as ``error`` rows
   naming the SLURM state, job id and, for memory, requested and peak memory; the job
   counts as done, so collect and the report go on. When the run goes quiet (no state change
@@ -610,11 +612,11 @@ def executor_class(base: type) -> type:
             jobs = {jobid: describe(info.job) for jobid, info in mine.items()}
             self.logger.warning(slurm.quiet_warning(self._watch, now, jobs, diagnosis))
             # slurmctld answers and lost these jobs (or holds them after a failed launch
-            # for ever): end them at the next status check, retried or recorded
+            # for ever): end them at the next status check, submitted again as they were
             if lost or held:
                 self.logger.warning(
                     "gpubench: ending the jobs slurmctld lost or holds for ever at the next "
-                    "status check (retried while attempts are left): "
+                    "status check (submitted again as they were): "
                     + ", ".join(sorted(lost | held, key=slurm.jobid_key)))
                 pending = diagnosis.pending()
                 self._verdicts.update({id(mine[j]): (
