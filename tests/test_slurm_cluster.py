@@ -497,9 +497,9 @@ def test_step_out_of_memory_mid_run_keeps_its_rows_and_names_memory(cluster, tmp
     """numpy-cpu's step asks for 600 MB (mem_mb, 1200 on its second attempt) and, after
     3 rows, takes 2000 MiB more (step_fault: GPUBENCH_GROW_MB): SLURM kills the step
     running the job's command and sacct says FAILED 1:0. The driver tells memory from
-    the step's peak (MaxRSS) against ReqMem, retries it, then keeps the 3 rows the step
-    had measured, records the others as errors saying out of memory, and the run ends
-    with its report."""
+    the step's peak (MaxRSS) against ReqMem, retries it (the retry keeps the 3 rows and
+    does not measure them again), then keeps the 3 rows the step had measured, records
+    the others as errors saying out of memory, and the run ends with its report."""
     cfg = small_config(tmp_path, ["numpy-cpu"])
     config = yaml.safe_load(cfg.read_text())
     for kernel in config["kernels"].values():
@@ -530,6 +530,8 @@ def test_step_out_of_memory_mid_run_keeps_its_rows_and_names_memory(cluster, tmp
     assert re.search(r"ended FAILED: out of memory: .* of the 600 MiB requested .*"
                      r"\(attempt 1 of 2, retried\)", text), text[-5000:]
     assert not (tmp_path / "results" / "raw" / "numpy-cpu.partial.jsonl").exists()
+    step_log = (tmp_path / "logs" / "run_backend" / "numpy-cpu.log").read_text()
+    assert "3 measurements kept from an earlier attempt" in step_log, step_log[-3000:]
     assert "out of memory" in (tmp_path / "results" / "report" / "index.html").read_text()
 
 
@@ -711,3 +713,51 @@ def test_lost_controller_is_noticed_and_a_plain_rerun_completes(cluster, tmp_pat
         assert rows["status"].isin(results.STATUSES).all()
         assert ((rows["status"] == "ok") | (rows["reason"].str.len() > 0)).all()
     assert (tmp_path / "results" / "report" / "index.html").exists()
+
+
+def test_controller_stopped_during_submission_every_step_is_measured(cluster, tmp_path):
+    """slurmctld stopped as the driver starts submitting, started again 30 s later,
+    with the default quiet and give-up times: the submissions wait for it without
+    spending an attempt (every job asks the first attempt's memory), and the run ends by
+    itself with every step measured and the report."""
+    cfg = small_config(tmp_path, ["python-cpu"])  # the shortest step, and the probe
+    since = time.strftime("%Y-%m-%dT%H:%M:%S")
+    driver = Driver(tmp_path, "--configfile", str(cfg), env={})
+    stopped = False
+    try:
+        deadline = time.monotonic() + 240
+        while "SLURM run ID" not in driver.text():  # the executor is made: jobs come next
+            assert driver.proc.poll() is None and time.monotonic() < deadline, \
+                driver.text()[-5000:]
+            time.sleep(0.05)
+        pid = slurmctld_pid()
+        os.kill(pid, signal.SIGTERM)  # stopped, its state saved
+        stopped = True
+        wait_for("slurmctld gone", lambda: not Path(f"/proc/{pid}").exists(), 60)
+        time.sleep(30)
+        subprocess.run(["slurmctld"], check=True, timeout=60)
+        stopped = False
+        rc = driver.wait(timeout=480)
+    finally:
+        driver.stop()
+        if stopped or subprocess.run(["scontrol", "ping"], capture_output=True,
+                                     timeout=60).returncode:
+            subprocess.run(["slurmctld"], timeout=60)  # the other tests need it
+    took = time.monotonic() - driver.start
+    text = driver.text()
+    print(f"\ncontroller stopped during submission: the run took {took:.0f} s",
+          file=sys.stderr)
+    assert rc == 0, text[-5000:]
+    assert "slurmctld does not answer sbatch" in text, text[-5000:]
+    assert "slurmctld answers sbatch again, " in text
+    assert "Trying to restart job" not in text and "(attempt 2 of" not in text
+    rows = rows_of(tmp_path / "results", "python-cpu", cfg)
+    assert (rows["status"] != "error").all(), rows[["status", "reason"]]
+    assert (tmp_path / "results" / "report" / "index.html").exists()
+    # no request grew: each job of the run asked its first attempt's memory
+    ids = driver.submitted()
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", since, "-o", "JobID,ReqMem",
+                          "-j", ",".join(ids)], capture_output=True, text=True,
+                         timeout=60).stdout
+    mems = {line.split("|")[1] for line in out.splitlines() if line}
+    assert mems and mems <= {"4000M", "8000M", "32000M"}, out

@@ -144,8 +144,17 @@ class NoLimit:
         return None
 
 
+class Inline:
+    """The plugin's submission thread pool, run in the caller's thread."""
+
+    def submit(self, fn: Any, *args: Any) -> None:
+        fn(*args)
+
+
 class PluginExecutor:
-    """What gpubench's executor uses of snakemake_executor_plugin_slurm.Executor."""
+    """What gpubench's executor uses of snakemake_executor_plugin_slurm.Executor.
+    ``sbatch``: what each submission's sbatch answers in turn, an error message or None
+    (submitted, as job 1000, 1001, ...); once used up, every submission goes through."""
 
     def __init__(self, retries: int = 2) -> None:
         settings = SimpleNamespace(status_attempts=1, init_seconds_before_status_checks=2,
@@ -163,7 +172,28 @@ class PluginExecutor:
         self.succeeded: list[SubmittedJobInfo] = []
         self.failed: list[tuple[SubmittedJobInfo, str]] = []
         self.shut = False
+        self._job_submission_executor = Inline()
+        self.sbatch: list[str | None] = []
+        self.sbatch_calls: list[Any] = []
         self.__post_init__()
+
+    def run_job(self, job: Any) -> None:
+        self.sbatch_calls.append(job)
+        error = self.sbatch.pop(0) if self.sbatch else None
+        if error is not None:
+            self._report_job_error_threadsafe(SubmittedJobInfo(job), (
+                f"SLURM sbatch failed. The error message was '{error}'.\n"
+                "    sbatch call:\n        sbatch --job-name run-1 ...\n"))
+            return
+        self._report_job_submission_threadsafe(SubmittedJobInfo(
+            job, external_jobid=str(1000 + len(self.sbatch_calls)),
+            aux={"slurm_logfile": Path("/logs/new.log")}))
+
+    def _report_job_submission_threadsafe(self, job_info: SubmittedJobInfo) -> None:
+        self.report_job_submission(job_info)
+
+    def _report_job_error_threadsafe(self, job_info: SubmittedJobInfo, msg: str) -> None:
+        self.report_job_error(job_info, msg=msg)
 
     def __post_init__(self) -> None:
         pass
@@ -310,8 +340,7 @@ def test_a_cancel_is_recorded_at_once_by_the_salvage(cluster):
     assert "--forcerun" in ex.logger.text("warning")
 
 
-@pytest.mark.parametrize("state", ["PREEMPTED|0:0", "NODE_FAIL|0:0", "OUT_OF_MEMORY|0:125",
-                                   "TIMEOUT|0:0", "BOOT_FAIL|0:0", "DEADLINE|0:0",
+@pytest.mark.parametrize("state", ["OUT_OF_MEMORY|0:125", "TIMEOUT|0:0", "DEADLINE|0:0",
                                    "FAILED|0:9"])
 def test_a_job_slurm_ended_is_retried_then_recorded(cluster, state):
     fake, _ = cluster
@@ -328,6 +357,89 @@ def test_a_job_slurm_ended_is_retried_then_recorded(cluster, state):
     assert ex.succeeded == [last] and len(calls) == 1
     assert calls[0].startswith("SLURM job 8 ended " + gslurm.show_state(state))
     assert "(attempt 3 of 3, no retry left)" in calls[0]
+
+
+@pytest.mark.parametrize("state", ["PREEMPTED|0:0", "NODE_FAIL|0:0", "BOOT_FAIL|0:0"])
+def test_a_job_ended_not_for_its_resources_is_submitted_again_as_it_was(cluster, state):
+    """Preempted, a node failure: the same attempt (the same memory and time) is
+    submitted again, as many times as the step has attempts; then recorded, never
+    retried with more."""
+    fake, _ = cluster
+    calls: list[str] = []
+    ex = make_executor(salvage=lambda job, reason: calls.append(reason) or True)
+    job = fake_job(attempt=1)
+    submit(ex, "7", job)
+    for n in range(3):
+        fake.states = {j.external_jobid: state for j in ex.active_jobs}
+        assert check(ex) == []  # ended, and submitted again:
+        assert not ex.failed and not calls and len(ex.sbatch_calls) == n + 1
+        assert [j.job for j in ex.active_jobs] == [job] and job.attempt == 1
+    assert "not for its memory or time: submitted again as it was (attempt 1 of 3 kept; " \
+        "resubmission 3 of at most 3)" in ex.logger.text("warning")
+    fake.states = {j.external_jobid: state for j in ex.active_jobs}
+    assert check(ex) == [] and not ex.failed and len(calls) == 1
+    assert "(attempt 1 of 3, submitted again 3 times as it was, no retry left)" in calls[0]
+
+
+def test_a_silent_controller_is_waited_for_without_spending_an_attempt(cluster,
+                                                                       monkeypatch):
+    """sbatch cannot reach slurmctld: the submission waits (2 s, doubling) and tries
+    again, said once; a refusal is a failure at once; past the give-up time the
+    submission fails."""
+    _, clock = cluster
+    waits: list[float] = []
+
+    def sleep(s: float) -> None:
+        waits.append(s)
+        clock.now += s
+
+    monkeypatch.setattr(executor.time, "sleep", sleep)
+    monkeypatch.setattr(executor.time, "monotonic", clock)
+    ex = make_executor(give_up_s=300)
+    down = "sbatch: error: Batch job submission failed: Unable to contact slurm " \
+        "controller (connect failure)"
+    ex.sbatch = [down] * 4
+    job = fake_job(backend="numpy-cpu")
+    ex.run_job(job)
+    assert not ex.failed and len(ex.sbatch_calls) == 5 and job.attempt == 1
+    assert [j.job for j in ex.active_jobs] == [job]
+    assert sum(waits) == pytest.approx(2 + 4 + 8 + 16)
+    text = ex.logger.text("warning")
+    assert text.count("slurmctld does not answer sbatch") == 1
+    assert "(connect failure)" in text and "no attempt is spent" in text
+    assert "for at most 300 s of outage (GPUBENCH_SLURM_GIVE_UP_S)" in text
+    assert "slurmctld answers sbatch again, 30 s after the first submission" in text
+    assert ex._look_for_lost
+    # a refusal is no outage: failed at once, as the plugin does
+    ex.sbatch = ["sbatch: error: Invalid generic resource (gres) specification"]
+    ex.run_job(fake_job())
+    assert len(ex.failed) == 1 and "Invalid generic resource" in ex.failed[0][1]
+    # an outage past the give-up time: the submission fails, saying so
+    ex.sbatch = [down] * 1000
+    ex.run_job(fake_job())
+    assert len(ex.failed) == 2
+    assert "has not answered sbatch for 300 s (GPUBENCH_SLURM_GIVE_UP_S)" in ex.failed[1][1]
+
+
+def test_a_job_the_controller_lost_in_an_outage_is_found_and_submitted_again(cluster):
+    """A job submitted just before slurmctld died: no accounting record, slurmctld does
+    not know it when it is back. Found within NO_RECORD_S, submitted again as it was."""
+    fake, clock = cluster
+    ex = make_executor(quiet_s=900)
+    job = fake_job(backend="numpy-cpu")
+    submit(ex, "40", job)
+    ok = submit(ex, "41", fake_job(backend="numba-cpu"))
+    fake.states = {"41": "RUNNING|0:0"}
+    fake.queue = {"41": "RUNNING|None"}
+    check(ex)
+    assert not any(c[:2] == ["scontrol", "ping"] for c in fake.commands)
+    clock.now += executor.NO_RECORD_S
+    check(ex)
+    check(ex)  # ended at the next status check
+    still = ex.active_jobs
+    assert not ex.failed and {j.external_jobid for j in still} == {"41", "1001"}
+    assert [j.job for j in still if j is not ok] == [job] and job.attempt == 1
+    assert "40 run_backend backend=numpy-cpu" in ex.logger.text("warning")
 
 
 def test_a_group_job_slurm_ended_is_recorded_member_by_member(cluster):
@@ -392,9 +504,9 @@ def test_a_step_without_rows_to_write_fails_as_usual(cluster):
     fake, _ = cluster
     ex = make_executor(salvage=lambda job, reason: False)
     submit(ex, "3", fake_job("collect", attempt=3))
-    fake.states = {"3": "NODE_FAIL|0:0"}
+    fake.states = {"3": "TIMEOUT|0:0"}
     check(ex)
-    assert len(ex.failed) == 1 and "SLURM job 3 ended NODE_FAIL" in ex.failed[0][1]
+    assert len(ex.failed) == 1 and "SLURM job 3 ended TIMEOUT" in ex.failed[0][1]
 
 
 def test_quiet_scheduler_is_noticed_naming_the_jobs_and_what_to_do(cluster):
@@ -428,27 +540,30 @@ def test_failing_status_query_warns_at_once(cluster):
     assert "  5 run_backend" in text
 
 
-def test_jobs_slurmctld_lost_or_holds_are_ended(cluster):
+def test_jobs_slurmctld_lost_or_holds_are_submitted_again(cluster):
     """After a controller restart: sacct still says RUNNING for a job slurmctld no longer
     knows, or never saw one submitted just before, and SLURM holds another after a failed
-    launch. Once the run is quiet they are ended (held: cancelled by id) and retried."""
+    launch. Once a job has had no accounting record for NO_RECORD_S, slurmctld is asked;
+    they are ended (held: cancelled by id) and submitted again as they were."""
     fake, clock = cluster
-    ex = make_executor(quiet_s=60)
-    *_, ok = (submit(ex, str(i), fake_job(backend=f"b{i}")) for i in (21, 22, 23, 24))
+    ex = make_executor(quiet_s=900)
+    jobs = [fake_job(backend=f"b{i}") for i in (21, 22, 23, 24)]
+    *_, ok = (submit(ex, str(i), job) for i, job in zip((21, 22, 23, 24), jobs, strict=True))
     fake.states = {"21": "RUNNING|0:0", "23": "REQUEUED|0:0", "24": "RUNNING|0:0"}
     fake.queue = {"23": "PENDING|launch failed requeued held", "24": "RUNNING|None"}
     check(ex)
-    clock.now += 61
-    check(ex)  # the quiet warning asks slurmctld
-    assert "ending the jobs slurmctld lost or holds for ever" in ex.logger.text("warning")
-    assert ex.next_seconds_between_status_checks == 1
-    check(ex)
-    assert ex.active_jobs == [ok]
-    assert {j.external_jobid for j, _ in ex.failed} == {"21", "22", "23"}
-    reasons = {j.external_jobid: m for j, m in ex.failed}
-    assert "ended LOST (slurmctld does not know the job; sacct: RUNNING)" in reasons["21"]
-    assert "sacct: no record" in reasons["22"]
-    assert "ended HELD (pending: launch failed requeued held" in reasons["23"]
+    clock.now += executor.NO_RECORD_S
+    check(ex)  # 22 has no record: slurmctld is asked, and the three are ended
+    text = ex.logger.text("warning")
+    assert "slurmctld does not know these jobs of this run" in text
+    assert "21 run_backend backend=b21, 22 run_backend backend=b22, 23 " in text
+    assert not ex.failed and all(j.attempt == 1 for j in jobs)
+    assert sorted(j.wildcards["backend"] for j in ex.sbatch_calls) == ["b21", "b22", "b23"]
+    assert ok in ex.active_jobs and len(ex.active_jobs) == 4
+    assert "ended LOST (slurmctld does not know the job; sacct: RUNNING), not for its " \
+        "memory or time: submitted again as it was" in text
+    assert "ended LOST (slurmctld does not know the job; sacct: no record)" in text
+    assert "ended HELD (pending: launch failed requeued held" in text
     assert ["scancel", "23"] in fake.scancelled()
     assert all("21" not in c for c in fake.scancelled())  # nothing to cancel
 
@@ -460,10 +575,11 @@ def test_a_job_id_given_out_again_means_the_older_job_was_lost(cluster):
     new = submit(ex, "130", fake_job(backend="numba-cpu"))
     fake.states = {"130": "RUNNING|0:0"}  # the newer job's record
     assert check(ex) == [new]
-    assert [j for j, _ in ex.failed] == [old]
-    assert "SLURM gave its job id 130 to a newer job" in ex.failed[0][1]
-    fake.states = {"130": "COMPLETED|0:0"}
-    assert check(ex) == [] and ex.succeeded == [new]
+    assert not ex.failed and ex.sbatch_calls == [old.job]  # submitted again
+    assert "SLURM gave its job id 130 to a newer job" in ex.logger.text("warning")
+    fake.states = {"130": "COMPLETED|0:0", "1001": "RUNNING|0:0"}
+    check(ex)
+    assert ex.succeeded == [new] and [j.job for j in ex.active_jobs] == [old.job]
 
 
 def test_a_lost_job_whose_step_wrote_its_outputs_counts_as_done(cluster, tmp_path):
@@ -775,3 +891,27 @@ def test_mpi_step_stops_before_its_jobs_runtime():
     step = mpi_step.Step("reduction", "numpy-cpu", 1, {"mpi": {"time_limit_s": 600}},
                          log=io.StringIO())
     assert step.time_limit == 600
+
+
+def test_a_results_folder_stays_claimed_while_an_earlier_runs_jobs_live(cluster, tmp_path):
+    """The run notes its SLURM job name in the results folder at its first submission;
+    a later run there is refused while squeue lists jobs of that name (a driver ended
+    before its scancel went through), and told when squeue cannot say."""
+    ex = make_executor()
+    type(ex).results_dir = str(tmp_path)
+    submit(ex, "61", fake_job(backend="numpy-cpu"))
+    assert (tmp_path / gslurm.RUN_FILE).read_text() == "run-1\n"
+    asked: list[list[str]] = []
+
+    def squeue(answer: tuple[int, str, str]):
+        return lambda cmd: asked.append(cmd) or answer
+
+    said = gslurm.earlier_jobs(tmp_path, squeue((0, "61|RUNNING\n62|PENDING\n", "")))
+    assert asked[-1] == ["squeue", "-h", "--name", "run-1", "-o", "%i|%T"]
+    assert said.startswith(f"config key results_dir: {str(tmp_path)!r} is still written "
+                           "by SLURM jobs of an earlier run")
+    assert "(61, 62, job name run-1)" in said and "`scancel 61 62`" in said
+    assert gslurm.earlier_jobs(tmp_path, squeue((0, "", ""))) == ""
+    down = gslurm.earlier_jobs(tmp_path, squeue((1, "", "Unable to contact slurm controller")))
+    assert down.startswith("cannot tell whether") and "scancel --name run-1" in down
+    assert gslurm.earlier_jobs(tmp_path / "none", squeue((0, "9|RUNNING", ""))) == ""

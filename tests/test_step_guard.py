@@ -107,6 +107,29 @@ def test_step_killed_mid_run_keeps_the_rows_it_had_measured(tmp_path, step_confi
     assert not (out / "t.partial.jsonl").exists()
 
 
+def test_a_retry_measures_only_what_the_killed_attempt_had_not(tmp_path, step_config):
+    """Attempt 1 is killed after 3 rows: attempt 2 keeps those rows (their timestamps and
+    samples) from the partial file and measures only the others."""
+    proc, out, _ = run_step(tmp_path, step_config, "--attempt", "1", "--attempts", "2",
+                            GPUBENCH_KILL_STEPS="numpy-cpu", GPUBENCH_KILL_AFTER_ROWS="3")
+    assert proc.returncode != 0 and not (out / "t.csv").exists(), proc.stderr
+    from gpubench.runner import kept_rows, row_key
+    before = kept_rows(out / "t.csv")
+    assert len(before) == 3
+    proc, out, _ = run_step(tmp_path, step_config, "--attempt", "2", "--attempts", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert "3 measurements kept from an earlier attempt" in proc.stderr
+    assert "5 measurements planned" in proc.stderr
+    frame = results.read_timings(out / "t.csv")
+    planned = plan("numpy-cpu", step_config, 1)
+    assert len(frame) == len(planned) and set(frame["status"]) <= {"ok", "skipped"}
+    assert list(frame["implementation"] + frame["kernel"]) == [
+        it.implementation + it.kernel for it in planned]
+    stamps = {row_key(r): r["timestamp"] for r in frame.to_dict("records")}
+    for key, (row, _) in before.items():
+        assert stamps[key] == row["timestamp"], key  # kept, not measured again
+
+
 def test_partial_rows_of_another_configuration_are_not_kept(tmp_path, step_config):
     """A partial file left by a step with other settings is measured afresh, not kept."""
     from gpubench.runner import partial_path, write_unavailable

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -536,3 +537,23 @@ def test_a_failed_run_ends_listing_its_failed_jobs_and_the_command_to_rerun_them
         "To run them again (finished steps are kept): snakemake --profile profiles/slurm "
         "--config 'results_dir=my results'")
     assert gw.failed_jobs_message([], argv) == ""
+
+
+def test_a_plain_rerun_names_the_steps_stored_as_error_rows(tmp_path):
+    """A finished step is kept, its error rows too: the run says which steps hold them
+    and the --forcerun that measures them again; nothing when none does."""
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    pd.DataFrame({"status": ["ok", "error", "error"], "reason": [
+        "", "SLURM job 57 ended CANCELLED by 0 (attempt 1 of 3)", "same"]}).to_csv(
+        raw / "numpy-cpu.csv", index=False)
+    pd.DataFrame({"status": ["ok"], "reason": [""]}).to_csv(raw / "numba-cpu.csv",
+                                                            index=False)
+    paths = [str(raw / f"{b}.csv") for b in ("numpy-cpu", "numba-cpu", "jax-cpu")]
+    said = gw.stored_errors(paths)
+    assert said.splitlines() == [
+        "gpubench: 1 stored step(s) have error rows; a run keeps a finished step as it "
+        "is, so these are not measured again:",
+        "  numpy-cpu: 2 of 3 rows error (SLURM job 57 ended CANCELLED by 0 (attempt 1 of 3))",
+        f"To measure them again: snakemake <same options> --forcerun {raw}/numpy-cpu.csv"]
+    assert gw.stored_errors(paths[1:]) == ""

@@ -336,6 +336,9 @@ class BackendRun:
         self.samples: list[tuple[dict[str, Any], dict[str, list[float]]]] = []
         #: where each finished row goes at once (:meth:`keep`), set by :func:`run_backend`
         self.partial: Path | None = None
+        #: rows an earlier attempt of this step measured ({:func:`row_key`: (row,
+        #: samples)}, :func:`resumable_rows`): kept, not measured again
+        self.resumed: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, list[float]]]] = {}
         self.telemetry: dict[str, Any] = {}
         #: the step's count of its rows (gpubench.progress), set by :func:`run_backend`
         self.progress: StepProgress | None = None
@@ -372,12 +375,31 @@ class BackendRun:
 
     def run(self) -> None:
         groups: dict[int, list[int]] = {}
+        resumed = []
         for i, item in enumerate(self.items):
-            groups.setdefault(item.threads, []).append(i)
-        self.say(f"{len(self.items)} measurements planned, thread counts {sorted(groups)}")
+            if (found := self.resumed.get(item_key(item))) is not None:
+                resumed.append(found)
+            else:
+                groups.setdefault(item.threads, []).append(i)
+        kept = len(resumed)
+        if kept:
+            self.say(f"{kept} measurements kept from an earlier attempt of this step "
+                     "(its partial file, same configuration and environment)")
+        for row, clocks in resumed:
+            self.rows.append(row)
+            if clocks:
+                self.samples.append(({k: row[k] for k in results.KEY_NAMES}, clocks))
+            self.keep(row, clocks)
+        if kept and self.progress is not None:
+            self.progress.update(len(self.rows))
+        self.say(f"{len(self.items) - kept} measurements planned, thread counts "
+                 f"{sorted(groups)}")
         start = gpu_telemetry() if self.device == "gpu" else {}
         for threads, indices in groups.items():
             self._run_group(threads, indices)
+        if kept:  # in plan order, as a step measuring everything writes them
+            order = {item_key(item): i for i, item in enumerate(self.items)}
+            self.rows.sort(key=lambda row: order.get(row_key(row), len(order)))
         end = gpu_telemetry() if self.device == "gpu" else {}
         # Clocks, temperature and throttling around the whole step: a throttled GPU
         # explains a slow step, so every row of the step carries both readings.
@@ -595,6 +617,26 @@ def kept_rows(csv_path: str | os.PathLike[str]
     return out
 
 
+def item_key(item: PlanItem) -> tuple[Any, ...]:
+    """:func:`row_key` of a planned measurement."""
+    return (item.implementation, item.kernel, item.variant, int(item.size), item.dtype,
+            int(item.threads), item.mode)
+
+
+def resumable_rows(csv_path: str | os.PathLike[str], backend_id: str,
+                   common: Mapping[str, Any]
+                   ) -> dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, list[float]]]]:
+    """The rows of the step's partial file an attempt keeps instead of measuring again:
+    same backend, configuration (``config_hash``) and environment (``env_lock``), not
+    ``error`` (a case that failed, e.g. for memory, is measured again with the new
+    attempt's resources)."""
+    return {k: v for k, v in kept_rows(csv_path).items()
+            if v[0].get("backend") == backend_id
+            and v[0].get("config_hash") == common.get("config_hash")
+            and str(v[0].get("env_lock", "")) == str(common.get("env_lock", ""))
+            and v[0].get("status") != "error"}
+
+
 def results_folder(csv_path: str | os.PathLike[str]) -> Path:
     """<results>/raw/<backend>.csv -> <results>."""
     return Path(csv_path).resolve().parent.parent
@@ -617,7 +659,10 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
     run.common["env_lock"] = env_lock
     run.partial = partial_path(csv_path)
     run.partial.parent.mkdir(parents=True, exist_ok=True)
-    run.partial.unlink(missing_ok=True)  # an attempt measures everything afresh
+    # a retry (or a re-run after the step was killed) measures only what an earlier
+    # attempt did not: its rows of the same configuration and environment are kept
+    run.resumed = resumable_rows(csv_path, backend_id, run.common)
+    run.partial.unlink(missing_ok=True)  # run() writes the kept rows into it again
     run.progress = StepProgress(len(run.items), run.say, progress_path(csv_path))
     shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
     if shown:

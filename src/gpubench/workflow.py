@@ -211,11 +211,26 @@ def check_suite_files(suite: str | None, configfiles: Iterable[str | os.PathLike
 def claim_results_dir(results: str | os.PathLike[str]) -> None:
     """A second run writing to the same results_dir from another working directory
     (Snakemake's own lock covers only its working directory) is refused before its
-    first job: it would delete and rewrite the steps' files under the first run."""
+    first job: it would delete and rewrite the steps' files under the first run. So is
+    a run while SLURM jobs of an earlier one, whose driver ended without cancelling
+    them, still live (:func:`gpubench.slurm.earlier_jobs`)."""
     try:
         runlock.claim(results)
     except runlock.FolderBusy as exc:
         raise SetupError(str(exc)) from None
+    from gpubench import slurm
+
+    def query(cmd: list[str]) -> tuple[int, str, str]:
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return 124, "", str(exc)
+        return out.returncode, out.stdout, out.stderr
+
+    if shutil.which("squeue") and (said := slurm.earlier_jobs(results, query)):
+        if said.startswith("config key"):
+            raise SetupError(said)
+        print(f"gpubench: {said}", file=sys.stderr, flush=True)
 
 
 def evaluate_resource(raw: Any, wildcards: Any) -> Any:
@@ -401,6 +416,12 @@ class Plan:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+
+    def stored_errors(self) -> str:
+        """What a plain run says first when steps it keeps (their rows files exist)
+        hold ``error`` rows: a run never measures a finished step again, so the user
+        learns which ones and the ``--forcerun`` that does (:func:`stored_errors`)."""
+        return stored_errors([*self.raw_timings(), *self.mpi_rows()])
 
     # -- MPI jobs (rules/mpi.smk, docs/mpi.md)
 
@@ -701,6 +722,36 @@ class Plan:
             except OSError:
                 pass
         return all(Path(f).exists() for f in out)
+
+
+def stored_errors(paths: Iterable[str]) -> str:
+    """``gpubench: N stored step(s) have error rows ...``: each rows file of ``paths``
+    with ``error`` rows (how many, the first reason) and the command that measures them
+    again; '' when none has (or none exists yet)."""
+    import pandas as pd
+
+    lines, again = [], []
+    for path in paths:
+        try:
+            frame = pd.read_csv(path, usecols=["status", "reason"],
+                                dtype={"reason": str}, keep_default_na=False)
+        except (OSError, ValueError):
+            continue  # not there yet, or not a rows file: nothing stored
+        errors = frame[frame["status"] == "error"]
+        if errors.empty:
+            continue
+        reason = " ".join(str(errors["reason"].iloc[0]).split())
+        reason = reason if len(reason) <= 160 else reason[:157] + "..."
+        lines.append(f"  {Path(path).name.removesuffix('.csv')}: {len(errors)} of "
+                     f"{len(frame)} rows error ({reason})")
+        again.append(path)
+    if not lines:
+        return ""
+    return "\n".join([
+        f"gpubench: {len(lines)} stored step(s) have error rows; a run keeps a finished "
+        "step as it is, so these are not measured again:", *lines,
+        "To measure them again: snakemake <same options> --forcerun "
+        + " ".join(shlex.quote(p) for p in again)])
 
 
 def failed_jobs_message(jobs: Iterable[Any], argv: Sequence[str]) -> str:

@@ -55,9 +55,16 @@ config.update(PLAN.config)
 # "When SLURM misbehaves"): a job SLURM ends is retried or recorded as the step's error
 # rows (PLAN.salvage), a silent scheduler is noticed, Ctrl-C cancels this run's jobs.
 try:
-    gslurm.install(salvage=PLAN.salvage)
+    gslurm.install(salvage=PLAN.salvage, results=PLAN.results)
 except gslurm.SettingError as exc:
     raise WorkflowError(str(exc)) from None
+
+# A plain re-run keeps finished steps, those stored as error rows too: say which, and the
+# --forcerun that measures them again (the driver only: job steps parse this file too).
+if workflow.is_main_process:
+    _said = PLAN.stored_errors()
+    if _said:
+        print(_said, file=sys.stderr, flush=True)
 
 RESULTS = PLAN.results
 LOGS = PLAN.logs

@@ -16,7 +16,9 @@ Settings (environment variables, read before any job; a bad value is refused nam
   and the recovery steps, and repeats at this interval while it lasts.
 - ``GPUBENCH_SLURM_GIVE_UP_S`` (3600, 0: never): when SLURM has been in trouble this
   long (its controller down, status queries failing, jobs lost, held or waiting on
-  drained nodes), cancel the run's own jobs by id and end the run.
+  drained nodes), cancel the run's own jobs by id and end the run. A submission that
+  finds slurmctld silent waits for it (2 s, doubling to 30 s between tries, no attempt
+  spent) for at most this long, then fails.
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ DONE = frozenset({"COMPLETED"})
 STUCK_REASONS = ("ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive",
                  "launch failed requeued held", "BadConstraints", "InvalidAccount",
                  "InvalidQOS")
+
+#: SLURM ended the job for a reason its resources do not cure (slurmctld lost or holds
+#: it, its node failed or never booted, a higher-priority job took its place): it is
+#: submitted again as it was, without spending an attempt (whose memory and time grow)
+NOT_ABOUT_RESOURCES = frozenset({"LOST", "HELD", "NODE_FAIL", "BOOT_FAIL", "PREEMPTED"})
+#: what sbatch says when slurmctld does not answer: nothing was submitted, so the
+#: submission waits for the controller instead of failing the step
+UNREACHABLE = ("unable to contact slurm controller", "connection refused",
+               "temporarily unable to accept job", "slurmctld is not responding")
+#: the wait before a submission that found slurmctld silent is tried again: doubling
+#: from the first to the most, for at most GPUBENCH_SLURM_GIVE_UP_S of outage
+SUBMIT_WAIT_FIRST_S = 2.0
+SUBMIT_WAIT_MAX_S = 30.0
 
 QUIET_VAR = "GPUBENCH_SLURM_QUIET_S"
 GIVE_UP_VAR = "GPUBENCH_SLURM_GIVE_UP_S"
@@ -220,12 +235,37 @@ def retried(state: str, attempt: int, attempts: int) -> bool:
     return base_state(state) not in NOT_RETRIED and attempt < attempts
 
 
+def unreachable(message: str) -> bool:
+    """Whether sbatch failed because slurmctld did not answer (nothing was submitted),
+    rather than refusing the job (a bad partition, gres or limit)."""
+    text = message.lower()
+    return any(words in text for words in UNREACHABLE)
+
+
+def next_submit_wait(previous: float | None) -> float:
+    """The wait before the next try of a submission that found slurmctld silent:
+    SUBMIT_WAIT_FIRST_S, then doubling to SUBMIT_WAIT_MAX_S (a controller back in
+    seconds is used at once, one down for long is not asked every second)."""
+    return SUBMIT_WAIT_FIRST_S if previous is None else min(previous * 2,
+                                                            SUBMIT_WAIT_MAX_S)
+
+
+def resubmitted(state: str, resubmits: int, attempts: int) -> bool:
+    """Whether a job SLURM ended is submitted again as it was, without spending an
+    attempt: its end was not about its resources (lost, held, a node failure, a
+    preemption), and it has been so submitted fewer times than the step's attempts."""
+    return base_state(state) in NOT_ABOUT_RESOURCES and resubmits < attempts
+
+
 def failure_reason(jobid: str, state: str, attempt: int, attempts: int,
-                   log: str | None = None, note: str = "") -> str:
+                   log: str | None = None, note: str = "", resubmits: int = 0) -> str:
     """The reason a step's rows give when SLURM ended its job (``state`` as sacct gives
-    it, ``State|ExitCode``; ``note``: what else is known, e.g. its memory)."""
+    it, ``State|ExitCode``; ``note``: what else is known, e.g. its memory;
+    ``resubmits``: times it was submitted again as it was, all there were)."""
     if base_state(state) in NOT_RETRIED:
         tail = "not retried: cancelled"
+    elif resubmits:
+        tail = f"submitted again {resubmits} times as it was, no retry left"
     elif attempt < attempts:
         tail = "retried"
     else:
@@ -524,10 +564,57 @@ def pending_message(watch: Watch, now: float, jobs: Mapping[str, str],
 # -- installing the executor ---------------------------------------------------------------
 
 
+#: in a results folder: the SLURM job name (the plugin's run id) of the last run that
+#: submitted jobs writing there, so a later run can see whether they still live
+RUN_FILE = ".gpubench-slurm-run"
+
+Query = Callable[[list[str]], tuple[int, str, str]]
+
+
+def record_run(folder: str | os.PathLike[str], run_uuid: str) -> None:
+    """Note in ``folder`` that this run's SLURM jobs (job name ``run_uuid``) write there."""
+    path = os.path.join(folder, RUN_FILE)
+    os.makedirs(folder, exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as fh:
+        fh.write(run_uuid + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def earlier_jobs(folder: str | os.PathLike[str], query: Query) -> str:
+    """Why ``folder`` is still in use by an earlier run's SLURM jobs, or ''.
+
+    The run lock ends with the driver, but a driver ended before its ``scancel`` went
+    through (SIGKILL, a lost login session, slurmctld silent at Ctrl-C) leaves jobs that
+    go on writing the folder; a new run there would delete and rewrite their files.
+    ``query``: runs a SLURM client, (returncode, stdout, stderr)."""
+    try:
+        name = open(os.path.join(folder, RUN_FILE), encoding="utf-8").read().strip()
+    except OSError:
+        return ""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        return ""
+    rc, out, err = query(["squeue", "-h", "--name", name, "-o", "%i|%T"])
+    if rc:
+        return (f"cannot tell whether the earlier run's SLURM jobs (job name {name}) "
+                f"still write to {str(folder)!r}: squeue failed "
+                f"({' '.join(err.split())[:200] or rc}); once slurmctld answers, run "
+                f"`squeue --name {name}` and `scancel --name {name}` if any are left")
+    ids = sorted({line.split("|")[0].strip() for line in out.splitlines() if line.strip()},
+                 key=jobid_key)
+    if not ids:
+        return ""
+    return (f"config key results_dir: {str(folder)!r} is still written by SLURM jobs of "
+            f"an earlier run whose driver ended without cancelling them ({', '.join(ids)}, "
+            f"job name {name}). Cancel them (`scancel {' '.join(ids)}`) or wait for them "
+            "to end, then run again")
+
+
 def install(salvage: Salvage | None = None,
-            environ: MutableMapping[str, str] = os.environ) -> bool:
+            environ: MutableMapping[str, str] = os.environ,
+            results: str | None = None) -> bool:
     """Use :class:`gpubench.slurm.executor.Executor` wherever ``executor: slurm`` is
-    asked for, with ``salvage`` for the steps SLURM ends. Returns whether the plugin is
+    asked for, with ``salvage`` for the steps SLURM ends, noting its run in ``results``
+    (:func:`record_run`) at its first submission. Returns whether the plugin is
     installed here (without it there is nothing to replace: a laptop, a step's venv).
 
     Raises SettingError for a bad ``GPUBENCH_SLURM_*`` setting, before any job.
@@ -547,5 +634,6 @@ def install(salvage: Salvage | None = None,
     cls = executor.executor_class(plugin.executor)
     cls.salvage_job = staticmethod(salvage) if salvage else None
     cls.quiet_s, cls.give_up_s = quiet, give_up
+    cls.results_dir = results
     plugin.executor = cls
     return True

@@ -6,8 +6,10 @@ logs and the efficiency report are the plugin's. Replaced here:
 - ``check_active_jobs``: any state SLURM ends a job with (``CANCELLED by <uid>``,
   ``PREEMPTED``, ``NODE_FAIL``, ``OUT_OF_MEMORY``, ``TIMEOUT``, ``BOOT_FAIL``,
   ``DEADLINE``), and ``FAILED`` with a job step that peaked at its memory request
-  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; the
-  others are retried while attempts are left. On the last attempt the workflow's
+  (SLURM's sampled memory limit), ends the job. A cancel is recorded at once; an end
+  about memory or time is retried while attempts are left (the next attempt asks more);
+  one that is not (preempted, a node failure) is submitted again as it was (``run_job``
+  below). On the last attempt the workflow's
   salvage keeps the rows the step had finished and writes the others as ``error`` rows
   naming the SLURM state, job id and, for memory, requested and peak memory; the job
   counts as done, so collect and the report go on. When the run goes quiet (no state change
@@ -18,6 +20,13 @@ logs and the efficiency report are the plugin's. Replaced here:
 - ``cancel``: Ctrl-C cancels every job this run submitted and has not seen end, by id
   (also those being polled at that moment, which the plugin misses), with a bounded
   wait; a job whose submission answers afterwards is cancelled as it arrives.
+- ``run_job``: the plugin's submission, tried again while slurmctld does not answer
+  sbatch (2 s, doubling to 30 s between tries, for at most ``GPUBENCH_SLURM_GIVE_UP_S``
+  of outage): an outage spends no attempt, so the step's memory and time do not grow
+  for it. A job slurmctld lost, held for ever, whose node failed or that was preempted
+  is submitted again as it was, as many times as the step has attempts, without
+  spending one; jobs lost by a controller restart are looked for as soon as it answers
+  again, and whenever a job has no accounting record 20 s after its submission.
 - ``sleep``: the wait between status checks ends as soon as the run stops.
 
 A driver started with SIGINT ignored (a shell script's background job, ``snakemake ...
@@ -29,9 +38,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import AsyncGenerator, Iterable
 from datetime import datetime, timedelta
@@ -50,6 +61,10 @@ CLIENT_TIMEOUT_S = 30.0
 MAX_INTERVAL_S = 60.0
 #: a job slurmctld does not know this long after its submission was lost
 MIN_AGE_S = 10.0
+#: a job without an accounting record this long after its submission gets slurmctld
+#: asked whether it knows it (sacct lists a job within a second or so); at most this
+#: often
+NO_RECORD_S = 20.0
 
 
 def clock() -> float:
@@ -114,6 +129,7 @@ def executor_class(base: type) -> type:
         salvage_job: slurm.Salvage | None = None
         quiet_s: float = slurm.QUIET_DEFAULT_S
         give_up_s: float = slurm.GIVE_UP_DEFAULT_S
+        results_dir: str | None = None
 
         def __post_init__(self, *args: Any, **kwargs: Any) -> None:
             super().__post_init__(*args, **kwargs)
@@ -128,6 +144,20 @@ def executor_class(base: type) -> type:
             #: when each submission was reported: {id(submission): monotonic seconds}
             self._submitted: dict[int, float] = {}
             self._cancelling = False
+            #: the submission this thread is trying (run_job): sbatch's failure, held
+            #: back from Snakemake while slurmctld may only be away
+            self._try = threading.local()
+            #: since when sbatch has found slurmctld silent, None while it answers:
+            #: one outage, however many submissions wait through it
+            self._outage_since: float | None = None
+            self._outage_lock = threading.Lock()
+            #: slurmctld came back from an outage: ask it which jobs it lost
+            self._look_for_lost = False
+            self._last_lost_look: float | None = None
+            #: {id(Snakemake job): times submitted again as it was}
+            self._resubmits: dict[int, int] = {}
+            #: whether the results folder notes this run (at its first submission)
+            self._recorded = False
             self._watch = slurm.Watch(self.quiet_s, self.give_up_s, clock())
             self.logger.info(
                 "gpubench: SLURM status checks by gpubench.slurm (the plugin's executor "
@@ -148,6 +178,13 @@ def executor_class(base: type) -> type:
             if job_info.external_jobid is None:
                 return
             jobid = str(job_info.external_jobid)
+            if not self._recorded and self.results_dir:
+                self._recorded = True
+                try:  # the next run there checks that no job of this one lives on
+                    slurm.record_run(self.results_dir, self.run_uuid)
+                except OSError as exc:
+                    self.logger.warning(f"gpubench: cannot note this run in "
+                                        f"{self.results_dir}: {exc}")
             older = self._mine.get(jobid)
             if older is not None and older is not job_info:
                 # only a controller that lost its state gives an id out twice
@@ -162,6 +199,85 @@ def executor_class(base: type) -> type:
             self._watch.change(clock(), moved=False)
             if self._cancelling:  # its sbatch answered after Ctrl-C
                 self._scancel([jobid])
+
+        def _report_job_error_threadsafe(self, job_info: SubmittedJobInfo,
+                                         msg: str) -> None:
+            if getattr(self._try, "active", False) and job_info.external_jobid is None:
+                self._try.error = msg  # run_job decides: wait for slurmctld, or fail
+                return
+            super()._report_job_error_threadsafe(job_info, msg)
+
+        def run_job(self, job: Any) -> None:
+            """The plugin's submission; while sbatch finds slurmctld silent (nothing was
+            submitted), wait and try again instead of failing the step, which would
+            spend an attempt and grow its memory and time for a fault not its own."""
+            wait: float | None = None
+            while True:
+                self._try.active, self._try.error = True, None
+                try:
+                    super().run_job(job)
+                finally:
+                    self._try.active = False
+                error = self._try.error
+                if error is None:
+                    self._controller_answers()
+                    return
+                if not slurm.unreachable(error):
+                    super()._report_job_error_threadsafe(SubmittedJobInfo(job), error)
+                    return
+                if not self.wait or self._cancelling:
+                    return  # the run is stopping: nothing to submit
+                wait = slurm.next_submit_wait(wait)
+                left = self._outage(job, error, wait)
+                if left is not None and left <= 0:
+                    super()._report_job_error_threadsafe(SubmittedJobInfo(job), (
+                        f"{error.strip()}\ngpubench: slurmctld has not answered sbatch for "
+                        f"{self.give_up_s:g} s ({slurm.GIVE_UP_VAR}): this submission "
+                        "gives up. "))
+                    return
+                deadline = time.monotonic() + (wait if left is None else min(wait, left))
+                while self.wait and not self._cancelling and time.monotonic() < deadline:
+                    time.sleep(0.2)
+
+        def _outage(self, job: Any, error: str, wait: float) -> float | None:
+            """Note a submission that found slurmctld silent; the seconds the outage may
+            still be waited out (None: without end)."""
+            said = re.search(r"error message was '(.*?)'", error, re.S)
+            said_text = " ".join((said.group(1) if said else error).split())[:300]
+            now = clock()
+            with self._outage_lock:
+                first = self._outage_since is None
+                if first:
+                    self._outage_since = now
+                since = self._outage_since
+            left = None if not self.give_up_s else self.give_up_s - (now - since)
+            bound = (f"for at most {self.give_up_s:g} s of outage ({slurm.GIVE_UP_VAR})"
+                     if self.give_up_s else f"without end ({slurm.GIVE_UP_VAR}=0)")
+            if first:
+                self.logger.warning(
+                    f"gpubench: slurmctld does not answer sbatch ({said_text}); this "
+                    "run's submissions wait for it and try again "
+                    f"({slurm.SUBMIT_WAIT_FIRST_S:g} s, doubling to "
+                    f"{slurm.SUBMIT_WAIT_MAX_S:g} s between tries) {bound}: no attempt "
+                    "is spent and no step's memory or time grows for it. Waiting: "
+                    f"{describe(job)}")
+            else:
+                self.logger.info(
+                    f"gpubench: {describe(job)}: slurmctld still does not answer sbatch "
+                    f"({now - since:.0f} s); next try in {wait:g} s")
+            return left
+
+        def _controller_answers(self) -> None:
+            """A submission went through: an outage is over, and slurmctld is to be
+            asked which of the run's jobs it lost in it."""
+            with self._outage_lock:
+                since, self._outage_since = self._outage_since, None
+            if since is not None:
+                self._look_for_lost = True
+                self.logger.warning(
+                    "gpubench: slurmctld answers sbatch again, "
+                    f"{clock() - since:.0f} s after the first submission it did not "
+                    "answer; the waiting submissions go on, none spent an attempt")
 
         def _newest(self, job_info: SubmittedJobInfo) -> bool:
             """Whether slurmctld's job of this id is this submission."""
@@ -230,6 +346,9 @@ def executor_class(base: type) -> type:
             self._watch.observe(now, seen, f"{shlex.join(cmd[:1])}: {why}" if why else "",
                                 submitted)
             finished = False
+            if states is not None and self.wait and self._lost_look_due(active_jobs, states,
+                                                                         now):
+                self._find_lost(active_jobs, states, now)
             if states is None:
                 self.logger.debug(f"gpubench: status query failed: {why}")
                 for j in active_jobs:
@@ -294,6 +413,59 @@ def executor_class(base: type) -> type:
                 self.next_seconds_between_status_checks = min(
                     self.next_seconds_between_status_checks, slurm.PENDING_LOOK_S)
 
+        def _lost_look_due(self, active_jobs: list[SubmittedJobInfo],
+                           states: dict[str, str], now: float) -> bool:
+            """Whether to ask slurmctld which jobs it lost: it came back from an outage,
+            or a job has had no accounting record for NO_RECORD_S (a job submitted just
+            before slurmctld died may never reach sacct, nor run); at most every
+            NO_RECORD_S."""
+            if self._last_lost_look is not None and now - self._last_lost_look < NO_RECORD_S:
+                return False
+            return self._look_for_lost or any(
+                slurm.lookup(states, str(j.external_jobid)) is None
+                and now - self._submitted.get(id(j), now) >= NO_RECORD_S
+                for j in active_jobs)
+
+        def _find_lost(self, active_jobs: list[SubmittedJobInfo], states: dict[str, str],
+                       now: float) -> None:
+            """Jobs slurmctld, answering, does not know (or holds for ever after a failed
+            launch) are ended at this status check: submitted again as they were."""
+            self._last_lost_look = now
+            diagnosis = self._diagnose()
+            if not diagnosis.up or diagnosis.queue is None:
+                return  # asked again once it answers
+            self._look_for_lost = False
+            candidates = {str(j.external_jobid): j for j in active_jobs
+                          if now - self._submitted.get(id(j), now) >= MIN_AGE_S
+                          and slurm.classify(slurm.lookup(states, str(j.external_jobid))
+                                             or "PENDING") == "active"}
+            lost = diagnosis.lost(candidates)
+            held = diagnosis.held() & set(candidates)
+            if not (lost or held):
+                return
+            self.logger.warning(
+                "gpubench: slurmctld does not know these jobs of this run (lost in an "
+                "outage) or holds them for ever; they are submitted again as they were: "
+                + ", ".join(f"{jobid} {describe(candidates[jobid].job)}"
+                            for jobid in sorted(lost | held, key=slurm.jobid_key)))
+            pending = diagnosis.pending()
+            self._verdicts.update({id(candidates[j]): (
+                "LOST", "slurmctld does not know the job") for j in lost})
+            self._verdicts.update({id(candidates[j]): (
+                "HELD", f"pending: {pending.get(j, '?')}") for j in held})
+
+        def _resubmit(self, j: SubmittedJobInfo, raw: str, attempts: int) -> None:
+            """Submit a job SLURM ended, not for its resources, again as it was."""
+            job = j.job
+            count = self._resubmits.get(id(job), 0) + 1
+            self._resubmits[id(job)] = count
+            self.logger.warning(
+                f"gpubench: {describe(job)}: SLURM job {j.external_jobid} ended "
+                f"{slurm.show_state(raw)}, not for its memory or time: submitted again "
+                f"as it was (attempt {job.attempt} of {attempts} kept; resubmission "
+                f"{count} of at most {attempts})")
+            self._job_submission_executor.submit(self.run_job, job)
+
         def _memory_note(self, jobid: str, raw: str, command: str) -> str:
             """``out of memory: ...`` (requested and peak memory, from sacct's job steps)
             when the job was ended for memory, else ''."""
@@ -326,8 +498,12 @@ def executor_class(base: type) -> type:
             if note is None:
                 note = "" if state in ("LOST", "HELD") else \
                     self._memory_note(jobid, raw, command)
+            resubmits = self._resubmits.get(id(job), 0)
+            exhausted = slurm.base_state(raw) in slurm.NOT_ABOUT_RESOURCES and \
+                resubmits >= attempts  # never retried with more memory and time
             reason = slurm.failure_reason(jobid, raw, attempt, attempts,
-                                          str(log) if log else None, note)
+                                          str(log) if log else None, note,
+                                          resubmits if exhausted else 0)
             outputs = [f for m in members(job) for f in m.output]
             if state == "LOST" and outputs and all(os.path.exists(f) for f in outputs):
                 self.logger.warning(
@@ -336,7 +512,11 @@ def executor_class(base: type) -> type:
                     "it counts as done")
                 self.report_job_success(j)
                 return True
-            if slurm.retried(raw, attempt, attempts):
+            if self.wait and not self._cancelling and slurm.resubmitted(
+                    raw, resubmits, attempts):
+                self._resubmit(j, raw, attempts)
+                return True
+            if not exhausted and slurm.retried(raw, attempt, attempts):
                 self.report_job_error(j, msg=reason + "; Snakemake retries it. ",
                                       aux_logs=[str(log)])
                 return True
@@ -432,11 +612,11 @@ def executor_class(base: type) -> type:
             jobs = {jobid: describe(info.job) for jobid, info in mine.items()}
             self.logger.warning(slurm.quiet_warning(self._watch, now, jobs, diagnosis))
             # slurmctld answers and lost these jobs (or holds them after a failed launch
-            # for ever): end them at the next status check, retried or recorded
+            # for ever): end them at the next status check, submitted again as they were
             if lost or held:
                 self.logger.warning(
                     "gpubench: ending the jobs slurmctld lost or holds for ever at the next "
-                    "status check (retried while attempts are left): "
+                    "status check (submitted again as they were): "
                     + ", ".join(sorted(lost | held, key=slurm.jobid_key)))
                 pending = diagnosis.pending()
                 self._verdicts.update({id(mine[j]): (
