@@ -125,7 +125,8 @@ def test_verdicts_equal_the_committed_summary(h100) -> None:
     assert rebuilt is not None and len(committed) == len(rebuilt)
     verdicts = [[_verdict(c) for c in row[3:]] for row in rebuilt.itertuples(index=False)]
     assert verdicts == [[_verdict(c) for c in row[3:]] for row in committed]
-    assert sum(v == "sure" for row in verdicts for v in row) > 50
+    # the default suite's cells, most of them decided: the test judges real comparisons
+    assert sum(v == "sure" for row in verdicts for v in row) > 20
     assert sum(v in ("tied", "unresolved") for row in verdicts for v in row) > 20
     assert [[md_esc(c) for c in r] for r in rebuilt.itertuples(index=False)] == committed
     # "Which framework?": the sentences count sure wins, ties and losses between backends

@@ -1,4 +1,4 @@
-"""A light repository: the tracked tree stays under 15 MB.
+"""A light repository: the tracked tree stays under 24 MiB.
 
 The committed evidence is most of the tree. Its CSVs and the steps' logs are committed
 compressed (the readers take ``.csv.gz``/``.csv.xz``), superseded runs and samples that
@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: the bound on the tracked tree, bytes (``du -sh --exclude=.git`` of a fresh clone)
-LIMIT = 15 * 1024 * 1024
+#: the bound on the tracked tree, bytes (``du -sh --exclude=.git`` of a fresh clone): the
+#: front page's run keeps every sample (about 7 MB as ``xz -9e``) and the full suite's run
+#: its GPU and NumPy samples (2 MB), which their verdicts' noise tests read
+LIMIT = 24 * 1024 * 1024
 #: an evidence CSV larger than this is committed compressed
 PLAIN_CSV_MAX = 100_000
 #: the allocation unit ``du`` counts a file and a folder in on the usual filesystems
@@ -41,7 +43,7 @@ def tracked() -> list[str]:
     return [p for p in out.split("\0") if p and (ROOT / p).is_file()]
 
 
-def test_the_tracked_tree_is_under_15_mb() -> None:
+def test_the_tracked_tree_stays_light() -> None:
     files = tracked()
     sizes = {p: (ROOT / p).stat().st_size for p in files}
     total = sum(sizes.values())
@@ -101,7 +103,8 @@ def test_large_evidence_csvs_are_committed_compressed() -> None:
 #: test_safety) and the tools they run (test_repeatability, test_jax_sync_clock), and
 #: what the READMEs' tested rebuild commands read: checked here as well, where no
 #: optional package or browser can skip it
-RUNS_READ_BY_TESTS = ("h100-default-suite", "h200-against-h100/h100", "h200-against-h100/h200")
+RUNS_READ_BY_TESTS = ("h100-default-suite", "h200-against-h100/h100", "h200-against-h100/h200",
+                      "quick-suite-agreement/full-h100")
 EVIDENCE_READ_BY_TESTS = [
     *(f"evidence/h100-default-suite/{name}"
       for name in ("timings.csv.gz", "samples.csv.xz", "host.json")),

@@ -216,5 +216,5 @@ def test_compare_reads_and_guards_compressed_result_sets(tmp_path):
     assert timings is not None and timings.name == "timings.csv.gz"
     assert samples is not None and samples.name.startswith("samples.csv."), samples
     got = compare.resolve(src)
-    assert got.timings == timings and len(got.df) == 2645
+    assert got.timings == timings and len(got.df) == 684
     assert got.samples.by_row and "matched to their samples" in got.samples.note

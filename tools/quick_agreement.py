@@ -20,7 +20,7 @@ GPU framework and class; this prints them side by side and checks, declared here
 
     PYTHONPATH=src python tools/quick_agreement.py [RUN_DIR] [--cores 16]
 
-RUN_DIR (default evidence/h100-default-suite) holds timings.csv.gz, samples.csv.xz, host.json.
+RUN_DIR (default evidence/quick-suite-agreement/full-h100) holds timings.csv.gz, samples.csv.xz, host.json.
 Exit 1 when a check fails.
 """
 
@@ -83,7 +83,7 @@ def within(x: float, lo: float, hi: float) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("run", nargs="?", default="evidence/h100-default-suite")
+    p.add_argument("run", nargs="?", default="evidence/quick-suite-agreement/full-h100")
     p.add_argument("--cores", type=int, default=16, help="the run's host cores")
     args = p.parse_args(argv)
     run = Path(args.run)
