@@ -170,7 +170,7 @@ def test_numpy_is_not_charged_for_another_frameworks_first_call(tmp_path: Path) 
     cell = m.cells[("numpy-cpu", "first call, JIT")]
     assert "interop" not in cell.text and "3.63 s" not in cell.text and cell.value < 0.1
     compact = render_markdown(inputs)
-    row = next(x for x in compact.splitlines() if x.startswith("| numpy-cpu | 1 (baseline)"))
+    row = next(x for x in compact.splitlines() if x.startswith("| NumPy | 1 (baseline)"))
     assert row.rstrip(" |").split(" | ")[-1] == f"{cell.value * 1e3:.3g}"
 
 

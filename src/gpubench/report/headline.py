@@ -121,8 +121,15 @@ def framework_versions(df: pd.DataFrame) -> str:
         extras = [f"{k} {v[k]}" for k in present[1:]]
         found.setdefault(fw, set()).add(main + (f" ({', '.join(extras)})" if extras else ""))
     order = sorted(found, key=lambda f: (names[f][2] if f in names else math.inf, f))
-    return ", ".join(f"{names[f][0] if f in names else f} {' / '.join(sorted(found[f]))}"
+    return ", ".join(f"{names[f][0] if f in names else f} {' / '.join(_distinct(found[f]))}"
                      for f in order) or UNKNOWN
+
+
+def _distinct(versions: set[str]) -> list[str]:
+    """The versions of one framework, each named once: "0.68.0" from its CPU backend and
+    "0.68.0 (numba-cuda 0.30.4)" from its GPU one are the same version, said once."""
+    return sorted(v for v in versions
+                  if not any(o != v and o.startswith(f"{v} (") for o in versions))
 
 
 def _cuda(env: Environment, df: pd.DataFrame) -> str:
@@ -240,7 +247,7 @@ def short_line(v: verdicts.ClassVerdict,
               if v.cls == "elementwise" else "")
     if len(leaders) > 1:
         text = (f"{head}: {listed([f'{s.backend} {_ranged(s)}' for s in leaders])} NumPy's "
-                f"speed{beside}, by median; not separable: their ranges overlap")
+                f"speed{beside}, by median: too close to call, their ranges overlap")
     else:
         text = f"{head}: {w.backend}, {_ranged(w)} NumPy's speed{beside}"
         r = v.runner_up
