@@ -115,3 +115,117 @@ def test_the_comparison_opens_on_a_verdict(tmp_path: Path) -> None:
     text = visible_answer(out.read_text(encoding="utf-8"))
     body = text.split("gpubench run-vs-run comparison", 1)[1].strip()
     assert body.startswith(first.strip("*"))
+
+
+# -- the committed H100 evidence, rebuilt ------------------------------------------------------
+
+H100 = Path(__file__).resolve().parents[1] / "evidence" / "h100-default-suite"
+
+
+@pytest.fixture(scope="module")
+def h100(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """The committed H100 evidence rendered into a temporary folder by its README's
+    rebuild command (``gpubench report --timings timings.csv.gz --samples samples.csv.xz
+    --env host.json --locks raw/*.lock.txt --html index.html --md report/summary.md``)."""
+    from gpubench.report import main
+
+    assert (H100 / "timings.csv.gz").exists(), f"the committed H100 evidence is missing: {H100}"
+    out = tmp_path_factory.mktemp("h100")
+    locks = sorted(str(p) for p in (H100 / "raw").glob("*.lock.txt"))
+    assert main(["--timings", str(H100 / "timings.csv.gz"),
+                 "--samples", str(H100 / "samples.csv.xz"), "--env", str(H100 / "host.json"),
+                 "--locks", *locks, "--html", str(out / "index.html"),
+                 "--md", str(out / "report" / "summary.md")]) == 0
+    return ((out / "index.html").read_text(encoding="utf-8"),
+            (out / "report" / "summary.md").read_text(encoding="utf-8"))
+
+
+def test_the_h100_answer_names_frameworks_not_backend_ids(h100: tuple[str, str]) -> None:
+    html, md = h100
+    answer = first_section(md)
+    assert "## Which framework?" in answer and "CuPy" in answer
+    assert JARGON.findall(answer) == []
+    text = visible_answer(html)
+    assert "Which framework?" in text and "CuPy" in text
+    assert JARGON.findall(text) == []
+    # the speedups as a researcher says them, the same in both
+    assert "CuPy 990× faster than NumPy (928–1,002×)" in answer
+    assert "CuPy 990× faster than NumPy (928–1,002×)" in text
+    assert "NumPy's speed" not in answer and "NumPy's speed" not in text
+
+
+def test_the_h100_notices_on_its_older_file_come_after_the_answer_in_words(
+        h100: tuple[str, str]) -> None:
+    """The evidence's timings file predates some columns: that is said below the answer,
+    in words (what it lacks, what the report shows instead), with no version numbers."""
+    html, md = h100
+    about = md.split("## About the input files", 1)[1].split("\n## ", 1)[0]
+    assert "older gpubench" in about and "precision not recorded" in about
+    assert "memory_peak_bytes" in about  # the columns, named last, for whoever checks
+    assert "schema" not in about and not re.search(r"\bv\d|\[\d", about)
+    assert md.index("## Which framework?") < md.index("## About the input files")
+    assert html.index('id="which"') < html.index('id="input-files"') < html.index(
+        'id="summary"')
+
+
+def test_the_h100_figure_legend_names_frameworks(h100: tuple[str, str]) -> None:
+    html, _ = h100
+    spec = html[html.index('id="which"'):html.index('id="input-files"')]
+    names = re.findall(r'"name": ?"([^"]+), on the device"', spec)
+    assert "CuPy" in names and "PyTorch on GPU" in names, names
+    assert not [n for n in names if JARGON.search(n)], names
+
+
+# -- the speedups, the host ---------------------------------------------------------------------
+
+
+def test_speedups_are_said_as_faster_or_slower_than_numpy() -> None:
+    from gpubench.report.headline import versus
+
+    assert versus(990.4, 928.2, 1002.1) == "990× faster than NumPy (928–1,002×)"
+    assert versus(975, 905, 991, "") == "975× faster (905–991×)"
+    # a slow-down is the factor it costs, its range turned over with it
+    assert versus(0.5, 0.4, 0.625) == "2× slower than NumPy (1.6–2.5×)"
+
+
+def test_the_probe_records_a_virtual_machine_from_a_real_source(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from gpubench import probe
+
+    monkeypatch.setattr(shutil, "which", lambda _name: None)  # no systemd-detect-virt
+    guest, metal = tmp_path / "guest", tmp_path / "metal"
+    guest.write_text("processor\t: 0\nflags\t\t: fpu vme sse2 hypervisor avx\n")
+    metal.write_text("processor\t: 0\nflags\t\t: fpu vme sse2 avx\n")
+    assert probe.virtual_machine(str(guest)) == {
+        "virtual": True, "kind": "", "source": "/proc/cpuinfo hypervisor flag"}
+    assert probe.virtual_machine(str(metal))["virtual"] is False
+    assert probe.virtual_machine(str(tmp_path / "none"))["virtual"] is None
+
+
+@pytest.mark.parametrize(("record", "says"), [
+    (None, False),  # an older host.json: nothing said, whatever the host's name
+    ({"virtual": False, "kind": "", "source": "/proc/cpuinfo hypervisor flag"}, False),
+    ({"virtual": None, "kind": "", "source": "none"}, False),
+    ({"virtual": True, "kind": "kvm", "source": "systemd-detect-virt --vm"}, True),
+])
+def test_the_header_says_virtual_machine_only_where_the_probe_recorded_it(
+        tmp_path: Path, record: dict[str, object] | None, says: bool) -> None:
+    import json
+
+    paths = write_set(tmp_path / "in")
+    env = json.loads(paths["env"].read_text())
+    env["host"] = "vm"
+    if record is not None:
+        env["virtual_machine"] = record
+    paths["env"].write_text(json.dumps(env))
+    html, md = tmp_path / "index.html", tmp_path / "summary.md"
+    build_report(paths["timings"], paths["env"], html, md, samples_csv=paths["samples"],
+                 workers=1)
+    header = md.read_text(encoding="utf-8").split("\n## ", 1)[0]
+    assert "**host** vm" in header
+    assert ("virtual machine" in header) is says
+    if says:
+        assert "**host** vm, a virtual machine (kvm)" in header
+        assert "a virtual machine (kvm)" in visible_answer(html.read_text(encoding="utf-8"))

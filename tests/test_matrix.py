@@ -185,8 +185,8 @@ def test_each_recommendation_in_one_line(tmp_path: Path) -> None:
         assert len(s) < len(full)
     elementwise = next(s for s in short if s.startswith("Elementwise"))
     # the fixture's CuPy wins the class; its crossover, with transfers never reached
-    assert "cupy-gpu, 83.9× (81.8×–85.6×) NumPy's speed; torch-gpu 0.333× (0.326×–0.341×) " \
-        "lies below" in elementwise
+    assert "cupy-gpu, 83.9× faster than NumPy (81.8–85.6×); torch-gpu, 3× slower than NumPy " \
+        "(2.93–3.07×), lies below" in elementwise
     assert "the CPU below ≈ 6,100 elements" in elementwise
     assert "with host transfers the CPU stays ahead at every size in 2 of 2 cases" in elementwise
 

@@ -139,5 +139,5 @@ def test_the_sentence_gives_the_speedup_over_a_reference_that_is_not_numpy(
     assert median == pytest.approx(float(np.median(want)), rel=0.05)
     assert median < 0.8 * winner.median
     line = next(s for s in headline.short_lines(m) if s.startswith("Elementwise"))
-    assert (f"cupy-gpu, {headline._ranged(winner)} NumPy's speed ({headline._x(median)} the "
-            "speed of the CPU reference, numba-cpu, 4 threads / numpy-cpu, 4 threads)") in line
+    assert (f"cupy-gpu, {headline.said_against_numpy(winner)} ({headline._x(median)} faster "
+            "than the CPU reference, numba-cpu, 4 threads / numpy-cpu, 4 threads)") in line

@@ -423,9 +423,9 @@ def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
     assert info["methodOpen"] is False and not info["navShown"]
     # banners name what they warn about
     wrong = next(a for a in info["alerts"] if "wrong result" in a)
-    assert "torch-gpu linalg/eigh float32 eager at n = 256, 512" in wrong, wrong
+    assert "PyTorch on GPU linalg/eigh float32 eager at n = 256, 512" in wrong, wrong
     refused = next(a for a in info["alerts"] if "rows implausible (" in a)
-    assert "cupy-gpu transfer/d2h_pageable" in refused, refused
+    assert "CuPy transfer/d2h_pageable" in refused, refused
     # tables that fit: none wider than the page, every fold open
     assert info["pageWidth"] <= VIEWPORT[0] and info["openWidth"] <= VIEWPORT[0], info
     assert info["wide"] == [] and info["tables"] > 50, info["wide"]

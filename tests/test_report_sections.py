@@ -219,7 +219,8 @@ def test_older_schema_is_shown_with_a_note(tmp_path: Path) -> None:
     frame.drop(columns=["env_lock", "ceiling", "pct_of_ceiling", "first_call_s"]).to_csv(
         paths["timings"], index=False)
     html, md = _build(paths, tmp_path / "out")
-    assert "older schema" in html and "pct_of_ceiling" in html and "older schema" in md
+    assert "older gpubench" in html and "pct_of_ceiling" in html and "older gpubench" in md
+    assert "the first call's extra cost" in md  # what it lacks, in words
     assert '<div class="plot scaling"' in html
 
 

@@ -670,6 +670,22 @@ def standing_text(st: verdicts.Standing) -> str:
     return f"{_x(st.median)} (range {_range(st.range_lo, st.range_hi)}{cases})"
 
 
+def standing_words(st: verdicts.Standing, than: str = "NumPy") -> str:
+    """"990× faster than NumPy (median over the cases; range 928–1,002×; cases
+    206–1,439×)", or below 1 the slow-down: "1.7× slower than NumPy (…)", its range and
+    the spread over cases turned over with it (:func:`.headline.versus`)."""
+    slower = math.isfinite(st.median) and 0 < st.median < 1
+
+    def f(v: float) -> float:
+        return (1 / v if v > 0 else math.inf) if slower else v
+
+    lo, hi = sorted((f(st.range_lo), f(st.range_hi)))
+    cases = (f"; cases {headline.span(*sorted((f(st.lo), f(st.hi))))}"
+             if _x(st.lo) != _x(st.hi) else "")
+    return (f"{_x(f(st.median))} {'slower' if slower else 'faster'} than {than} (median "
+            f"over the cases; range {headline.span(lo, hi)}{cases})")
+
+
 def tie_text(v: verdicts.ClassVerdict) -> str:
     """Why a verdict names several leaders: their ranges overlap the best's (or
     equivalence is shown with every one of them: either will do)."""
@@ -709,16 +725,14 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
     assert w is not None
     leaders = v.leaders
     if w.median < 1:
-        text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, reaches "
-                f"{standing_text(w)} of NumPy's speed (median over the cases)")
+        text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, is "
+                f"{standing_words(w)}")
     elif len(leaders) > 1:
         text = (f"{head}: choose any of "
-                + headline.listed([f"{s.backend} ({standing_text(s)} NumPy's speed, median)"
-                                   for s in leaders])
+                + headline.listed([f"{s.backend}, {standing_words(s)}" for s in leaders])
                 + f"; {tie_text(v)}")
     else:
-        text = (f"{head}: choose {w.backend}, {standing_text(w)} faster than NumPy "
-                "(median over the cases)")
+        text = f"{head}: choose {w.backend}, {standing_words(w)}"
         r = v.runner_up
         if r is not None:
             t = v.tallies[r.backend]
