@@ -227,6 +227,8 @@ def versus(median: float, lo: float, hi: float, than: str = "NumPy") -> str:
     """"990× faster than NumPy (928–1,002×)", or below 1 "1.7× slower than NumPy
     (1.61–1.92×)": a median speedup and its range as a researcher says them, a
     slow-down as the factor it costs (``than`` empty: "975× faster (905–991×)")."""
+    if _x(median) == "1×":  # "1× faster" says nothing: as fast, within its range
+        return f"as fast as {than or 'NumPy'} ({span(lo, hi)})"
     than = f" than {than}" if than else ""
     if math.isfinite(median) and 0 < median < 1:
         def inv(v: float) -> float:

@@ -682,8 +682,9 @@ def standing_words(st: verdicts.Standing, than: str = "NumPy") -> str:
     lo, hi = sorted((f(st.range_lo), f(st.range_hi)))
     cases = (f"; cases {headline.span(*sorted((f(st.lo), f(st.hi))))}"
              if _x(st.lo) != _x(st.hi) else "")
-    return (f"{_x(f(st.median))} {'slower' if slower else 'faster'} than {than} (median "
-            f"over the cases; range {headline.span(lo, hi)}{cases})")
+    how = ("as fast as" if _x(st.median) == "1×" else
+           f"{_x(f(st.median))} {'slower' if slower else 'faster'} than")
+    return f"{how} {than} (median over the cases; range {headline.span(lo, hi)}{cases})"
 
 
 def tie_text(v: verdicts.ClassVerdict) -> str:
