@@ -401,10 +401,10 @@ def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
         assert part in info["headerText"], part
     # the answer: the first recommendation, then the figure, both in the first viewport
     assert _inside(info["rec"]) and info["rec"]["top"] > info["header"]["bottom"], info
-    assert info["recText"].startswith("Elementwise") and "cupy-gpu" in info["recText"]
+    assert info["recText"].startswith("Elementwise") and "CuPy" in info["recText"]
     # no framework is surely faster than the others: the leaders with their ranges, and
-    # each one's crossover against the run's one CPU reference
-    assert ("cupy-gpu 990× (928×–1,002×) or cuda_python-gpu 975× (905×–991×)"
+    # each one's crossover against the run's one CPU reference (frameworks by name)
+    assert ("CuPy 990× faster than NumPy (928–1,002×) or CUDA Python 975× faster (905–991×)"
             in info["recText"]), info["recText"]
     assert "the CPU below ≈ 1,100–1,600 elements" in info["recText"] and (
         "300,000–310,000 with host transfers" in info["recText"])
