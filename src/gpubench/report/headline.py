@@ -285,8 +285,8 @@ def short_line(v: verdicts.ClassVerdict,
     if len(leaders) > 1:
         said = [f"{s.backend} {said_against_numpy(s, 'NumPy' if not i else '')}"
                 for i, s in enumerate(leaders)]
-        text = (f"{head}: {listed(said)}{beside}, by median: too close to call, their "
-                "ranges overlap")
+        # the figures are medians (the note under the lines, the compact matrix's note)
+        text = f"{head}: {listed(said)}{beside}: too close to call, their ranges overlap"
     else:
         text = f"{head}: {w.backend}, {said_against_numpy(w)}{beside}"
         r = v.runner_up
