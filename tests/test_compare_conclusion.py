@@ -90,11 +90,16 @@ def test_the_gpu_verdict_uses_gpu_times_not_speedup_ratios():
     classes = compare.class_ratios(compare.gpu_cases(cmp), ceilings)
     assert [(c.cls, round(c.geomean, 3)) for c in classes] == [("elementwise", 0.8)]
     text = compare.conclusion_text(base, new, cmp, classes, ceilings)
-    assert "elementwise 0.80×" in text and "device copy ceiling changed 1.40×" in text
-    assert "predicting 0.71× the time" in text
-    assert "× each host's own NumPy" in text and "NumPy took 0.50× the time" in text
-    assert "2 are FASTER, 0 SLOWER and 0 unchanged" in text
+    assert "× each host's own NumPy" in text and "NumPy ran 2.00× as fast" in text
+    assert "2 are surely faster, 0 surely slower and 0 the same" in text
     assert compare.host_numpy_ratio(cmp) == (pytest.approx(0.5), 1)
+    # in words a reader need not invert: time 0.80x is 1.25x faster
+    verdict = compare.verdict_line(base, new, compare.gpu_cases(cmp),
+                                   compare.energy_cases(cmp))
+    assert verdict.startswith("h200 vs h100: memory-bound work 1.25× faster (1.25–1.25×)")
+    (line,) = compare.class_lines(classes, compare.energy_cases(cmp), ceilings)
+    assert line.startswith("elementwise: 1.25× faster (1.25–1.25×) over 1 case ")
+    assert "device copy ceiling the probe measured is 1.40× the base's" in line
 
 
 def test_no_gpu_case_says_so():
@@ -125,7 +130,7 @@ def _scale(paths: dict[str, Path], backend: str, factor: float) -> None:
     s.to_csv(paths["samples"], index=False)
 
 
-def test_the_page_opens_on_the_conclusion_and_lists_only_what_changed(tmp_path: Path):
+def test_the_page_opens_on_a_verdict_and_lists_changes_by_class(tmp_path: Path):
     write_set(tmp_path / "base")
     new = write_set(tmp_path / "new")
     env = json.loads(new["env"].read_text())
@@ -138,30 +143,74 @@ def test_the_page_opens_on_the_conclusion_and_lists_only_what_changed(tmp_path: 
                                 tmp_path / "cmp.md", workers=1)
     html = out.read_text(encoding="utf-8")
     md = (tmp_path / "cmp.md").read_text(encoding="utf-8")
-    # the conclusion and its figure come before everything else
-    first = html.index('id="conclusion"')
-    assert first < html.index('class="plot compare"') < html.index('id="method"')
+    # the verdict first, then the runs, the per-class lines and their figure
+    assert html.index('id="verdict"') < html.index('id="conclusion"') < html.index(
+        'class="plot compare"') < html.index('id="method"')
     assert html.index('id="method"') < html.index('id="changed"') < html.index('id="which"')
-    assert md.index("## Conclusion") < md.index("## How the labels") < md.index(
+    body = [x for x in md.splitlines() if x.strip() and not x.startswith("#")]
+    # one of several GPU backends halved: the middle half of the cases straddles 1x
+    assert body[0].startswith("**new (Test GPU) vs base (Test GPU): memory-bound work too "
+                              "close to call (1.00–2.00× as fast)")
+    assert body[1].startswith("- base: base (Test GPU): ") and "measured " in body[1]
+    assert "commit" in body[1] and "suite" in body[1]
+    assert md.index("## Per class") < md.index("## How the labels") < md.index(
         "## What changed") < md.index("## Which framework?")
-    assert "device copy ceiling changed 1.40×" in md
+    assert "device copy ceiling the probe measured is 1.40× the base's" in md
     assert "(× its own host's NumPy)" in md
-    # only FASTER/SLOWER rows in the per-case table, sorted by ratio; the rest counted
+    # only FASTER/SLOWER rows in the per-case table, by class then surest first; the
+    # rest counted
     changed = md[md.index("## What changed"):md.index("## Which framework?")]
     lines = [x for x in changed.splitlines() if x.startswith("| ") and "---" not in x][1:]
     labels = [x.rstrip(" |").rsplit("| ", 1)[-1] for x in lines]
     assert labels and set(labels) <= {stats.FASTER, stats.SLOWER}
-    ratios = [float(x.split("|")[11].strip().rstrip("×")) for x in lines]
-    assert ratios == sorted(ratios)
+    order = compare.table_classes()
+    cls = [order.index(x.split("|")[1].strip()) for x in lines]
+    assert cls == sorted(cls)
     n_changed = int(cmp["label"].isin([stats.FASTER, stats.SLOWER]).sum())
-    assert len(lines) == n_changed
+    assert len(lines) == n_changed and not cmp["beyond_ceilings"].any()
     unchanged = int(cmp["label"].isin([stats.SAME, stats.UNRESOLVED]).sum())
     assert f"{unchanged} shared measurements are unchanged" in md
+    assert "Set apart" not in md
     # the class the halved CuPy rows fall in reads faster than 1x
     cases = compare.gpu_cases(cmp)
     cupy = cases[cases["backend"] == "cupy-gpu"]
     assert np.allclose(cupy["time_ratio"], 0.5)
     assert not math.isnan(cases["time_ratio"].mean())
+
+
+def test_rows_beyond_the_ceilings_are_set_apart_and_left_out_of_the_verdict(
+        tmp_path: Path):
+    # the copy ceiling rose 1.4x: halved CuPy times the hardware can explain (2x < 1.4 x
+    # 1.5), a 20x faster PyTorch it cannot
+    write_set(tmp_path / "base")
+    new = write_set(tmp_path / "new")
+    env = json.loads(new["env"].read_text())
+    env["ceilings"]["d2d_copy_gbps"] = 2800.0
+    new["env"].write_text(json.dumps(env))
+    _scale(new, "cupy-gpu", 0.5)
+    _scale(new, "torch-gpu", 0.05)
+    out = tmp_path / "cmp.html"
+    cmp = compare.build_compare(tmp_path / "base", tmp_path / "new", out,
+                                tmp_path / "cmp.md", workers=1)
+    md = (tmp_path / "cmp.md").read_text(encoding="utf-8")
+    beyond = cmp[cmp["beyond_ceilings"]]
+    assert len(beyond) and set(beyond["backend"]) == {"torch-gpu"}
+    assert "torch-gpu" not in set(compare.gpu_cases(cmp)["backend"])
+    apart = md[md.index("## Set apart"):md.index("## Which framework?")]
+    assert "artefact of one side's timing" in apart and "2.10× faster" in apart
+    changed = md[md.index("## What changed"):md.index("## Set apart")]
+    assert "torch-gpu" not in changed and "cupy-gpu" in changed
+    assert "20× faster" not in md[:md.index("## Set apart")]
+
+
+def test_change_words_say_faster_slower_same_or_too_close_to_call():
+    assert compare.change_words(0.8, 0.75, 0.9) == "1.25× faster (1.11–1.33×)"
+    assert compare.change_words(1.25, 1.1, 1.3) == "1.25× slower (1.10–1.30×)"
+    assert compare.change_words(1.0, 0.97, 1.04) == "the same (within ±5%)"
+    assert compare.change_words(0.9, 0.7, 1.2).startswith("too close to call")
+    assert compare.change_words(0.8, 0.75, 0.9, more="more", less="less").startswith(
+        "1.25× more")
+    assert compare.change_cell(0.032) == "31× faster"
 
 
 def test_large_sizes_alone_are_averaged_apart():

@@ -280,7 +280,7 @@ def test_the_header_names_the_machine() -> None:
     assert m.versions == ("NumPy 2.5.2, CuPy 14.2.0, CUDA Python 13.3.1 (cuda-core 1.2.0), "
                           "Numba 0.68.0 (numba-cuda 0.30.4), PyTorch 2.11.0+cu130")
     assert m.measured == "2026-11-25–2026-11-26"
-    assert m.commits == ("4cf2783 (cuda_python-gpu, cupy-gpu, numba-gpu, torch-gpu), "
-                         "51cb017 (numpy-cpu)")
+    assert m.commits == ("4cf2783 (CUDA Python, CuPy, Numba on GPU, PyTorch on GPU), "
+                         "51cb017 (NumPy)")
     assert [k for k, _ in m.parts()] == ["GPU", "CPU", "frameworks", "measured", "commit",
                                          "host"]

@@ -181,6 +181,26 @@ def test_byte_identical_from_shuffled_input_and_any_worker_count(tmp_path: Path)
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(pngs_a, pngs_b, strict=True))
 
 
+def test_a_rebuild_after_a_code_change_rewrites_only_the_figure_cache(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rebuilding a committed report in place reproduces every file it writes but the
+    figures' cache keys, which hash the code and are git-ignored
+    (tests/test_repository.py): so a rebuild with changed code changes nothing tracked."""
+    from gpubench.report import figures
+
+    paths = write_set(tmp_path / "in")
+    out = tmp_path / "out"
+    _build(paths, out)
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    monkeypatch.setattr(figures, "code_version", lambda: "another version of the code")
+    _build(paths, out)
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    keys = Path("summary_figures") / figures.KEYS_FILE
+    assert set(before) == set(after) and keys in after
+    changed = sorted(str(k) for k in after if after[k] != before[k])
+    assert changed == [str(keys)]
+
+
 # -- bad input ----------------------------------------------------------------------------
 
 
@@ -199,7 +219,8 @@ def test_older_schema_is_shown_with_a_note(tmp_path: Path) -> None:
     frame.drop(columns=["env_lock", "ceiling", "pct_of_ceiling", "first_call_s"]).to_csv(
         paths["timings"], index=False)
     html, md = _build(paths, tmp_path / "out")
-    assert "older schema" in html and "pct_of_ceiling" in html and "older schema" in md
+    assert "older gpubench" in html and "pct_of_ceiling" in html and "older gpubench" in md
+    assert "the first call's extra cost" in md  # what it lacks, in words
     assert '<div class="plot scaling"' in html
 
 

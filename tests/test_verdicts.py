@@ -166,7 +166,7 @@ def test_the_comparison_size_is_the_one_most_frameworks_measured_largest_on_ties
 def test_stay_on_numpy_when_the_best_framework_is_slower() -> None:
     v = verdict(suite({"a-gpu": 2.0}))
     text = matrix.sentence(v, {})
-    assert "stay on NumPy" in text and "0.5×" in text
+    assert "stay on NumPy" in text and "is 2× slower than NumPy" in text
 
 
 @pytest.mark.parametrize(("kernel", "size", "band"), [
@@ -783,15 +783,17 @@ def test_a_jit_claim_is_partly_when_only_the_largest_first_call_compiles() -> No
 def test_the_sentence_names_its_cases_and_what_each_other_framework_did() -> None:
     one = verdict(suite({"a-gpu": 1 / 1.5}, case_list=REDUCTIONS[:1]))
     text = matrix.sentence(one, {})
-    assert "1 case)" in text and "choose a-gpu, 1.5× (range 1.47×–1.53×) faster" in text
+    assert "1 case)" in text and "choose a-gpu, 1.5× faster than NumPy (median over the " \
+        "cases; range 1.47–1.53×)" in text
     assert "no other framework measured these cases" in text
     at_one = matrix.sentence(verdict(suite({"a-gpu": 1.0})), {})
-    assert "choose a-gpu, 1× (range 0.98×–1.02×) faster" in at_one
+    assert "choose a-gpu, as fast as NumPy (median over the cases; range 0.98–1.02×)" in at_one
     assert "6 cases)" in at_one
     # a runner-up within 5 % everywhere: either will do (no samples: quartiles ±1 %)
     tied = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 10.01}))
     text = matrix.sentence(tied, {})
-    assert "choose any of b-gpu (10× (range" in text and " or a-gpu (10× (range" in text
+    assert "choose any of b-gpu, 10× faster than NumPy (median over the cases; range" in text \
+        and " or a-gpu, 10× faster than NumPy (median over the cases; range" in text
     assert "a-gpu is within ±5% of b-gpu in 6 of 6 cases (99 % confidence), so either will " \
         "do" in text
     partial = verdict(suite({"a-gpu": 1 / 10, "b-gpu": 1 / 20}, only={"b-gpu": REDUCTIONS[:2]}))
@@ -844,7 +846,8 @@ def test_leaders_are_the_best_and_whoever_is_not_surely_slower_by_median() -> No
     v = verdict(_three_way(100, 50, 10))
     assert [s.backend for s in v.leaders] == ["a-gpu"]
     text = matrix.sentence(v, {})
-    assert "choose a-gpu, 100× (range 98×–102×) faster" in text and "choose any of" not in text
+    assert "choose a-gpu, 100× faster than NumPy (median over the cases; range 98–102×" \
+        in text and "choose any of" not in text
     assert "slower, their ranges wholly below a-gpu's: b-gpu 50× (range 49×–51×), " \
            "c-gpu 10× (range 9.8×–10.2×)" in text
     # a and b 10 % apart but noisy: ranges overlap; c far behind and tight: out
@@ -852,15 +855,15 @@ def test_leaders_are_the_best_and_whoever_is_not_surely_slower_by_median() -> No
     assert v.winner.backend == "b-gpu"
     assert [s.backend for s in v.leaders] == ["b-gpu", "a-gpu"]  # by median
     text = matrix.sentence(v, {})
-    assert "choose any of b-gpu (110× (range 83.8×–159×) NumPy's speed, median) or " \
-           "a-gpu (100× (range" in text
+    assert "choose any of b-gpu, 110× faster than NumPy (median over the cases; range " \
+           "83.8–159×) or a-gpu, 100× faster than NumPy (median over the cases; range" in text
     assert "unresolved in 6, slower in 0 (by quartiles, not the test, in 6: a row kept no " \
            "samples)" in text
     assert "c-gpu (" not in text.split(";")[0]
     assert "their ranges overlap the best's (b-gpu), so this run does not rank them" in text
     line = headline.short_line(v, {})
-    assert "b-gpu 110× (83.8×–159×) or a-gpu 100× (76.2×–144×) NumPy's speed, by median; " \
-           "not separable" in line
+    assert "b-gpu 110× faster than NumPy (83.8–159×) or a-gpu 100× faster (76.2–144×): " \
+           "too close to call" in line
     # a framework fastest in medians but not separable: the leaders, not a winner
     v = verdict(_three_way(120, 100, 10, noisy=("a-gpu",)))
     assert [s.backend for s in v.leaders] == ["a-gpu", "b-gpu"]

@@ -186,6 +186,39 @@ def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
         return {"reason": f"{type(exc).__name__}: {exc}"[:300]}
 
 
+def virtual_machine(cpuinfo: str = "/proc/cpuinfo") -> dict[str, Any]:
+    """Whether this host is a virtual machine, from a source that knows: systemd's
+    ``systemd-detect-virt --vm`` where it is installed (it names the hypervisor, and
+    ignores containers), else the ``hypervisor`` flag the CPU reports in /proc/cpuinfo
+    (x86: set inside a guest). ``{"virtual": bool | None, "kind": ..., "source": ...}``;
+    None where neither source can tell. Never guessed from the host's name."""
+    import shutil
+    import subprocess
+
+    tool = shutil.which("systemd-detect-virt")
+    if tool:
+        try:
+            done = subprocess.run([tool, "--vm"], capture_output=True, text=True,
+                                  timeout=10, check=False)
+            kind = done.stdout.strip()
+            if kind and (done.returncode == 0) == (kind != "none"):
+                return {"virtual": kind != "none", "kind": kind if kind != "none" else "",
+                        "source": "systemd-detect-virt --vm"}
+        except (OSError, subprocess.SubprocessError):
+            pass
+    try:
+        with open(cpuinfo) as fh:
+            flags = next((line.split(":", 1)[1].split() for line in fh
+                          if line.startswith("flags")), None)
+    except OSError:
+        flags = None
+    if flags is None:
+        return {"virtual": None, "kind": "", "source": "none: no systemd-detect-virt, and "
+                "/proc/cpuinfo lists no CPU flags"}
+    return {"virtual": "hypervisor" in flags, "kind": "",
+            "source": "/proc/cpuinfo hypervisor flag"}
+
+
 def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
     """The run's record (host.json). Its ``host_conditions`` are the host's load at
     probe time, read before the probe measures anything (the probe is one step of the
@@ -204,6 +237,7 @@ def probe(transfer_sizes: Sequence[int] | None = None) -> dict[str, Any]:
         **provenance.host_info(),
         "memory_bytes": memory,
         "os": platform.platform(),
+        "virtual_machine": virtual_machine(),
         "timestamp": provenance.utc_now(),
         "host_conditions": conditions,
         "timer_overhead_s": timer_overhead(),

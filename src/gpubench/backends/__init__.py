@@ -62,6 +62,19 @@ def backend_classes() -> dict[str, type[Backend]]:
     return {b: backend_class(b) for b in BACKENDS}
 
 
+def reader_name(backend_id: str) -> str:
+    """How the report's answer names a backend: its framework's ``display_name``, with
+    the device where the framework runs on both ("PyTorch on GPU", "Numba on CPU";
+    "CuPy" alone). The one table of names: the backend classes; an unknown id stays."""
+    classes = backend_classes()
+    cls = classes.get(backend_id) or find_backend_class(backend_id)
+    if cls is None or not cls.display_name:
+        return backend_id
+    framework, _, device = backend_id.rpartition("-")
+    both = sum(b.rpartition("-")[0] == framework for b in classes) > 1
+    return f"{cls.display_name} on {device.upper()}" if both and device else cls.display_name
+
+
 def load_backend(backend_id: str) -> Backend:
     """Instantiate a backend without importing its framework (that happens in start())."""
     return backend_class(backend_id)()

@@ -105,8 +105,7 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     # is shown and nothing changes, so they need no note
     named = [c for c in missing if c not in hostload.COLUMNS]
     if named:
-        notes.append(f"{path.name} is of an older schema: it has no columns "
-                     f"{', '.join(named)}; their values are shown as unknown or left out")
+        notes.append(missing_in_words(path.name, named))
     if missing:
         kinds = {c.name: c.kind for c in results.COLUMNS}
         for col in missing:
@@ -116,8 +115,8 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
                 lambda s: "" if s == "ok" else "(no reason: the file predates the column)")
     extra = sorted(c for c in frame.columns if c not in results.COLUMN_NAMES)
     if extra:
-        notes.append(f"{path.name} has columns this report does not know, ignored: "
-                     f"{', '.join(extra)}")
+        notes.append(f"{path.name} has columns this report does not know (written by a "
+                     f"newer gpubench?), ignored: {', '.join(extra)}")
         frame = frame.drop(columns=extra)
     # a version that is not a whole number (inf, 2.5, text) is left for validate to refuse
     version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
@@ -125,13 +124,59 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
     versions = {int(v) for v in version[whole]}
     if versions - {results.SCHEMA_VERSION}:
-        notes.append(f"{path.name} has rows of schema version {sorted(versions)}; this "
-                     f"report reads v{results.SCHEMA_VERSION} and shows them as far as the "
-                     "columns allow")
+        older = int((version[whole] < results.SCHEMA_VERSION).sum())
+        notes.append(f"{older:,} of {path.name}'s {len(frame):,} rows were written by an "
+                     "older gpubench than this report"
+                     if versions and max(versions) <= results.SCHEMA_VERSION else
+                     f"{path.name} has rows written by another gpubench than this report")
+        notes[-1] += (": they are read as far as their columns go, and every figure they "
+                      "can give is shown")
         frame.loc[whole, "schema_version"] = results.SCHEMA_VERSION
     if missing or versions - {results.SCHEMA_VERSION}:
         frame["schema_version"] = frame["schema_version"].fillna(results.SCHEMA_VERSION)
     return results.validate(frame, str(path), path), notes
+
+
+#: what a group of timings columns records, and what the report says where a file
+#: written before them lacks it: (column prefix, what it is, what the reader sees)
+COLUMN_WORDS: tuple[tuple[str, str, str], ...] = (
+    ("matmul_precision", "the precision GEMM and linalg products were rounded to",
+     "their recommendations say \"precision not recorded\""),
+    ("caller_spread", "the time over which each row's caller's-clock samples were spread",
+     "kept in the rows only: nothing on this page reads it"),
+    ("memory_", "each call's peak GPU memory",
+     "the matrix's memory column reads \"not measured\""),
+    ("energy_", "each call's energy", "the matrix's energy column reads \"not measured\""),
+    ("caller_", "the caller's clock (what a Python loop waits for)",
+     "GPU rows without it are shown on the device clock and not ranked"),
+    ("sync_", "the caller's clock (what a Python loop waits for)",
+     "GPU rows without it are shown on the device clock and not ranked"),
+    ("pipelined_", "the caller's clock (what a Python loop waits for)",
+     "GPU rows without it are shown on the device clock and not ranked"),
+    ("first_call", "the first call's extra cost", "first-call cost is not shown"),
+    ("gpu_", "the GPU's clock, temperature and throttling before and after each row",
+     "kept in the rows only: nothing on this page reads them"),
+)
+
+
+def missing_in_words(name: str, columns: Sequence[str]) -> str:
+    """A file written before some columns existed, in words: what it did not record and
+    what the report shows instead, the columns named last for whoever checks the file."""
+    said: dict[str, str] = {}
+    others = []
+    for col in columns:
+        hit = next(((what, then) for pre, what, then in COLUMN_WORDS
+                    if col.startswith(pre)), None)
+        if hit is None:
+            others.append(col)
+        else:
+            said.setdefault(hit[0], hit[1])
+    parts = [f"{what} ({then})" for what, then in said.items()]
+    if others:
+        parts.append(f"{len(others)} other measurement{'s' if len(others) != 1 else ''} "
+                     "(shown as unknown or left out)")
+    return (f"{name} was written by an older gpubench, which did not yet record "
+            f"{'; '.join(parts)}; the columns it lacks: {', '.join(columns)}")
 
 
 @dataclass
@@ -219,8 +264,8 @@ def caller_clock_notes(df: pd.DataFrame) -> list[str]:
     blind = gpu[~(gpu["caller_s"] > 0)]
     if len(blind):
         out.append(f"{len(blind)} ok GPU row(s) ({headline.name_rows(blind)}) have no "
-                   "caller's clock (a timings file of "
-                   "schema 1, or caller_clocks off): they are shown on the device clock and "
+                   "caller's clock (a timings file written before gpubench recorded "
+                   "it, or caller_clocks off): they are shown on the device clock and "
                    "take no part in the verdicts, which rank what a caller waits for. Device "
                    "time leaves out the dispatch and the wait, so it would make small sizes "
                    "look 10 to 100 times faster than a Python caller sees them; re-run the "
@@ -248,7 +293,10 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
     machine_line = inputs.machine or headline.machine(env, df)
     kernels = _ordered(df["kernel"], kernel_names())
     anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
-    toc = [("which", "Which framework?"), ("summary", "Summary")]
+    toc = [("which", "Which framework?"),
+           *([("input-files", "About the input files")]
+             if inputs.notes or env.problem else []),
+           ("summary", "Summary")]
     toc += [(anchors[k], k) for k in kernels]
     toc += [("speedup", "Speedup"), ("ceilings", "Ceilings and roofline"),
             ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
@@ -261,8 +309,9 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
         machine=machine_line, suite=inputs.suite_line,
-        wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
-        notes=inputs.notes, alerts=caller_clock_notes(df),
+        wrong_named=matrix.in_words(headline.name_rows(df[df["status"] == "wrong_result"])),
+        notes=[matrix.in_words(n) for n in inputs.notes],
+        alerts=[matrix.in_words(n) for n in caller_clock_notes(df)],
         heading=headline.heading(machine_line, cpu_only(df)),
         env_problem=env.problem, unknown=UNKNOWN, gpu_notice=gpu_notice(df),
         busy=inputs.busy, n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
@@ -286,7 +335,9 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
         "summary.md.j2", timings_name=inputs.timings_name,
         machine=machine_line, suite=inputs.suite_line,
         wrong_named=headline.name_rows(df[df["status"] == "wrong_result"]),
-        notes=inputs.notes + caller_clock_notes(df), env_problem=env.problem,
+        notes=[matrix.in_words(n) for n in inputs.notes],
+        alerts=[matrix.in_words(n) for n in caller_clock_notes(df)],
+        env_problem=env.problem, unknown=UNKNOWN,
         heading=headline.heading(machine_line, cpu_only(df)),
         gpu_notice=gpu_notice(df), busy=inputs.busy,
         matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)

@@ -182,6 +182,8 @@ HOST_SCHEMA: dict[str, Any] = {
         "energy_crosscheck": {"type": "object"},
         "timer_overhead_s": {"type": "object", "additionalProperties": _COUNT},
         "host_conditions": {"type": "object", "additionalProperties": _COUNT},
+        "virtual_machine": {"type": "object", "properties": {
+            "virtual": {"type": ["boolean", "null"]}, "kind": _TEXT, "source": _TEXT}},
     },
 }
 
@@ -568,6 +570,11 @@ def environment_table(env: Environment) -> pd.DataFrame:
         ["timer overhead", overhead],
         ["GPUs", gpu_text],
     ]
+    vm = env.data.get("virtual_machine")
+    if isinstance(vm, Mapping) and vm:  # absent from records of older probes
+        said = {True: "yes", False: "no"}.get(vm.get("virtual"), "cannot tell")
+        kind = f" ({vm['kind']})" if vm.get("kind") else ""
+        rows.append(["virtual machine", f"{said}{kind}, from {vm.get('source') or UNKNOWN}"])
     cond = env.data.get("host_conditions")
     if isinstance(cond, Mapping) and cond:  # absent from records of older probes
         rows.append(["host at probe time", _host_conditions(cond)])

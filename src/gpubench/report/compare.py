@@ -120,8 +120,13 @@ def compare_sets(base: ResultSet, new: ResultSet, alpha: float = stats.ALPHA,
     b, n = _keyed(base.df), _keyed(new.df)
     b = b.assign(_row=b.index)
     n = n.assign(_row=n.index)
-    cols = [*MATCH, "_row", "status", "median_s", "q1_s", "q3_s", "samples", "threads_key"]
+    for side in (b, n):
+        if "energy_j" not in side:
+            side["energy_j"] = math.nan
+    cols = [*MATCH, "_row", "status", "median_s", "q1_s", "q3_s", "samples", "threads_key",
+            "energy_j"]
     merged = b[cols].merge(n[cols], on=MATCH, suffixes=("_base", "_new"), how="inner")
+    bounds = plausible_bounds(base, new)
     out = []
     for _, r in merged.iterrows():
         both_ok = r["status_base"] == "ok" and r["status_new"] == "ok"
@@ -134,14 +139,20 @@ def compare_sets(base: ResultSet, new: ResultSet, alpha: float = stats.ALPHA,
             label, ratio, p, method = v.label, v.ratio, v.p_value, v.method
         else:
             label, ratio, p, method = "NOT COMPARABLE", math.nan, math.nan, ""
+        lim = bounds.get(str(r["device"]))
+        beyond = bool(lim is not None and math.isfinite(ratio)
+                      and not lim[0] <= ratio <= lim[1])
         out.append({**{k: r[k] for k in MATCH}, "threads_base": r["threads_key_base"],
                     "threads_new": r["threads_key_new"], "status_base": r["status_base"],
                     "status_new": r["status_new"], "median_base": r["median_s_base"],
                     "median_new": r["median_s_new"], "ratio": ratio, "p_value": p,
-                    "method": method, "label": label})
+                    "method": method, "label": label,
+                    "energy_base": r["energy_j_base"], "energy_new": r["energy_j_new"],
+                    "beyond_ceilings": beyond})
     frame = pd.DataFrame(out, columns=[*MATCH, "threads_base", "threads_new", "status_base",
                                        "status_new", "median_base", "median_new", "ratio",
-                                       "p_value", "method", "label"])
+                                       "p_value", "method", "label", "energy_base",
+                                       "energy_new", "beyond_ceilings"])
     order = {k: i for i, k in enumerate(kernel_names())}
     frame = frame.assign(_k=frame["kernel"].map(lambda k: order.get(k, len(order))))
     frame = frame.sort_values(["_k", "kernel", "variant", "dtype", "size_key", "backend",
@@ -246,6 +257,60 @@ def detail_table(cmp: pd.DataFrame) -> pd.DataFrame:
                                   "p"}), classes)
 
 
+def row_class(device: str, kernel: str, implementation: str) -> str:
+    """The class a row is listed under in the tables of changes: its workload class on
+    the GPU, the host's CPU apart (each host is its own CPU)."""
+    if device != "gpu":
+        return HOST_CPU
+    return class_of(kernel, implementation) or OTHER_GPU
+
+
+def table_classes() -> list[str]:
+    """The tables' class order: the verdict's, then other GPU work, then the CPU."""
+    return [c for _, members in VERDICT_GROUPS for c in members] + [OTHER_GPU, HOST_CPU]
+
+
+def by_class_and_significance(rows: pd.DataFrame) -> pd.DataFrame:
+    """Rows in the verdict's class order; within a class the surest first (smallest
+    p-value), then the largest change either way."""
+    order = {c: i for i, c in enumerate(table_classes())}
+    cls = [row_class(str(d), str(k), str(i)) for d, k, i in
+           zip(rows["device"], rows["kernel"], rows["implementation"], strict=True)]
+    ratio = rows["ratio"].astype(float)
+    keyed = rows.assign(cls=cls, _c=[order.get(c, len(order)) for c in cls],
+                        _p=rows["p_value"].astype(float).fillna(1.0),
+                        _e=-np.abs(np.log(ratio.where(ratio > 0))).fillna(0.0))
+    return keyed.sort_values(["_c", "_p", "_e"], kind="mergesort").drop(
+        columns=["_c", "_p", "_e"])
+
+
+def change_cell(ratio: float) -> str:
+    """A row's change in words: "1.27× faster", "1.20× slower"."""
+    if not math.isfinite(ratio) or ratio <= 0:
+        return "—"
+    return f"{_f(1 / ratio)}× faster" if ratio < 1 else (
+        f"{_f(ratio)}× slower" if ratio > 1 else "no change")
+
+
+def changed_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a change table, sorted (:func:`by_class_and_significance`), with the
+    class first and the change in words beside the ratio."""
+    rows = by_class_and_significance(rows)
+    out, css = [], []
+    for _, r in rows.iterrows():
+        out.append([r["cls"], r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]),
+                    r["backend"], r["implementation"], fmt_threads(r["match_threads"]),
+                    r["mode"], fmt_time(r["median_base"]), fmt_time(r["median_new"]),
+                    change_cell(float(r["ratio"])), _fmt_ratio(r["ratio"]),
+                    _fmt_p(r["p_value"]), r["label"]])
+        css.append({stats.SLOWER: "bad", stats.FASTER: "good"}.get(r["label"], ""))
+    return text_table(["class", "kernel", "variant", "dtype", "size", "backend",
+                       "implementation", "threads", "mode", "base median", "new median",
+                       "change", "new/base", "p", "label"], out,
+                      frozenset({"size", "threads", "base median", "new median",
+                                 "new/base", "p"}), css)
+
+
 def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
     """Ratio new/base per measurement, one column per backend, coloured by label."""
     backends = sorted(set(data["backend"]))
@@ -330,12 +395,42 @@ def ceiling_ratios(base: ResultSet, new: ResultSet) -> dict[str, float]:
     return out
 
 
+#: how far past the largest change of a measured ceiling a row may move and still be
+#: the hardware: caches, clocks and launch paths differ by more than the probe's few
+#: ceilings show, but not by half as much again; a row beyond is an artefact of one
+#: side's timing and is set apart rather than read as a result
+PLAUSIBLE_SLACK = 1.5
+#: the probe's ceilings that bound each device's rows (``host.json`` ``ceilings``)
+DEVICE_CEILINGS = {"gpu": ("d2d_copy_gbps", "sgemm_gflops", "dgemm_gflops"),
+                   "cpu": ("cpu_copy_gbps", "cpu_sgemm_gflops", "cpu_dgemm_gflops")}
+
+
+def plausible_bounds(base: ResultSet, new: ResultSet) -> dict[str, tuple[float, float]]:
+    """Per device, the time ratios new / base that the two machines' measured ceilings
+    can explain: from the largest speed-up of any ceiling to the largest slow-down, each
+    widened by :data:`PLAUSIBLE_SLACK` (and never narrower than ``1 / slack .. slack``).
+    A device without a ceiling in both records has no bound: nothing is set apart."""
+    out = {}
+    for device, keys in DEVICE_CEILINGS.items():
+        ratios = [_ceiling(new.env, k) / _ceiling(base.env, k) for k in keys]
+        if device == "gpu":
+            ratios.append(_link(new.env) / _link(base.env))
+        ratios = [x for x in ratios if math.isfinite(x) and x > 0]
+        if ratios:
+            out[device] = (1 / (max(*ratios, 1.0) * PLAUSIBLE_SLACK),
+                           max(*(1 / x for x in ratios), 1.0) * PLAUSIBLE_SLACK)
+    return out
+
+
 def gpu_cases(cmp: pd.DataFrame) -> pd.DataFrame:
     """The like-for-like GPU cases: both sets ok, the same framework, implementation,
-    kernel, variant, size, dtype, in the mode most GPU rows share; each with its class
+    kernel, variant, size, dtype, in the mode most GPU rows share, none beyond what the
+    ceilings allow (:func:`plausible_bounds`); each with its class
     and its GPU time ratio new / base (each machine's own rows, own timer)."""
     gpu = cmp[(cmp["device"] == "gpu") & (cmp["status_base"] == "ok")
               & (cmp["status_new"] == "ok")]
+    if "beyond_ceilings" in gpu:  # artefacts of one side's timing, not the hardware
+        gpu = gpu[~gpu["beyond_ceilings"].astype(bool)]
     if gpu.empty:
         return gpu.assign(cls=pd.Series(dtype=object), band=pd.Series(dtype=object),
                           time_ratio=pd.Series(dtype=float))
@@ -412,41 +507,195 @@ def _x(v: float) -> str:
     return f"{v:.2f}×" if math.isfinite(v) else "—"
 
 
+# -- the verdict: the first line, in words a reader need not invert ----------------------
+
+#: the verdict's groups, in the order the first line names them: the classes a reader
+#: weighs together (the memory-bound ones share one ceiling, the device copy)
+VERDICT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("memory-bound work", tuple(c for c, b in CLASS_BOUND.items() if b == "copy")),
+    ("GEMM", ("GEMM",)),
+    ("linear algebra and autodiff",
+     tuple(c for c, b in CLASS_BOUND.items() if b == "GEMM" and c != "GEMM")),
+    (TRANSFERS, (TRANSFERS,)),
+)
+#: the table's class of a row the verdict's classes do not hold
+OTHER_GPU = "other GPU work"
+HOST_CPU = "CPU (each host's own)"
+
+
+def _n(count: int, noun: str) -> str:
+    """``1 case``, ``2 cases``."""
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def _f(x: float) -> str:
+    """A factor as a reader says it: 1.27, 27."""
+    return f"{x:.2f}" if x < 10 else f"{x:,.0f}"
+
+
+def _spread(ratios: np.ndarray) -> tuple[float, float, float]:
+    """Geometric mean and middle half (quartiles) of ratios new / base."""
+    q1, q3 = np.quantile(ratios, [0.25, 0.75])
+    return float(np.exp(np.log(ratios).mean())), float(q1), float(q3)
+
+
+def change_words(ratio: float, q1: float, q3: float, min_effect: float = stats.MIN_EFFECT,
+                 more: str = "faster", less: str = "slower") -> str:
+    """A ratio new / base of a cost (time, energy per call) with its middle half, in words:
+    "1.27× faster (1.03–1.39×)" when the whole middle half says so and the mean is beyond
+    the minimum effect, "1.20× slower (…)" likewise, "the same (within ±5 %)" when the
+    middle half lies within it, else "too close to call" with the middle half as gains."""
+    if not all(math.isfinite(v) and v > 0 for v in (ratio, q1, q3)):
+        return "not measured in both"
+    gain, lo, hi = 1 / ratio, 1 / q3, 1 / q1
+    top = 1 + min_effect
+    if lo > 1 and gain >= top:
+        return f"{_f(gain)}× {more} ({_f(lo)}–{_f(hi)}×)"
+    if hi < 1 and gain <= 1 / top:
+        return f"{_f(ratio)}× {less} ({_f(q1)}–{_f(q3)}×)"
+    if 1 / top <= lo and hi <= top:
+        return f"the same (within ±{min_effect:.0%})"
+    return f"too close to call ({_f(lo)}–{_f(hi)}× as fast)" if more == "faster" else (
+        f"too close to call ({_f(lo)}–{_f(hi)}× the work per joule)")
+
+
+def energy_cases(cmp: pd.DataFrame) -> pd.DataFrame:
+    """The GPU cases with an energy reading on both machines (both ok, none beyond the
+    ceilings), each with its class and its energy per call new / base."""
+    e = cmp[(cmp["device"] == "gpu") & (cmp["status_base"] == "ok")
+            & (cmp["status_new"] == "ok")]
+    if "energy_base" not in e:
+        return e.assign(cls=pd.Series(dtype=object), energy_ratio=pd.Series(dtype=float))
+    e = e[(e["energy_base"].astype(float) > 0) & (e["energy_new"].astype(float) > 0)]
+    if "beyond_ceilings" in e:
+        e = e[~e["beyond_ceilings"].astype(bool)]
+    e = e.assign(cls=[class_of(str(k), str(i)) for k, i in
+                      zip(e["kernel"], e["implementation"], strict=True)],
+                 energy_ratio=e["energy_new"].astype(float) / e["energy_base"].astype(float))
+    return e[e["cls"] != ""]
+
+
+def machine_name(rs: ResultSet) -> str:
+    """The run's GPU as a reader names it ("H200"), else its label."""
+    gpus = rs.env.data.get("gpus")
+    name = gpus[0].get("name") if isinstance(gpus, list) and gpus and isinstance(
+        gpus[0], dict) else None
+    return str(name).removeprefix("NVIDIA ").strip() if name else rs.label
+
+
+def _names(base: ResultSet, new: ResultSet) -> tuple[str, str]:
+    b, n = machine_name(base), machine_name(new)
+    return (base.label, new.label) if b == n else (b, n)
+
+
+def verdict_line(base: ResultSet, new: ResultSet, cases: pd.DataFrame,
+                 ecases: pd.DataFrame, min_effect: float = stats.MIN_EFFECT) -> str:
+    """The page's first line: per group of classes, how much faster the new machine is
+    (geometric mean over the like-for-like GPU cases, the middle half in brackets), then
+    the work per joule the same way; each in words, never a ratio to invert."""
+    b, n = _names(base, new)
+    parts, energy = [], []
+    for group, members in VERDICT_GROUPS:
+        r = cases.loc[cases["cls"].isin(members), "time_ratio"].to_numpy(float)
+        if len(r):
+            parts.append(f"{group} {change_words(*_spread(r), min_effect)}")
+        e = ecases.loc[ecases["cls"].isin(members), "energy_ratio"].to_numpy(float)
+        if len(e):
+            energy.append(f"{group} {change_words(*_spread(e), min_effect, 'more', 'less')}")
+    if not parts:
+        return (f"{n} vs {b}: no GPU case is ok in both runs, so the comparison gives no "
+                "verdict.")
+    line = f"{n} vs {b}: " + ", ".join(parts)
+    if energy:
+        line += "; work per joule: " + ", ".join(energy)
+    return line + "."
+
+
+def class_lines(classes: list[ClassRatio], ecases: pd.DataFrame, ceilings: dict[str, float],
+                min_effect: float = stats.MIN_EFFECT) -> list[str]:
+    """One line per class: the change in words over its cases, the large sizes alone,
+    what the measured ceiling predicts, and the work per joule where both read it."""
+    out = []
+    for c in classes:
+        text = (f"{c.cls}: {change_words(c.geomean, c.q1, c.q3, min_effect)} over "
+                f"{_n(c.n, 'case')} ({c.faster:,} surely faster, {c.slower:,} surely slower, "
+                f"{c.unchanged:,} the same or too close to call)")
+        if c.n_large and math.isfinite(c.large):
+            text += f"; at large sizes alone {_f(1 / c.large)}× as fast ({_n(c.n_large, 'case')})"
+        ratio = ceilings.get(c.bound, math.nan)
+        if math.isfinite(ratio) and ratio > 0:
+            text += (f"; the {BOUND_TEXT[c.bound]} ceiling the probe measured is "
+                     f"{_f(ratio)}× the base's, so the hardware alone predicts "
+                     f"{_f(ratio)}× as fast")
+        e = ecases.loc[ecases["cls"] == c.cls, "energy_ratio"].to_numpy(float)
+        if len(e):
+            text += (f"; work per joule {change_words(*_spread(e), min_effect, 'more', 'less')}"
+                     f" ({_n(len(e), 'reading')}, one per case and machine)")
+        out.append(text)
+    return out
+
+
+def run_facts(rs: ResultSet) -> str:
+    """Where a run comes from, for the header: machine, suite, dates, commits."""
+    def distinct(col: str, width: int) -> list[str]:
+        if col not in rs.df:
+            return []
+        vals = rs.df[col].dropna().astype(str).str.strip()
+        return sorted({v[:width] for v in vals if v and v.lower() != "nan"})
+
+    dates = distinct("timestamp", 10) or [str(rs.env.get("timestamp") or "")[:10]]
+    commits = distinct("git_commit", 7) or [str(rs.env.get("git_commit") or "")[:7]]
+    dates = [d for d in dates if d] or ["date not recorded"]
+    commits = [c for c in commits if c] or ["not recorded"]
+    suite = (f"{rs.suite_name} suite" if rs.suite else "suite not recorded")
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return (f"{rs.label}: {suite}, measured {when}, commit"
+            f"{'s' if len(commits) > 1 else ''} {', '.join(commits)}, "
+            f"{len(rs.df):,} rows")
+
+
+def beyond_text(bounds: dict[str, tuple[float, float]], n: int) -> str:
+    """Why the rows beyond the ceilings are set apart, with the bounds in words."""
+    if not bounds:
+        return ("Neither record has the probe's ceilings on both machines, so no row is "
+                "checked against what the hardware allows.")
+    spans = "; ".join(f"{device.upper()} rows {_f(1 / lo)}× faster to {_f(hi)}× slower"
+                      for device, (lo, hi) in bounds.items())
+    return (f"{n:,} rows moved more than the two machines' measured ceilings (device copy, "
+            f"SGEMM/DGEMM, host link; on the CPU its copy and BLAS) can explain, even "
+            f"allowing {PLAUSIBLE_SLACK:g}× for caches, clocks and launch paths the probe "
+            f"does not measure ({spans}). A change that large is an artefact of one side's "
+            "timing (a device clock that counted a stall or a compilation, a host busy "
+            "with other work), not the hardware: these rows are listed here and left out "
+            "of the verdict and the per-class figures.")
+
+
 def conclusion_text(base: ResultSet, new: ResultSet, cmp: pd.DataFrame,
                     classes: list[ClassRatio], ceilings: dict[str, float]) -> str:
-    """The conclusion in one paragraph: per class, new / base GPU time with the ceilings'
-    ratio beside; the labels counted; what the speedups in the matrix are relative to."""
+    """How the verdict's figures are made, in a few sentences: which cases, which clock,
+    what the brackets hold; the labels counted; what the speedups in the matrix are
+    relative to (each host's own NumPy, so they do not compare the GPUs)."""
+    b, n = _names(base, new)
     if not classes:
         return (f"No GPU case is ok in both {base.label} and {new.label}: no GPU "
                 "conclusion can be drawn.")
-    parts = []
-    for bound in ("copy", "GEMM", "link"):
-        group = [c for c in classes if c.bound == bound]
-        if not group:
-            continue
-        ratio = ceilings.get(bound, math.nan)
-        ceiling = (f"SGEMM {_x(ceilings['sgemm'])} and DGEMM {_x(ceilings['dgemm'])}"
-                   if bound == "GEMM" else _x(ratio))
-        parts.append(", ".join(f"{c.cls} {_x(c.geomean)} ({_x(c.q1)}–{_x(c.q3)}, {c.n} "
-                               "cases)" for c in group)
-                     + f" where the measured {BOUND_TEXT[bound]} ceiling changed "
-                     f"{ceiling} (predicting {_x(1 / ratio if ratio > 0 else math.nan)} "
-                     "the time)")
     counts = {lab: int((cmp["label"] == lab).sum()) for lab in LABEL_ORDER}
     unchanged = counts[stats.SAME] + counts[stats.UNRESOLVED]
+    n_cases = sum(c.n for c in classes)
+    text = (f"Each figure compares the GPU time of the same code on each machine's own GPU "
+            f"clock over the {_n(n_cases, 'like-for-like GPU case')} both runs measured: how "
+            f"many times as fast the {n} is as the {b} (the geometric mean over the cases; "
+            "in brackets, the middle half of the cases). \"Faster\" or \"slower\" needs "
+            "the whole middle half on that side; \"too close to call\" means it straddles "
+            f"no change. Of all {len(cmp):,} shared measurements (the CPU's too), "
+            f"{counts[stats.FASTER]:,} are surely faster, {counts[stats.SLOWER]:,} surely "
+            f"slower and {unchanged:,} the same or too close to call.")
     host, n_host = host_numpy_ratio(cmp)
-    host_txt = ""
-    if math.isfinite(host):
-        host_txt = (f" Speedups in the matrices below are × each host's own NumPy, and "
-                    f"NumPy took {_x(host)} the time on {new.label}'s host ({n_host} rows): "
-                    "they do not compare the GPUs; the labels here use GPU times.")
-    return (f"GPU time {new.label} ÷ {base.label} over the like-for-like cases both "
-            "measured, each on its own GPU clock (geometric mean, middle half of the "
-            "cases; below 1×: new is faster; the figure adds the large sizes alone): "
-            + "; ".join(parts) + f". Of {len(cmp):,} "
-            f"shared measurements {counts[stats.FASTER]:,} are FASTER, "
-            f"{counts[stats.SLOWER]:,} SLOWER and {unchanged:,} unchanged (SAME or "
-            "UNRESOLVED; counted, not listed)." + host_txt)
+    if math.isfinite(host) and host > 0:
+        text += (f" Speedups in the matrices below are × each host's own NumPy, and NumPy "
+                 f"ran {_f(1 / host)}× as fast on the {n}'s host ({_n(n_host, 'row')}): those "
+                 "speedups do not compare the GPUs; the figures here use GPU times.")
+    return text
 
 
 def class_table(classes: list[ClassRatio]) -> pd.DataFrame:
@@ -564,17 +813,31 @@ class Comparison:
     classes: pd.DataFrame | None = None
     class_fig: Figure | None = None
     n_unchanged: int = 0
+    #: the first line: per group of classes, faster / slower / the same, in words
+    verdict: str = ""
+    #: one line per class, in words
+    class_lines: list[str] = field(default_factory=list)
+    #: each run's machine, suite, dates and commits (base, then new)
+    runs: list[str] = field(default_factory=list)
+    n_beyond: int = 0
+    beyond_note: str = ""
+    beyond: pd.DataFrame | None = None
 
 
 def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
                min_effect: float) -> Comparison:
     """The comparison's data: tables as DataFrames of formatted cells, the figure."""
     shared = cmp[cmp["label"] != "NOT COMPARABLE"]
-    # only what changed, sorted by ratio (the largest gain first, the worst loss last)
-    differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])].sort_values(
-        "ratio", kind="mergesort")
+    beyond_rows = (cmp[cmp["beyond_ceilings"].astype(bool)] if "beyond_ceilings" in cmp
+                   else cmp.iloc[:0])
+    # only what changed within what the hardware allows; listed by class and
+    # significance (changed_table), the rows beyond the ceilings apart
+    differs = cmp[cmp["label"].isin([stats.FASTER, stats.SLOWER])
+                  & ~cmp.index.isin(beyond_rows.index)]
     ceilings = ceiling_ratios(base, new)
-    classes = class_ratios(gpu_cases(cmp), ceilings)
+    cases = gpu_cases(cmp)
+    ecases = energy_cases(cmp)
+    classes = class_ratios(cases, ceilings)
     class_fig = None
     if classes:
         frame = class_frame(classes)
@@ -614,15 +877,21 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
         only.append((name, len(rest), None if rest.empty else only_table(rest, differ)))
     if differ:
         banners.insert(0, suite_banner(base, new, len(shared), only))
-    unchanged = int(cmp["label"].isin([stats.SAME, stats.UNRESOLVED]).sum())
+    unchanged = int((cmp["label"].isin([stats.SAME, stats.UNRESOLVED])
+                     & ~cmp.index.isin(beyond_rows.index)).sum())
     return Comparison(base, new, alpha, min_effect, len(cmp), len(shared), inputs, banners,
                       own_numpy_labels(matrix_side_by_side(base, new)), counts_table(cmp),
                       figure, groups, len(differs),
-                      None if differs.empty else detail_table(differs),
+                      None if differs.empty else changed_table(differs),
                       len(nc), None if nc.empty else detail_table(nc), detail_table(cmp),
                       only, env_diff(base, new),
                       conclusion_text(base, new, cmp, classes, ceilings),
-                      class_table(classes) if classes else None, class_fig, unchanged)
+                      class_table(classes) if classes else None, class_fig, unchanged,
+                      verdict_line(base, new, cases, ecases, min_effect),
+                      class_lines(classes, ecases, ceilings, min_effect),
+                      [run_facts(base), run_facts(new)], len(beyond_rows),
+                      beyond_text(plausible_bounds(base, new), len(beyond_rows)),
+                      None if beyond_rows.empty else changed_table(beyond_rows))
 
 
 #: what a speedup in either matrix is relative to

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.backends import backend_classes
+from gpubench.backends import backend_classes, reader_name
 from gpubench.report import figures, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
 from gpubench.report.plots import overview_series
@@ -70,6 +70,9 @@ class Machine:
     gpu_name: str = ""
     #: the suite the rows were measured in (gpubench.suites), '' where not recorded
     suite: str = ""
+    #: "a virtual machine (kvm)" where the probe recorded that the host is one
+    #: (:func:`gpubench.probe.virtual_machine`), '' where it is not or was not recorded
+    virtual: str = ""
 
     @property
     def title(self) -> str:
@@ -80,7 +83,8 @@ class Machine:
 
     def parts(self) -> list[tuple[str, str]]:
         return [("GPU", self.gpu), ("CPU", self.cpu), ("frameworks", self.versions),
-                ("measured", self.measured), ("commit", self.commits), ("host", self.host),
+                ("measured", self.measured), ("commit", self.commits),
+                ("host", f"{self.host}, {self.virtual}" if self.virtual else self.host),
                 *([("suite", self.suite)] if self.suite else [])]
 
 
@@ -121,8 +125,15 @@ def framework_versions(df: pd.DataFrame) -> str:
         extras = [f"{k} {v[k]}" for k in present[1:]]
         found.setdefault(fw, set()).add(main + (f" ({', '.join(extras)})" if extras else ""))
     order = sorted(found, key=lambda f: (names[f][2] if f in names else math.inf, f))
-    return ", ".join(f"{names[f][0] if f in names else f} {' / '.join(sorted(found[f]))}"
+    return ", ".join(f"{names[f][0] if f in names else f} {' / '.join(_distinct(found[f]))}"
                      for f in order) or UNKNOWN
+
+
+def _distinct(versions: set[str]) -> list[str]:
+    """The versions of one framework, each named once: "0.68.0" from its CPU backend and
+    "0.68.0 (numba-cuda 0.30.4)" from its GPU one are the same version, said once."""
+    return sorted(v for v in versions
+                  if not any(o != v and o.startswith(f"{v} (") for o in versions))
 
 
 def _cuda(env: Environment, df: pd.DataFrame) -> str:
@@ -178,12 +189,23 @@ def machine(env: Environment, df: pd.DataFrame) -> Machine:
         if str(c) and str(c) != "nan":
             commits.setdefault(str(c), set()).add(str(b))
     if len(commits) > 1:
-        commit = ", ".join(f"{c} ({', '.join(sorted(bs))})" for c, bs in sorted(
+        commit = ", ".join(f"{c} ({', '.join(sorted(map(reader_name, bs)))})" for c, bs in sorted(
             commits.items(), key=lambda kv: (-len(kv[1]), kv[0])))
     else:
         commit = next(iter(commits), str(env.get("git_commit")))
     return Machine(gpu, cpu, framework_versions(df) if len(df) else UNKNOWN, measured,
-                   commit, str(env.get("host")), gpu_name)
+                   commit, str(env.get("host")), gpu_name, virtual=virtual_words(env.data))
+
+
+def virtual_words(data: Mapping[str, Any]) -> str:
+    """"a virtual machine (kvm)" where the probe's record says the host is one; '' where
+    it says not, cannot tell, or (an older record) does not say: never a guess."""
+    vm = data.get("virtual_machine")
+    if not isinstance(vm, Mapping) or vm.get("virtual") is not True:
+        return ""
+    kind = vm.get("kind")
+    return f"a virtual machine ({kind})" if isinstance(kind, str) and kind else (
+        "a virtual machine")
 
 
 # -- the recommendations, one line each ---------------------------------------------------------
@@ -195,9 +217,29 @@ def _x(v: float) -> str:
     return f"{v:,.0f}×" if v >= 100 else f"{v:.3g}×"
 
 
-def _ranged(st: verdicts.Standing) -> str:
-    """"990× (900×–1,080×)": a median speedup with its range."""
-    return f"{_x(st.median)} ({_x(st.range_lo)}–{_x(st.range_hi)})"
+def span(lo: float, hi: float) -> str:
+    """"928–1,002×": a range of factors, the sign said once."""
+    a, b = _x(lo), _x(hi)
+    return a if a == b else f"{a.removesuffix('×')}–{b}"
+
+
+def versus(median: float, lo: float, hi: float, than: str = "NumPy") -> str:
+    """"990× faster than NumPy (928–1,002×)", or below 1 "1.7× slower than NumPy
+    (1.61–1.92×)": a median speedup and its range as a researcher says them, a
+    slow-down as the factor it costs (``than`` empty: "975× faster (905–991×)")."""
+    if _x(median) == "1×":  # "1× faster" says nothing: as fast, within its range
+        return f"as fast as {than or 'NumPy'} ({span(lo, hi)})"
+    than = f" than {than}" if than else ""
+    if math.isfinite(median) and 0 < median < 1:
+        def inv(v: float) -> float:
+            return 1 / v if v > 0 else math.inf
+        return f"{_x(inv(median))} slower{than} ({span(inv(hi), inv(lo))})"
+    return f"{_x(median)} faster{than} ({span(lo, hi)})"
+
+
+def said_against_numpy(st: verdicts.Standing, than: str = "NumPy") -> str:
+    """:func:`versus` for one framework's standing: its median and range over NumPy."""
+    return versus(st.median, st.range_lo, st.range_hi, than)
 
 
 def listed(names: list[str]) -> str:
@@ -207,7 +249,7 @@ def listed(names: list[str]) -> str:
 
 def _against(v: verdicts.ClassVerdict, shown: Sequence[verdicts.Standing],
              against: Mapping[tuple[str, str], tuple[float, list[str]]]) -> str:
-    """" (110× and 108× the speed of the CPU reference, numba-cpu, 16 threads)": the
+    """" (110× and 108× faster than the CPU reference, numba-cpu, 16 threads)": the
     figures over the crossovers' CPU reference beside those over NumPy, where that
     reference is not NumPy (:func:`~.sections.crossover.reference_speedups`)."""
     have = [against[(v.cls, s.backend)] for s in shown if (v.cls, s.backend) in against]
@@ -215,6 +257,8 @@ def _against(v: verdicts.ClassVerdict, shown: Sequence[verdicts.Standing],
         return ""
     names = sorted({n for _, ns in have for n in ns})
     figures_ = listed([_x(m) for m, _ in have]).replace(" or ", " and ")
+    if all(m >= 1 for m, _ in have):
+        return f" ({figures_} faster than the CPU reference, {' / '.join(names)})"
     return f" ({figures_} the speed of the CPU reference, {' / '.join(names)})"
 
 
@@ -232,20 +276,22 @@ def short_line(v: verdicts.ClassVerdict,
     assert w is not None
     if w.median < 1:
         kind = "GPU" if w.backend.endswith("-gpu") else "other"
-        return (f"{head}: stay on NumPy; the fastest {kind} framework, {w.backend}, reaches "
-                f"{_x(w.median)} of its speed.")
+        return (f"{head}: stay on NumPy; the fastest {kind} framework, {w.backend}, is "
+                f"{said_against_numpy(w, '')}.")
     leaders = v.leaders
     # beside the crossover only: the one figure of the line read against that reference
     beside = (_against(v, leaders if len(leaders) > 1 else [w], against or {})
               if v.cls == "elementwise" else "")
     if len(leaders) > 1:
-        text = (f"{head}: {listed([f'{s.backend} {_ranged(s)}' for s in leaders])} NumPy's "
-                f"speed{beside}, by median; not separable: their ranges overlap")
+        said = [f"{s.backend} {said_against_numpy(s, 'NumPy' if not i else '')}"
+                for i, s in enumerate(leaders)]
+        # the figures are medians (the note under the lines, the compact matrix's note)
+        text = f"{head}: {listed(said)}{beside}: too close to call, their ranges overlap"
     else:
-        text = f"{head}: {w.backend}, {_ranged(w)} NumPy's speed{beside}"
+        text = f"{head}: {w.backend}, {said_against_numpy(w)}{beside}"
         r = v.runner_up
         if r is not None:
-            text += f"; {r.backend} {_ranged(r)} lies below"
+            text += f"; {r.backend}, {said_against_numpy(r)}, lies below"
     if v.cls == "elementwise":
         cs = [c for _, c in verdicts.leader_crossovers(v, cross) if math.isfinite(c.median)]
         if cs:
@@ -448,10 +494,13 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
            f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
            f"with host transfers; crossovers on the device {said(False)}; with host "
            f"transfers {said(True)}.")
-    title = f"{k} {d}: speedup over {label}, caller's clock"
+    # the figure speaks the answer's words: frameworks by name, in its title, axis and
+    # legend (reader_name), the rows keeping their ids
+    named = reference_label(reader_name(ref), threads)
+    title = f"{k} {d}: speedup over {named}, caller's clock"
     ov = Overview(case, lines.reset_index(drop=True), cross.reset_index(drop=True), caption,
                   alt, reference=label)
-    ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title, label),
+    ov.figure = Figure(alt, overview_figure, (ov.lines, ov.crossovers, title, named),
                        "overview")
     return ov
 
@@ -474,16 +523,18 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
 
 
 def _label(backend: str, transfers: bool, measured: bool) -> str:
+    """The legend's entry: the framework by name ("PyTorch on GPU, on the device")."""
+    name = reader_name(backend)
     if not transfers:
-        return f"{backend}, on the device"
-    return f"{backend}, + transfers, {'measured' if measured else 'estimated'}"
+        return f"{name}, on the device"
+    return f"{name}, + transfers, {'measured' if measured else 'estimated'}"
 
 
 def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
                     reference: str) -> str:
     """The overview as PNG: one colour per framework, solid on the device, dashed with
     host transfers, crossovers as markers on their curves (at 1× where a curve crosses),
-    the y axis naming the CPU reference ("× numpy-cpu (1 thread)")."""
+    the y axis naming the CPU reference ("× NumPy (1 thread)"), frameworks by name."""
     fig = figures.new_figure(4.4)
     fig.subplots_adjust(left=0.08, right=0.70, top=0.9, bottom=0.13)
     ax = fig.subplots()

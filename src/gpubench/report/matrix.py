@@ -17,7 +17,10 @@ row of the same case: what a Python loop waits for.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.backends import backend_classes
+from gpubench.backends import backend_classes, reader_name
 from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
@@ -392,8 +395,7 @@ def memory_cell(df: pd.DataFrame, backend: str) -> Cell:
 
 
 def _display(backend: str) -> str:
-    cls = backend_classes().get(backend)
-    return (cls.display_name or backend) if cls is not None else backend
+    return reader_name(backend)
 
 
 def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "pinn",
@@ -668,6 +670,23 @@ def standing_text(st: verdicts.Standing) -> str:
     return f"{_x(st.median)} (range {_range(st.range_lo, st.range_hi)}{cases})"
 
 
+def standing_words(st: verdicts.Standing, than: str = "NumPy") -> str:
+    """"990× faster than NumPy (median over the cases; range 928–1,002×; cases
+    206–1,439×)", or below 1 the slow-down: "1.7× slower than NumPy (…)", its range and
+    the spread over cases turned over with it (:func:`.headline.versus`)."""
+    slower = math.isfinite(st.median) and 0 < st.median < 1
+
+    def f(v: float) -> float:
+        return (1 / v if v > 0 else math.inf) if slower else v
+
+    lo, hi = sorted((f(st.range_lo), f(st.range_hi)))
+    cases = (f"; cases {headline.span(*sorted((f(st.lo), f(st.hi))))}"
+             if _x(st.lo) != _x(st.hi) else "")
+    how = ("as fast as" if _x(st.median) == "1×" else
+           f"{_x(f(st.median))} {'slower' if slower else 'faster'} than")
+    return f"{how} {than} (median over the cases; range {headline.span(lo, hi)}{cases})"
+
+
 def tie_text(v: verdicts.ClassVerdict) -> str:
     """Why a verdict names several leaders: their ranges overlap the best's (or
     equivalence is shown with every one of them: either will do)."""
@@ -707,16 +726,14 @@ def sentence(v: verdicts.ClassVerdict, cross: Mapping[tuple[str, str], verdicts.
     assert w is not None
     leaders = v.leaders
     if w.median < 1:
-        text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, reaches "
-                f"{standing_text(w)} of NumPy's speed (median over the cases)")
+        text = (f"{head}: stay on NumPy; the fastest other framework, {w.backend}, is "
+                f"{standing_words(w)}")
     elif len(leaders) > 1:
         text = (f"{head}: choose any of "
-                + headline.listed([f"{s.backend} ({standing_text(s)} NumPy's speed, median)"
-                                   for s in leaders])
+                + headline.listed([f"{s.backend}, {standing_words(s)}" for s in leaders])
                 + f"; {tie_text(v)}")
     else:
-        text = (f"{head}: choose {w.backend}, {standing_text(w)} faster than NumPy "
-                "(median over the cases)")
+        text = f"{head}: choose {w.backend}, {standing_words(w)}"
         r = v.runner_up
         if r is not None:
             t = v.tallies[r.backend]
@@ -1168,6 +1185,29 @@ class Which:
     gpu: bool = True
 
 
+@functools.lru_cache(maxsize=1)
+def _backend_ids() -> re.Pattern[str]:
+    ids = sorted(backend_classes(), key=len, reverse=True)
+    return re.compile(r"(?<![\w./-])(" + "|".join(map(re.escape, ids)) + r")(?![\w-])")
+
+
+def in_words(text: str) -> str:
+    """The answer's prose and cells with each backend id ("torch-gpu") replaced by its
+    reader's name ("PyTorch on GPU", :func:`gpubench.backends.reader_name`): the
+    answer is read by people who do not know the ids; the rows behind it keep them."""
+    return _backend_ids().sub(lambda m: reader_name(m.group(1)), text)
+
+
+def frame_in_words(t: pd.DataFrame | None) -> pd.DataFrame | None:
+    """:func:`in_words` over a table's cells and headers (its HTML attributes kept)."""
+    if t is None:
+        return None
+    out = t.map(lambda v: in_words(v) if isinstance(v, str) else v)
+    out.columns = [in_words(str(c)) for c in t.columns]
+    out.attrs = {**t.attrs, "numeric": [in_words(str(c)) for c in t.attrs.get("numeric", [])]}
+    return out
+
+
 def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
             df: pd.DataFrame | None = None, overview: Any = None) -> Which:
     """The section's data; ``df`` (the prepared frame) gives the rows behind each cell;
@@ -1178,8 +1218,14 @@ def section(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,
     if compact is not None and not matrix.gpu:  # a column of "— (CPU)" alone
         compact = compact.drop(columns=[c for c in compact.columns
                                         if str(c).startswith("crossover")])
-    return Which(table, lines, claims, sources, headline.short_lines(matrix), compact, notes,
-                 matrix.tables(), overview, matrix.gpu)
+    if overview is not None:
+        overview = dataclasses.replace(overview, caption=in_words(overview.caption),
+                                       alt=in_words(overview.alt))
+    return Which(frame_in_words(table), [in_words(x) for x in lines], frame_in_words(claims),
+                 sources, [in_words(x) for x in headline.short_lines(matrix)],
+                 frame_in_words(compact), [in_words(x) for x in notes],
+                 [(in_words(title), frame_in_words(t), [in_words(x) for x in n])
+                  for title, t, n in matrix.tables()], overview, matrix.gpu)
 
 
 def render_html(matrix: Matrix, lines: list[str], claims: pd.DataFrame | None,

@@ -309,10 +309,14 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
                     reference: str) -> Spec:
     """Speedup over the case's CPU reference against size per GPU framework: solid on
     the device, dashed with host transfers (one legend group per framework), crossovers
-    as markers on their curves; hover names the framework, the size and the speedup."""
+    as markers on their curves; hover names the framework, the size and the speedup.
+    Frameworks are named as the answer names them (:func:`gpubench.backends.reader_name`)."""
+    from gpubench.backends import reader_name
+
     colors = palette(len(set(lines["backend"])))
     data: list[Spec] = []
-    for i, b, parts, c in overview_series(lines, crossovers):
+    for i, backend, parts, c in overview_series(lines, crossovers):
+        b = reader_name(backend)
         for transfers, s in parts:
             how = ("on the device" if not transfers else "+ transfers, measured"
                    if bool(s["measured"].all()) else "+ transfers, estimated")

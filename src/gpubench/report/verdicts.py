@@ -283,9 +283,16 @@ class ClassVerdict:
         return ", ".join(parts)
 
     def bounds_text(self) -> str:
-        return "; ".join(sorted({f"{band_bounds(k, self.band)} "
-                                 f"{'(matrix order n)' if unit_of(k) == 'n' else 'elements'}"
+        return "; ".join(sorted({_bounds_words(band_bounds(k, self.band), unit_of(k) == "n")
                                  for k in self.kernels if _kernel_spec(k)})) or self.band
+
+
+def _bounds_words(bounds: str, matrix_order: bool) -> str:
+    """A band's bounds as a reader writes them: "> 4,194,304 elements", and for a
+    matrix's order "n > 1,024" or "n = 129–1,024" (not "> 1,024 (matrix order n)")."""
+    if not matrix_order:
+        return f"{bounds} elements"
+    return f"n {bounds}" if bounds[:1] in "<>≤≥" else f"n = {bounds}"
 
 
 def _choose_sizes(table: pd.DataFrame) -> dict[str, int]:
