@@ -20,7 +20,8 @@ GPU framework and class; this prints them side by side and checks, declared here
 
     PYTHONPATH=src python tools/quick_agreement.py [RUN_DIR] [--cores 16]
 
-RUN_DIR (default evidence/quick-suite-agreement/full-h100) holds timings.csv.gz, samples.csv.xz, host.json.
+RUN_DIR (default evidence/quick-suite-agreement/full-h100) holds timings.csv.gz,
+samples.csv.xz, host.json.
 Exit 1 when a check fails.
 """
 
