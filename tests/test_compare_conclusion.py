@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -130,17 +131,23 @@ def _scale(paths: dict[str, Path], backend: str, factor: float) -> None:
     s.to_csv(paths["samples"], index=False)
 
 
-def test_the_page_opens_on_a_verdict_and_lists_changes_by_class(tmp_path: Path):
+def _faster_copies(tmp_path: Path, scales: dict[str, float]) -> tuple[Any, Path]:
+    """A base run and a new one whose copy ceiling is 1.4x the base's 2,000 GB/s, each
+    backend of ``scales`` taking that share of its base time; (comparison, its HTML)."""
     write_set(tmp_path / "base")
     new = write_set(tmp_path / "new")
     env = json.loads(new["env"].read_text())
-    env["ceilings"]["d2d_copy_gbps"] = 2800.0  # 1.4x the base's 2,000
+    env["ceilings"]["d2d_copy_gbps"] = 2800.0
     new["env"].write_text(json.dumps(env))
-    _scale(new, "cupy-gpu", 0.5)
-    _scale(new, "numpy-cpu", 0.8)
+    for backend, share in scales.items():
+        _scale(new, backend, share)
     out = tmp_path / "cmp.html"
-    cmp = compare.build_compare(tmp_path / "base", tmp_path / "new", out,
-                                tmp_path / "cmp.md", workers=1)
+    return compare.build_compare(tmp_path / "base", tmp_path / "new", out,
+                                 tmp_path / "cmp.md", workers=1), out
+
+
+def test_the_page_opens_on_a_verdict_and_lists_changes_by_class(tmp_path: Path):
+    cmp, out = _faster_copies(tmp_path, {"cupy-gpu": 0.5, "numpy-cpu": 0.8})
     html = out.read_text(encoding="utf-8")
     md = (tmp_path / "cmp.md").read_text(encoding="utf-8")
     # the verdict first, then the runs, the per-class lines and their figure
@@ -182,16 +189,7 @@ def test_rows_beyond_the_ceilings_are_set_apart_and_left_out_of_the_verdict(
         tmp_path: Path):
     # the copy ceiling rose 1.4x: halved CuPy times the hardware can explain (2x < 1.4 x
     # 1.5), a 20x faster PyTorch it cannot
-    write_set(tmp_path / "base")
-    new = write_set(tmp_path / "new")
-    env = json.loads(new["env"].read_text())
-    env["ceilings"]["d2d_copy_gbps"] = 2800.0
-    new["env"].write_text(json.dumps(env))
-    _scale(new, "cupy-gpu", 0.5)
-    _scale(new, "torch-gpu", 0.05)
-    out = tmp_path / "cmp.html"
-    cmp = compare.build_compare(tmp_path / "base", tmp_path / "new", out,
-                                tmp_path / "cmp.md", workers=1)
+    cmp, _ = _faster_copies(tmp_path, {"cupy-gpu": 0.5, "torch-gpu": 0.05})
     md = (tmp_path / "cmp.md").read_text(encoding="utf-8")
     beyond = cmp[cmp["beyond_ceilings"]]
     assert len(beyond) and set(beyond["backend"]) == {"torch-gpu"}
