@@ -22,6 +22,8 @@ in seconds; the run blocks then fail for real in the clone.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -261,7 +263,18 @@ def clone(tmp_path_factory) -> tuple[Path, dict[str, str]]:
                VIRTUAL_ENV=str(dest / ".venv"), GPUBENCH_CONFIGFILE=TINY,
                # the clone's code, not this tree's (the venv's editable install)
                PYTHONPATH=str(dest / "src"), PYTHONWARNINGS="")
+    # what every tracked file holds before the blocks run (kept beside the clone's git
+    # data, outside its tree): test_run_blocks_leave_the_tracked_files_as_they_were
+    (dest / ".git" / "gpubench-tracked.json").write_text(json.dumps(tracked_digests(dest)))
     return dest, env
+
+
+def tracked_digests(root: Path) -> dict[str, str]:
+    """{path: sha256} of every file git tracks under ``root``."""
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=root, check=True,
+                         capture_output=True, text=True).stdout
+    return {p: hashlib.sha256((root / p).read_bytes()).hexdigest()
+            for p in out.split("\0") if p and (root / p).is_file()}
 
 
 RUN_BLOCKS = [b for b in all_blocks() if b.mark == "run"]
@@ -278,3 +291,15 @@ def test_readme_block_runs_in_a_fresh_clone(block, clone):
     assert out.returncode == 0, (
         f"{block.where} failed (exit {out.returncode}):\n{block.commands()}\n"
         f"--- stdout\n{out.stdout[-3000:]}\n--- stderr\n{out.stderr[-3000:]}")
+
+
+@pytest.mark.workflow
+def test_run_blocks_leave_the_tracked_files_as_they_were(clone):
+    """After every run block (the evidence READMEs' rebuilds among them), each tracked
+    file holds what it held before: a committed summary, figure or table that its
+    README's command no longer reproduces at this commit fails here."""
+    dest, _ = clone
+    before = json.loads((dest / ".git" / "gpubench-tracked.json").read_text())
+    after = tracked_digests(dest)
+    changed = sorted(p for p in before if after.get(p) != before[p])
+    assert changed == [], f"the README commands rewrote tracked files: {changed}"
