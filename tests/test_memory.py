@@ -595,11 +595,13 @@ def _memory_lines(paths: dict[str, Path]) -> list[str]:
 
 def test_the_pinn_sentence_is_computed_from_the_rows(tmp_path: Path) -> None:
     first = _memory_lines(_pinn_set(tmp_path / "a", 1.8, 1.2))
-    assert first == ["Device memory: PyTorch needs 1.8× the inputs plus outputs for the "
-                     "PINN gradient (autodiff/pinn float32, size 65,536), JAX 1.2×."]
+    assert first == ["Device memory: PyTorch on GPU needs 1.8× the inputs plus outputs for "
+                     "the PINN gradient (autodiff/pinn float32, size 65,536), JAX on GPU "
+                     "1.2×."]
     second = _memory_lines(_pinn_set(tmp_path / "b", 1.1, 2.5))
-    assert second == ["Device memory: JAX needs 2.5× the inputs plus outputs for the "
-                      "PINN gradient (autodiff/pinn float32, size 65,536), PyTorch 1.1×."]
+    assert second == ["Device memory: JAX on GPU needs 2.5× the inputs plus outputs for the "
+                      "PINN gradient (autodiff/pinn float32, size 65,536), PyTorch on GPU "
+                      "1.1×."]
 
 
 def test_no_sentence_without_readings(tmp_path: Path) -> None:
