@@ -1192,9 +1192,9 @@ def _backend_ids() -> re.Pattern[str]:
 
 
 def in_words(text: str) -> str:
-    """The answer's prose and cells with each backend id ("torch-gpu") replaced by its
-    reader's name ("PyTorch on GPU", :func:`gpubench.backends.reader_name`): the
-    answer is read by people who do not know the ids; the rows behind it keep them."""
+    """The answer's prose and cells with each backend id replaced by its reader's name
+    (:func:`gpubench.backends.reader_name`: "PyTorch on GPU"): the answer is read by
+    people who do not know the ids; the rows behind it keep them."""
     return _backend_ids().sub(lambda m: reader_name(m.group(1)), text)
 
 
