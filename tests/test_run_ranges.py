@@ -29,11 +29,16 @@ def test_a_point_inside_a_range(point: float, lo: float, hi: float,
     assert run_ranges._inside(point, lo, hi) == inside
 
 
-def test_committed_figures_reproduce(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The three runs' figures, as committed in ranges.txt (a stale file fails)."""
+@pytest.mark.parametrize(("runs", "committed"), [
+    (("h100/a1", "h100/a2", "h100/a3", "h100-second-machine/b1"), "ranges-a1-a2-a3-b1.txt"),
+    (("h100/a1", "h100/a2", "h100/a3"), "h100/ranges.txt"),
+])
+def test_committed_figures_reproduce(monkeypatch: pytest.MonkeyPatch,
+                                     runs: tuple[str, ...], committed: str) -> None:
+    """The runs' figures, as committed (a stale file fails)."""
     monkeypatch.chdir(ROOT)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        rc = run_ranges.main([str(RUNS.relative_to(ROOT) / r) for r in ("a1", "a2", "a3")])
-    assert rc == 1  # the bars are missed on this host (evidence/run-to-run-ranges)
-    assert out.getvalue() == (RUNS / "ranges.txt").read_text()
+        rc = run_ranges.main([str(RUNS.parent.relative_to(ROOT) / r) for r in runs])
+    assert rc == 1  # the bars are missed on these hosts (evidence/run-to-run-ranges)
+    assert out.getvalue() == (RUNS.parent / committed).read_text()

@@ -1,6 +1,7 @@
 #!/bin/bash
-# One run of va_ew.yaml over the default suite (every-framework.yaml), into results/a3,
-# with the compile caches runs.sh left (STEPS file for tools/device/chain.sh).
+# One run of va_ew.yaml over the default suite (every-framework.yaml), into
+# results/$RUN (default a3), with the compile caches runs.sh left on this machine, if any
+# (STEPS file for tools/device/chain.sh; RUN=b1 on a second machine).
 source tools/device/step.sh
 snapshot /tmp/tree3
 CACHE=$ROOT/results/cache
@@ -13,5 +14,5 @@ va_run() {
   rm -f "$out"/raw/*.samples.csv; xz -T0 -6 "$out/samples.csv" 2>/dev/null
   return $rc
 }
-step a3 va_run a3
+step "${RUN:-a3}" va_run "${RUN:-a3}"
 touch /tmp/chain.done
