@@ -29,7 +29,7 @@ $(VENV)/.installed: $(VENV)/.installed-run requirements-dev.txt
 run: $(VENV)/.installed-run
 	$(BIN)/gpubench run --profile local -- --cores $(CORES) $(SNAKEMAKE_ARGS)
 
-## smoke: the same workflow on tiny sizes (.test/config/config.yaml), under a minute
+## smoke: the same workflow on tiny sizes (.test/config/config.yaml): about 4 minutes on 2 cores
 smoke: $(VENV)/.installed-run
 	$(BIN)/gpubench run --profile local --configfile .test/config/config.yaml \
 		-- --cores $(CORES) $(SNAKEMAKE_ARGS)

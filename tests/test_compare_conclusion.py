@@ -98,6 +98,14 @@ def test_the_gpu_verdict_uses_gpu_times_not_speedup_ratios():
     verdict = compare.verdict_line(base, new, compare.gpu_cases(cmp),
                                    compare.energy_cases(cmp))
     assert verdict.startswith("h200 vs h100: memory-bound work 1.25× faster (1.25–1.25×)")
+    # neither run read energy (the quick suite): the line says so, not silence
+    assert verdict.endswith("; work per joule not compared: neither run read energy.")
+    base.df = pd.DataFrame({"energy_j": [float("nan"), 0.2]})
+    assert compare.verdict_line(base, new, compare.gpu_cases(cmp), compare.energy_cases(
+        cmp)).endswith("; work per joule not compared: only h100 read energy.")
+    new.df = base.df
+    assert compare.verdict_line(base, new, compare.gpu_cases(cmp), compare.energy_cases(
+        cmp)).endswith("; work per joule not compared: no GPU case read energy in both runs.")
     (line,) = compare.class_lines(classes, compare.energy_cases(cmp), ceilings)
     assert line.startswith("elementwise: 1.25× faster (1.25–1.25×) over 1 case ")
     assert "device copy ceiling the probe measured is 1.40× the base's" in line

@@ -4,12 +4,12 @@
    kernel's GPU sizes from ``config/config.yaml``, and prints the new ceilings: the
    L2-resident copy (every method and footprint), the pinned bus per direction and size
    (the transfers' reference), the pageable results beside it, and the old flat keys.
-2. Re-judges a committed run's timings (default ``evidence/h200-against-h100/h100``) with these
+2. Re-judges a committed run's timings (default ``evidence/energy-per-call/h100``) with these
    ceilings in place of its own, and prints: the rows whose status would change, the
    memory-bound rows within 2x L2 closest to the L2-resident ceiling (the margin of the
    new gate on correct rows), and per transfer direction the highest % of its reference.
 
-    python tools/bounds_check.py [--run evidence/h200-against-h100/h100] [--out host.json]
+    python tools/bounds_check.py [--run evidence/energy-per-call/h100] [--out host.json]
 
 Exit status 0 when the probe measured the new keys, 1 when one is missing.
 """
@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "src"))
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", type=Path,
-                        default=ROOT / "evidence" / "h200-against-h100" / "h100")
+                        default=ROOT / "evidence" / "energy-per-call" / "h100")
     parser.add_argument("--out", type=Path, help="keep the probe's JSON here")
     parser.add_argument("--config", type=Path, default=ROOT / "config" / "config.yaml")
     args = parser.parse_args(argv)

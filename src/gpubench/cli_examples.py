@@ -10,7 +10,7 @@ EXAMPLES = {
     "run": """examples (from the clone's root):
   gpubench run                                  # the quick suite: a first answer in minutes
   gpubench run --suite full                     # every size, dtype, variant, implementation
-  gpubench run --configfile .test/config/config.yaml    # tiny sizes, under a minute
+  gpubench run --configfile .test/config/config.yaml    # tiny sizes, about 4 minutes on 2 cores
   gpubench run --backends numpy-cpu torch-cpu   # two frameworks only
   gpubench run -- --forcerun results/raw/jax-cpu.csv    # re-run one framework's step
   gpubench run --profile slurm                  # on a SLURM cluster (profiles/slurm)

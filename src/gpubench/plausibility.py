@@ -80,9 +80,9 @@ margin, and a side-stream ``vector_add`` (:mod:`gpubench.kernels.vector_add.muta
 falls far outside both. The sync gate refuses 11 of the 1,068 GPU rows with a sync clock
 in ``evidence/quick-suite-agreement/full-h100`` (6 of them, 13-46 % below, with sync
 quartiles that reach the device clock's: CuPy's float64 ``vector_add`` at 1,024 and 2-D
-FFT at 65,536 among them), 3 of 1,051 in ``evidence/h200-against-h100/h100`` (torch autograd
+FFT at 65,536 among them), 3 of 1,051 in ``evidence/energy-per-call/h100`` (torch autograd
 rosenbrock float32 at 65,536: sync 7.69 ms against 8.60 ms on the device clock) and 9 of
-1,051 in ``evidence/h200-against-h100/h200`` (pageable device-to-host copies, torch SVD at n=256,
+1,051 in ``evidence/energy-per-call/h200`` (pageable device-to-host copies, torch SVD at n=256,
 torch autograd rosenbrock): calls that block the host or launch thousands of small
 kernels, whose event interval spans host time as well, measured at another moment than
 the sync samples. Each comparison is strict (``>``, ``<``): a row exactly at a

@@ -608,7 +608,19 @@ def verdict_line(base: ResultSet, new: ResultSet, cases: pd.DataFrame,
     line = f"{n} vs {b}: " + ", ".join(parts)
     if energy:
         line += "; work per joule: " + ", ".join(energy)
+    else:
+        read = [side.label for side in (base, new) if _read_energy(side)]
+        line += ("; work per joule not compared: neither run read energy" if not read
+                 else f"; work per joule not compared: only {read[0]} read energy"
+                 if len(read) == 1 else
+                 "; work per joule not compared: no GPU case read energy in both runs")
     return line + "."
+
+
+def _read_energy(rs: ResultSet) -> bool:
+    """Whether a run read any energy per call (the quick suite reads none)."""
+    e = rs.df.get("energy_j")
+    return e is not None and bool((pd.to_numeric(e, errors="coerce") > 0).any())
 
 
 def class_lines(classes: list[ClassRatio], ecases: pd.DataFrame, ceilings: dict[str, float],

@@ -1,6 +1,6 @@
 #!/bin/bash
 # On the GPU machine, before run 2: the probe's new L2-resident loops and
-# JAX's sync clock checked first (bounds_check.py re-judges evidence/h200-against-h100/h100 with the
+# JAX's sync clock checked first (bounds_check.py re-judges evidence/energy-per-call/h100 with the
 # new ceilings; jax_sync_check.py), then suite.sh's default suite. Carry .whl and .devcfg.
 # Usage: bash check_then_suite.sh h100
 export PYTHONUNBUFFERED=1

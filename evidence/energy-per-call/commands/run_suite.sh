@@ -1,6 +1,6 @@
 #!/bin/bash
 # Call 1 of 2 per machine: the default GPU suite + the NumPy baseline (config
-# .devcfg/device.yaml = evidence/h200-against-h100/device.yaml), report included, in one Snakemake
+# .devcfg/device.yaml = evidence/energy-per-call/device.yaml), report included, in one Snakemake
 # run started in its own session so that it outlives this call; collect_suite.sh waits.
 # Usage: bash run_suite.sh h100|h200
 NAME=${1:?name}
