@@ -291,6 +291,46 @@ def test_crosscheck_compares_the_short_window_with_a_long_one() -> None:
     assert math.isnan(none["rel_diff"]) and none["reason"]
 
 
+class PeakCounter(VirtualCounter):
+    """A board whose limiter lets it draw ``peak`` watts for its first ``peak_s`` virtual
+    seconds, then ``watts``; its enforced limit is ``limit`` (NaN: unknown)."""
+
+    def __init__(self, peak: float, peak_s: float, watts: float, limit: float,
+                 clock: VirtualClock) -> None:
+        super().__init__(watts, 0.02, clock)
+        self.peak, self.peak_s, self.limit = peak, peak_s, limit
+
+    def read(self) -> float:
+        time.sleep(1e-5)
+        t = math.floor(self.clock() / self.period) * self.period
+        return self.peak * min(t, self.peak_s) + self.watts * max(t - self.peak_s, 0.0)
+
+    def power_limit_w(self) -> float:
+        return self.limit
+
+
+@pytest.mark.parametrize(("peak", "watts", "limit", "reread", "power"), [
+    (760.0, 600.0, 700.0, True, (600.0, 700.0)),   # a peak above the limit: read again
+    (760.0, 720.0, 700.0, True, (700.0, 760.0)),   # still above: kept, the report says so
+    (680.0, 600.0, 700.0, False, (600.0, 700.0)),  # below the limit: one window
+    (760.0, 600.0, math.nan, False, (700.0, 800.0)),  # no known limit: one window
+])
+def test_a_window_above_the_power_limit_is_read_again_over_a_longer_one(
+        peak: float, watts: float, limit: float, reread: bool,
+        power: tuple[float, float]) -> None:
+    clock = VirtualClock()
+    meter = PeakCounter(peak, 0.3, watts, limit, clock)
+    meter.period_s = 0.02
+    fields, last = energy.energy_reading(_vbatch(1e-3, 10, clock), 10, meter, min_time_s=0.1,
+                                         max_wait_s=1.0, clock=clock)
+    assert last == "last" and fields["energy_reason"] == ""
+    long_window = fields["energy_window_s"] >= energy.REREAD_MIN_S
+    assert long_window == reread
+    assert power[0] < fields["energy_power_w"] < power[1]
+    # the row's energy per call is that window's power times a call's 1 ms
+    assert fields["energy_j"] == pytest.approx(fields["energy_power_w"] * 1e-3, rel=0.05)
+
+
 # -- energy: best ----------------------------------------------------------------------
 
 

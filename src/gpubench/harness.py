@@ -401,8 +401,8 @@ def measure_energy(call: Callable[[], Any], backend: Backend, settings: Settings
     # a caller's loop runs without the device clock's profiler (JAX's CUPTI, left
     # attached by a row timed on the device only)
     warm_up(batch, 0, float(backend.before_caller_clock() or 0.0))
-    return energy_meter.energy_window(batch, k, energy_meter.meter_for(backend.device),
-                                      settings.energy_min_time_s, settings.energy_max_wait_s)
+    return energy_meter.energy_reading(batch, k, energy_meter.meter_for(backend.device),
+                                       settings.energy_min_time_s, settings.energy_max_wait_s)
 
 
 def build_context(spec: KernelSpec, case: Case, backend: Backend, settings: Settings,
