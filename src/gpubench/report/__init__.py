@@ -441,8 +441,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     figures_dir = safety.figures_folder(args.md, args.figures)
     outputs = {"--html": args.html, "--md": args.md, "--figures": figures_dir / "fig.png"}
+    rows_csv = Path(args.html).with_name(sections.details.rows_csv_name(args.html))
     clash = safety.outputs_among_inputs(
-        {"--html": args.html, "--md": args.md},
+        {"--html": args.html, "--md": args.md, "the rows file beside --html": rows_csv},
         [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, args.suite,
          *args.locks]
     ) or safety.unwritable_output(outputs)
@@ -468,7 +469,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')
     print(f"gpubench report: {page} {page.stat().st_size / 1e6:.2f} MB ({n_figs} "
-          f"interactive figures), {args.md} {Path(args.md).stat().st_size / 1e3:.0f} kB; "
+          f"interactive figures; the per-kernel results drawn on demand; every row in "
+          f"{rows_csv.name} beside it), {args.md} {Path(args.md).stat().st_size / 1e3:.0f} kB; "
           f"built in {took:.1f} s")
     return 0
 

@@ -58,7 +58,7 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 .banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
 .alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
 .note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
-.detail-pick label{margin-right:.9em;white-space:nowrap}#detail-table th{white-space:nowrap}
+.detail-pick label{margin-right:.9em;white-space:nowrap}
 .detail-plot{width:100%;min-height:580px}
 """
 

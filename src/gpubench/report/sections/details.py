@@ -49,11 +49,11 @@ CLOCKS: tuple[tuple[str, str, str, str, str, str], ...] = (
 #: the table's columns after the time on the chosen clock (see :func:`_cells`)
 HEADERS = ("backend", "implementation", "threads", "mode", "size", "median", "q1–q3",
            "timer", "spread", "samples", "first call", "throughput", "% of ceiling",
-           "speedup vs NumPy (caller)", "rel_err", "status")
+           "× NumPy (caller)", "rel_err", "status")
 #: right-aligned columns (the sort reads their units)
 NUMERIC = frozenset({"threads", "size", "median", "q1–q3", "spread", "samples",
                      "first call", "throughput", "% of ceiling",
-                     "speedup vs NumPy (caller)", "rel_err"})
+                     "× NumPy (caller)", "rel_err"})
 
 
 def fmt_rate(value: Any, unit: str) -> str:
