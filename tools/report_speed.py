@@ -83,8 +83,9 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
-def build(run: Path, out: Path) -> float:
-    """`gpubench report` on a committed run into ``out``; its wall time in seconds."""
+def build(run: Path, out: Path, src: Path) -> float:
+    """`gpubench report` (the package in ``src``) on a committed run into ``out``; its
+    wall time in seconds."""
     timings = next(p for p in (run / "timings.csv.gz", run / "timings.csv") if p.exists())
     args = [sys.executable, "-m", "gpubench", "report", "--timings", str(timings),
             "--env", str(run / "host.json"), "--html", str(out / "index.html"),
@@ -97,7 +98,7 @@ def build(run: Path, out: Path) -> float:
     locks = sorted((run / "raw").glob("*.lock.txt"))
     if locks:
         args += ["--locks", *map(str, locks)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     start = time.perf_counter()
     subprocess.run(args, check=True, env=env, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
@@ -149,20 +150,24 @@ def open_page(page: Path, tmp: Path, picks: list[list[str]], shot: Path | None,
     return info
 
 
-def measure(run: Path, repeat: int, shot: Path | None, shot_kernel: str | None) -> str:
+def measure(run: Path, repeat: int, shot: Path | None, shot_kernel: str | None,
+            src: Path) -> str:
     lines = [f"### {run.relative_to(ROOT) if run.is_relative_to(ROOT) else run}", ""]
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         before = load()
-        cold = build(run, tmp)
-        warm = build(run, tmp)
+        cold = build(run, tmp, src)
+        warm = build(run, tmp, src)
         page = tmp / "index.html"
+        rows_csv = tmp / "index-rows.csv"
         lines += [f"- build, figures folder empty (every PNG of summary.md drawn): "
                   f"**{cold:.1f} s**; again, PNGs kept: **{warm:.1f} s** (load "
                   f"{before:.2f} before, {load():.2f} after)",
-                  f"- page: {page.stat().st_size / 1e6:.2f} MB; rows CSV beside it: "
-                  f"{(tmp / 'index-rows.csv').stat().st_size / 1e6:.2f} MB"]
-        picks = picks_for(page)
+                  f"- page: {page.stat().st_size / 1e6:.2f} MB"
+                  + (f"; rows CSV beside it: {rows_csv.stat().st_size / 1e6:.2f} MB"
+                     if rows_csv.exists() else "")]
+        picks = picks_for(page) if "gpubench-details-data" in page.read_text(
+            encoding="utf-8") else []
         opened = []
         for _ in range(repeat):
             before = load()
@@ -171,16 +176,20 @@ def measure(run: Path, repeat: int, shot: Path | None, shot_kernel: str | None) 
         problems = sorted({p for i in infos for p in i["problems"]})
         first = infos[0]
         med = lambda key: statistics.median(i[key] for i in infos)  # noqa: E731
+        above = first["above_details_px"]
         lines += [
-            f"- answer page above the per-kernel results: {first['above_details_px']:.0f} "
-            f"px = **{first['above_details_px'] / VIEWPORT[1]:.1f} screens** of "
-            f"{VIEWPORT[1]} px (whole page {first['page_px'] / VIEWPORT[1]:.1f} screens)",
+            f"- answer page above the per-kernel results: {above:.0f} px = **"
+            f"{above / VIEWPORT[1]:.1f} screens** of {VIEWPORT[1]} px (whole page "
+            f"{first['page_px'] / VIEWPORT[1]:.1f} screens)" if above is not None else
+            f"- no per-kernel detail view; whole page {first['page_px'] / VIEWPORT[1]:.1f} "
+            "screens",
             f"- time to interactive (median of {repeat} openings in a fresh headless "
             f"Chromium): DOMContentLoaded {med('dcl_ms') / 1000:.2f} s, load event "
             f"**{med('load_ms') / 1000:.2f} s**, first screen's figures drawn "
             f"**{med('first_screen_ms') / 1000:.2f} s** (load "
             f"{min(o[1] for o in opened):.2f}–{max(o[2] for o in opened):.2f})",
-            "- detail view, selector changed → its figure drawn (median of the openings):"]
+            *(["- detail view, selector changed → its figure drawn (median of the "
+               "openings):"] if picks else [])]
         for k, pick in enumerate(first["picks"]):
             ms = statistics.median(i["picks"][k]["ms"] for i in infos)
             lines.append(f"  - {pick['what']}: **{ms:.0f} ms** ({pick['traces']} traces, "
@@ -194,6 +203,15 @@ def measure(run: Path, repeat: int, shot: Path | None, shot_kernel: str | None) 
     return "\n".join(lines) + "\n"
 
 
+def commit() -> str:
+    """This checkout's commit, with a mark where the tree differs from it."""
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "src"],
+                           capture_output=True, text=True).stdout.strip()
+    return f"commit {head}" + (" with uncommitted changes under src/" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path, help="committed run folders")
@@ -201,6 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the Markdown here too")
     parser.add_argument("--shot", type=Path, help="screenshot of the last run's detail view")
     parser.add_argument("--shot-kernel")
+    parser.add_argument("--src", type=Path, default=ROOT / "src",
+                        help="the gpubench package's source folder to build with (another "
+                        "commit's, unpacked with git archive, for a baseline)")
+    parser.add_argument("--label", help="names the report code in the output (default: "
+                        "this checkout's commit)")
     args = parser.parse_args(argv)
     if not shutil.which("chromium") and not shutil.which("google-chrome"):
         print("report_speed: no headless Chromium", file=sys.stderr)
@@ -217,10 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     head = [f"Machine: {platform.node()}, {cpu}, {len(os.sched_getaffinity(0))} usable "
             f"cores, Python {platform.python_version()}; {browser}; 1-minute load average "
             f"at the start {load():.2f} (other work shares this "
-            "machine).", ""]
+            f"machine). Report code: {args.label or commit()}.", ""]
     body = [measure(run.resolve(), args.repeat,
                     args.shot.resolve() if args.shot and i == len(args.runs) - 1 else None,
-                    args.shot_kernel)
+                    args.shot_kernel, args.src.resolve())
             for i, run in enumerate(args.runs)]
     text = "\n".join(head + body)
     print(text)
