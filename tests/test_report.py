@@ -119,7 +119,7 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     assert page.count('id="gpubench-details-data"') == 1
     for heading in ("Summary", "Correctness", "Failures and skips", "Environment"):
         assert f">{heading}</h2>" in page
-    assert "speedup vs NumPy" in page
+    assert "× NumPy (caller)" in data["headers"]  # the speedup column
     assert "GFLOP/s" in page and "GB/s" in page and "Msamples/s" in page
     assert "worker crashed" in page and "needs 9 GiB, 2 GiB free" in page
     notice = re.findall(r'<div class="banner gpu-notice">(.*?)</div>', page, re.S)
@@ -127,6 +127,20 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     # a step that ran but skipped a capped size is not a GPU step that could not run
     assert CAPPED not in notice[0] and "numba-gpu" not in notice[0] and CAPPED in page
     assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
+
+
+def test_detail_rows_read_in_units(built: tuple[str, str, Path]) -> None:
+    """The detail view's table: times in ns/µs/ms/s, throughput with its unit, relative
+    errors as powers of ten; never an exponent like 1.2e+03."""
+    data = details_data(built[0])
+    throughput = data["headers"].index("throughput") - 7
+    assert data["rows"]
+    for row in data["rows"]:
+        texts = [*(c[3] for c in row[9]), *(c[4] for c in row[9]), *row[10]]
+        assert not any(re.search(r"\de[-+]?\d", t) for t in texts), texts
+        assert all(re.fullmatch(r"—|[\d.,]+ (ns|µs|ms|s)", c[3]) for c in row[9]), row[9]
+        cell = row[10][throughput]
+        assert cell == "—" or re.fullmatch(r"[\d.,]+ \S+/s", cell), cell
 
 
 def test_figures_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:

@@ -28,7 +28,6 @@ from gpubench.report.base import (
     _series_order,
     _sort_rows,
     fmt_int,
-    fmt_relerr,
     fmt_speedup,
     fmt_threads,
     fmt_time,
@@ -75,6 +74,25 @@ def _pct_cell(pct: float) -> str:
 
     text = f"{float(pct):.1f}"
     return f"{text} ⚑ flagged (see Flagged)" if float(pct) > FLAG_ABOVE_PCT else text
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def fmt_error(value: Any) -> str:
+    """A relative error as a reader writes it: "1.19×10⁻⁷", "0" (never "1.19e-07")."""
+    if not _finite(value):
+        return "—"
+    x = float(value)
+    if x == 0:
+        return "0"
+    exp = math.floor(math.log10(abs(x)))
+    mant = round(x / 10.0**exp, 2)
+    if abs(mant) >= 10:  # rounding carried into the next decade
+        mant, exp = mant / 10, exp + 1
+    if -2 <= exp <= 2:
+        return f"{x:.3g}"
+    return f"{mant:.2f}×10{str(exp).translate(_SUPERSCRIPT)}"
 
 
 def _num(value: Any) -> float | None:
@@ -144,7 +162,8 @@ def build(df: pd.DataFrame, csv_name: str = "") -> Details:
         "cases": cases,
         # per row: case, backend, series (index), mode, size, throughput (ok rows),
         # implementation, threads and size as text, per clock [median, q1, q3, median
-        # text, q1–q3 text], then the table's other cells
+        # text, q1–q3 text], the table's other cells, and rel_err as a number (the
+        # table sorts its column by it)
         "rows": out,
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -171,11 +190,12 @@ def _row(case: int, backend: int, line: int, r: dict[str, Any], unit: str) -> li
         fmt_int(r["samples"]), fmt_time(r["first_call_s"]),
         fmt_rate(r["throughput"], unit) if ok else "—",
         _pct_cell(r["pct_of_ceiling"]) if ok and _finite(r["pct_of_ceiling"]) else "—",
-        fmt_speedup(r["speedup"]), fmt_relerr(r["rel_err"]), str(r["status"]),
+        fmt_speedup(r["speedup"]), fmt_error(r["rel_err"]), str(r["status"]),
     ]
     return [case, backend, line, str(r["mode"]), int(r["size_key"]),
             _num(r["throughput"]) if ok else None, str(r["implementation"]),
-            fmt_threads(r["threads_key"]), fmt_int(r["size_key"]), clocks, cells]
+            fmt_threads(r["threads_key"]), fmt_int(r["size_key"]), clocks, cells,
+            _num(r["rel_err"])]
 
 
 def rows_csv_name(html: str | Path) -> str:
@@ -264,7 +284,7 @@ DETAILS_JS = r"""
         h + " (" + data.clocks[clock][2] + ")" : h;
       th.tabIndex = 0; th.title = "sort by this column"; head.appendChild(th);
     });
-    var body = t.createTBody(), n = 0;
+    var body = t.createTBody(), n = 0, relErr = data.headers.indexOf("rel_err");
     data.rows.forEach(function (r) {
       if (r[0] !== idx || !keep(r)) return;
       var c = r[9][clock], b = data.backends[r[1]];
@@ -274,6 +294,7 @@ DETAILS_JS = r"""
       cells.forEach(function (v, i) {
         var td = tr.insertCell(); td.textContent = v;
         if (data.numeric[i]) td.className = "num";
+        if (i === relErr && r[11] !== null) td.setAttribute("data-sort", String(r[11]));
       });
     });
     return [t, n];
