@@ -194,7 +194,7 @@ def details_data(page: str) -> dict[str, Any]:
     found = re.search(r'<script type="application/json" id="gpubench-details-data">(.*?)'
                       r"</script>", page, re.S)
     assert found is not None, "no detail view data on the page"
-    return json.loads(found.group(1).replace("<\\/", "</"))
+    return json.loads(found.group(1))
 
 
 def cases_drawn(page: str) -> int:

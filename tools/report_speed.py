@@ -109,7 +109,7 @@ def picks_for(page: Path) -> list[list[str]]:
     first kernel's, GPU frameworks only, the device clock."""
     text = page.read_text(encoding="utf-8")
     start = text.index('id="gpubench-details-data">') + len('id="gpubench-details-data">')
-    data = json.loads(text[start:text.index("</script>", start)].replace("<\\/", "</"))
+    data = json.loads(text[start:text.index("</script>", start)])
     kernels = list(dict.fromkeys(c["kernel"] for c in data["cases"]))
     out = []
     if len(kernels) > 1:

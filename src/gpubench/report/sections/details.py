@@ -166,9 +166,13 @@ def build(df: pd.DataFrame, csv_name: str = "") -> Details:
         # table sorts its column by it)
         "rows": out,
     }
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    # inside <script>: "</" would end it early
-    return Details(text.replace("</", "<\\/"), kernels, csv_name, len(out))
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                      allow_nan=False)
+    # inside <script>, no "<" at all: "</script" would end it, "<!--" change how the
+    # browser finds its end; JSON reads the escapes back as the same text
+    for char, escape in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escape)
+    return Details(text, kernels, csv_name, len(out))
 
 
 def _device(backend: str, rows: pd.DataFrame) -> str:
