@@ -185,3 +185,21 @@ def write_set(folder: Path, gpu: bool = True, shuffle_seed: int | None = None,
     paths["env"].write_text(json.dumps(env if env is not None else ENV))
     results.atomic_write_csv(paths["mpi"], mpi_rows())
     return paths
+
+
+def details_data(page: str) -> dict[str, Any]:
+    """The per-kernel detail view's data, embedded once in the page as JSON."""
+    import re
+
+    found = re.search(r'<script type="application/json" id="gpubench-details-data">(.*?)'
+                      r"</script>", page, re.S)
+    assert found is not None, "no detail view data on the page"
+    return json.loads(found.group(1))
+
+
+def cases_drawn(page: str) -> int:
+    """How many of the detail view's cases (kernel, variant, dtype) have a figure to draw:
+    at least one ok row."""
+    data = details_data(page)
+    status = data["headers"].index("status") - 7  # the cells after the clock's columns
+    return len({r[0] for r in data["rows"] if r[10][status] == "ok"})

@@ -1090,14 +1090,15 @@ def tainted_set(folder: Path) -> dict[str, Path]:
 
 def _without_report_scripts(page: str) -> str:
     """The page less the scripts the report inlines itself, each by its exact text or
-    attributes: table sorting, the figures' boot, plotly.js and each figure's JSON."""
-    from gpubench.report import figures
+    attributes: table sorting, the figures' boot, the detail view, plotly.js, each
+    figure's JSON and the detail view's."""
+    from gpubench.report import figures, sections
 
-    for script in (figures.SORT_JS, figures.BOOT_JS):
+    for script in (figures.SORT_JS, figures.BOOT_JS, sections.details.DETAILS_JS):
         page = page.replace(f"<script>{script}</script>", "", 1)
     return re.sub(r'<script (type="text/plain" id="gpubench-plotlyjs"|type="application/json"'
-                  r' class="plot-spec" data-for="gpubench-fig-\d+")>.*?</script>', "", page,
-                  flags=re.S)
+                  r' class="plot-spec" data-for="gpubench-fig-\d+"|type="application/json"'
+                  r' id="gpubench-details-data")>.*?</script>', "", page, flags=re.S)
 
 
 def test_strings_from_results_and_environment_are_escaped(tmp_path: Path) -> None:

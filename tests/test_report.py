@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from report_data import cases_drawn, details_data
 
 from gpubench import report, results
 
@@ -109,14 +110,16 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, Path]:
 
 def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     page, _, _ = built
-    for kernel in ("vector_add", "matmul", "monte_carlo_pi", "mystery_kernel"):
-        assert f"Kernel: {kernel}</h2>" in page
-    # known kernels in spec order, unknown ones after
-    assert page.index("Kernel: vector_add") < page.index("Kernel: matmul") < page.index(
-        "Kernel: monte_carlo_pi") < page.index("Kernel: mystery_kernel")
+    # the per-kernel results: one detail view, its data embedded once; known kernels in
+    # spec order, unknown ones after
+    data = details_data(page)
+    kernels = list(dict.fromkeys(c["kernel"] for c in data["cases"]))
+    assert kernels == ["vector_add", "matmul", "monte_carlo_pi", "mystery_kernel"]
+    assert '<h2 id="details">Per-kernel results</h2>' in page
+    assert page.count('id="gpubench-details-data"') == 1
     for heading in ("Summary", "Correctness", "Failures and skips", "Environment"):
         assert f">{heading}</h2>" in page
-    assert "speedup vs NumPy" in page
+    assert "× NumPy (caller)" in data["headers"]  # the speedup column
     assert "GFLOP/s" in page and "GB/s" in page and "Msamples/s" in page
     assert "worker crashed" in page and "needs 9 GiB, 2 GiB free" in page
     notice = re.findall(r'<div class="banner gpu-notice">(.*?)</div>', page, re.S)
@@ -126,11 +129,29 @@ def test_sections_and_columns(built: tuple[str, str, Path]) -> None:
     assert "relative error 0.5 &gt; 1e-15" in page  # the wrong result is flagged
 
 
+def test_detail_rows_read_in_units(built: tuple[str, str, Path]) -> None:
+    """The detail view's table: times in ns/µs/ms/s, throughput with its unit, relative
+    errors as powers of ten; never an exponent like 1.2e+03."""
+    data = details_data(built[0])
+    throughput = data["headers"].index("throughput") - 7
+    assert data["rows"]
+    for row in data["rows"]:
+        texts = [*(c[3] for c in row[9]), *(c[4] for c in row[9]), *row[10]]
+        assert not any(re.search(r"\de[-+]?\d", t) for t in texts), texts
+        assert all(re.fullmatch(r"—|[\d.,]+ (ns|µs|ms|s)", c[3]) for c in row[9]), row[9]
+        cell = row[10][throughput]
+        assert cell == "—" or re.fullmatch(r"[\d.,]+ \S+/s", cell), cell
+
+
 def test_figures_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:
     page, _, _ = built
     divs = re.findall(r'<div class="plot[^"]*"[^>]*>', page)
-    assert len(re.findall(r'<div class="plot scaling"', page)) == 8  # 4 kernels x 2 dtypes
-    assert len(divs) > 8  # plus speedup, roofline, first-call figures
+    # the per-kernel figures are drawn on demand, from the detail view's data: 4 kernels
+    # x 2 dtypes with ok rows
+    assert not re.findall(r'<div class="plot scaling"', page)
+    cases = details_data(page)["cases"]
+    assert len(cases) == 8 and all(c["unit"] for c in cases)
+    assert len(divs) > 4  # the overview, speedup, roofline, first-call figures
     specs = re.findall(r'<script type="application/json" class="plot-spec" '
                        r'data-for="([^"]+)">(.*?)</script>', page)
     assert len(specs) == len(divs)
@@ -160,7 +181,7 @@ def test_wrong_results_are_never_ranked(built: tuple[str, str, Path]) -> None:
     page, _, _ = built
     # the wrong jax row is the fastest vector_add float64 at the smallest size, yet it must
     # not lead the summary, and its row gets no speedup
-    summary = page[page.index('id="summary"'):page.index("Kernel: vector_add")]
+    summary = page[page.index('id="summary"'):page.index('id="speedup"')]
     assert "jax" not in summary
     assert "FAIL (1 wrong)" in page
 
@@ -169,10 +190,12 @@ def test_deterministic(built: tuple[str, str, Path]) -> None:
     page, md, tmp = built
     page2, md2 = build(tmp, make_rows(), tag="b")
     # summary_b.md links its own figures folder, summary_b_figures
-    assert page == page2 and md == md2.replace("summary_b_figures/", "summary_a_figures/")
+    # ... and its page links its own rows file, report_b-rows.csv
+    assert page == page2.replace("report_b-rows.csv", "report_a-rows.csv")
+    assert md == md2.replace("summary_b_figures/", "summary_a_figures/")
+    assert (tmp / "report_a-rows.csv").read_bytes() == (tmp / "report_b-rows.csv").read_bytes()
     a, b = (sorted((tmp / f"summary_{tag}_figures").glob("*.png")) for tag in "ab")
     assert a and [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
-    assert (tmp / "report_a.html").read_bytes() == (tmp / "report_b.html").read_bytes()
 
 
 def test_summary_md(built: tuple[str, str, Path]) -> None:
@@ -206,7 +229,7 @@ def test_empty_csv(tmp_path: Path) -> None:
 
 def test_single_size(tmp_path: Path) -> None:
     page, _ = build(tmp_path, make_rows(n_sizes=1))
-    assert page.count('<div class="plot scaling"') == 8
+    assert cases_drawn(page) == 8
 
 
 def test_missing_env(tmp_path: Path) -> None:
@@ -250,7 +273,7 @@ def test_thousands_of_rows_render(tmp_path: Path) -> None:
                                         dtype, threads, size * 1e-9 + 1e-6 / threads))
     assert len(rows) > 3000
     page, _ = build(tmp_path, rows)
-    assert page.count('<div class="plot scaling"') == 8
+    assert cases_drawn(page) == 8
 
 
 def test_the_header_names_the_machine() -> None:

@@ -34,6 +34,6 @@ def test_every_template_ships_inside_the_package() -> None:
     names = {p.name for p in resources.files("gpubench.report").joinpath("templates")
              .iterdir()}
     for name in ("page.html.j2", "summary.md.j2", "table.html.j2", "table.md.j2",
-                 "summary.html.j2", "kernel.html.j2", "mpi.html.j2", "matrix.md.j2"):
+                 "summary.html.j2", "details.html.j2", "mpi.html.j2", "matrix.md.j2"):
         assert name in names
         render.html_env().get_template(name)  # parses

@@ -51,7 +51,6 @@ from gpubench.report.base import (
     UNKNOWN,
     Environment,
     _ordered,
-    _slug,
     backend_table,
     cpu_only,
     data_table,
@@ -286,18 +285,22 @@ def _sort_input(frame: pd.DataFrame) -> pd.DataFrame:
         drop=True)
 
 
-def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
+def render_html(inputs: Inputs, figs: figures.FigureQueue, csv_name: str = "") -> str:
     """The whole page (``page.html.j2``), with figure placeholders that ``figs`` fills
-    in. Sections not yet in templates of their own come in as escaped HTML."""
+    in. Sections not yet in templates of their own come in as escaped HTML. The
+    per-kernel results are one detail view drawn on demand (:mod:`.sections.details`,
+    linking the rows file ``csv_name`` beside the page); their figures are queued on
+    ``figs`` all the same, in page order, for summary.md's PNGs."""
     df, env = inputs.df, inputs.env
     machine_line = inputs.machine or headline.machine(env, df)
     kernels = _ordered(df["kernel"], kernel_names())
-    anchors = {k: _slug(k, i) for i, k in enumerate(kernels)}
     toc = [("which", "Which framework?"),
            *([("input-files", "About the input files")]
              if inputs.notes or env.problem else []),
            ("summary", "Summary")]
-    toc += [(anchors[k], k) for k in kernels]
+    details = sections.details.build(df, csv_name)
+    if details.n_rows:
+        toc.insert(-1, ("details", "Per-kernel results"))
     toc += [("speedup", "Speedup"), ("ceilings", "Ceilings and roofline"),
             ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
             *([("allocation-loop", "Allocating in a loop")]
@@ -319,7 +322,9 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue) -> str:
         matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
                                          sections.figure_drawer(figs))
                       if inputs.choice else ""),
-        kernels=[sections.kernels.build(df, k, anchors[k]) for k in kernels],
+        details=details, details_js=sections.details.html_script(),
+        kernel_figures=[f for k in kernels for f in sections.kernels.figures(df, k)],
+        queue=sections.figure_queuer(figs),
         sections=inputs.sections, figure=sections.figure_drawer(figs),
         mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
 
@@ -392,19 +397,20 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
         def draw_kernels_ahead(df: pd.DataFrame) -> None:
             # the per-kernel figures (most of them) need only the rows: drawn in the
             # background while the analysis runs
-            drawer.ahead([(case.figure.fn, case.figure.args)
-                          for k in _ordered(df["kernel"], kernel_names())
-                          for case in sections.kernels.build(df, k, "", with_tables=False).cases
-                          if case.figure is not None], folder)
+            drawer.ahead([(f.fn, f.args) for k in _ordered(df["kernel"], kernel_names())
+                          for f in sections.kernels.figures(df, k)], folder)
 
         inputs = load_inputs(timings_csv, env_json, samples_csv, locks, mpi_csv,
                              mpi_samples_csv, draw_kernels_ahead, suite_json)
         figs = figures.FigureQueue()
-        html = render_html(inputs, figs)
+        csv_name = sections.details.rows_csv_name(out_html)
+        html = render_html(inputs, figs, csv_name)
         # the rest, while the page's interactive figures are built
         drawer.ahead(figs.jobs, folder, figs.keys())
         page = figs.render(html, workers)
         results.atomic_write_text(out_html, page)
+        sections.details.write_rows_csv(inputs.df, results.COLUMN_NAMES,
+                                        Path(out_html).with_name(csv_name))
         pngs = figs.write_pngs(folder, workers, drawer)
     first = next((i for i, (fn, _a) in enumerate(figs.jobs)
                   if fn is headline.overview_figure), None)
@@ -435,8 +441,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     figures_dir = safety.figures_folder(args.md, args.figures)
     outputs = {"--html": args.html, "--md": args.md, "--figures": figures_dir / "fig.png"}
+    rows_csv = Path(args.html).with_name(sections.details.rows_csv_name(args.html))
     clash = safety.outputs_among_inputs(
-        {"--html": args.html, "--md": args.md},
+        {"--html": args.html, "--md": args.md, "the rows file beside --html": rows_csv},
         [args.timings, args.env, args.samples, args.mpi, args.mpi_samples, args.suite,
          *args.locks]
     ) or safety.unwritable_output(outputs)
@@ -462,7 +469,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     page = Path(args.html)
     n_figs = page.read_text(encoding="utf-8").count('class="plot-spec"')
     print(f"gpubench report: {page} {page.stat().st_size / 1e6:.2f} MB ({n_figs} "
-          f"interactive figures), {args.md} {Path(args.md).stat().st_size / 1e3:.0f} kB; "
+          f"interactive figures; the per-kernel results drawn on demand; every row in "
+          f"{rows_csv.name} beside it), {args.md} {Path(args.md).stat().st_size / 1e3:.0f} kB; "
           f"built in {took:.1f} s")
     return 0
 

@@ -58,6 +58,8 @@ tr.bad td{background:#fde8e8}tr.warn td{background:#fff6dc}
 .banner{border:2px solid #c77d00;background:#fff6dc;padding:.6em 1em;margin:1em 0}
 .alert{border:2px solid #b00020;background:#fde8e8;padding:.6em 1em;margin:1em 0}
 .note{color:#555}img{max-width:100%;height:auto}code{font-size:.95em}
+.detail-pick label{margin-right:.9em;white-space:nowrap}
+.detail-plot{width:100%;min-height:580px}
 """
 
 
@@ -137,10 +139,6 @@ def _kernel_spec(name: str) -> KernelSpec | None:
         return get_kernel(name)
     except Exception:  # noqa: BLE001 - unknown name, or its package not importable here
         return None
-
-
-def _slug(text: str, index: int) -> str:
-    return f"k{index}-" + re.sub(r"[^A-Za-z0-9_-]+", "-", text)[:40]
 
 
 # -- inputs -------------------------------------------------------------------------------

@@ -404,11 +404,14 @@ SORT_JS = r"""
 #: those the reader scrolls towards, then the rest one at a time, so the page answers
 #: between figures. ``window.gpubenchFirstScreen`` resolves when the first screen's
 #: figures are drawn (at once when it has none), ``window.gpubenchPlots`` when all are;
-#: each leaves a ``performance.mark`` (the browser test reads both).
+#: each leaves a ``performance.mark`` (the browser test reads both);
+#: ``window.gpubenchPlotly`` resolves once plotly.js is ready (the detail view draws then).
 BOOT_JS = r"""
 (function () {
-  var specs = [], byId = {}, first = [], near = [], drawn = 0, i = 0, finish, firstDone;
+  var specs = [], byId = {}, first = [], near = [], drawn = 0, i = 0, finish, firstDone,
+      loaded;
   window.gpubenchPlots = new Promise(function (r) { finish = r; });
+  window.gpubenchPlotly = new Promise(function (r) { loaded = r; });
   window.gpubenchFirstScreen = new Promise(function (r) { firstDone = r; });
   function mark(name, done) { performance.mark(name); done(); }
   function draw(s) {
@@ -448,13 +451,15 @@ BOOT_JS = r"""
   });
   window.addEventListener("load", function () {
     var code = document.getElementById("gpubench-plotlyjs");
-    if (!specs.length || !code) return;
+    var details = document.getElementById("gpubench-details-data");
+    if ((!specs.length && !details) || !code) return;
     setTimeout(function () {
       var lib = document.createElement("script");
       lib.src = URL.createObjectURL(new Blob([code.textContent], {type: "text/javascript"}));
       lib.onload = function () {
         performance.mark("gpubench-plotly-ready");
         URL.revokeObjectURL(lib.src);
+        loaded();
         if (first.length) Promise.all(first.map(draw)).then(function () {
           mark("gpubench-first-screen", firstDone);
         });

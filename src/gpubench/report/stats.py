@@ -150,6 +150,12 @@ def excluded_per_side(m: int, n: int, alpha: float) -> int:
     return max(0, math.floor(pairs / 2 - z * sd))
 
 
+#: candidates left from which :meth:`PairwiseDifferences.kth` computes them all, and the
+#: sample it draws its pivots from in each round before that
+GATHER = 1 << 15
+SAMPLE = 1024
+
+
 class PairwiseDifferences:
     """The m*n differences ``x[i] - y[j]`` (float64, as ``np.subtract.outer`` computes
     them) without holding them: their k-th smallest by selection in the implicit sorted
@@ -168,8 +174,25 @@ class PairwiseDifferences:
 
     def _count(self, t: float, lo: np.ndarray, hi: np.ndarray, strict: bool) -> np.ndarray:
         """Per row, how many of its differences are < t (``strict``) or <= t, searched
-        within [lo, hi] (every row's count is known to lie there)."""
-        lo, hi = lo.copy(), hi.copy()
+        within [lo, hi] (every row's count is known to lie there).
+
+        One ``searchsorted`` of ``x - t`` among the y guesses every row's count; a guess
+        is kept where the computed differences on either side of it confirm it (the
+        comparison is monotone along a row), and only the other rows are searched
+        difference by difference: the same counts, in one pass for almost every row."""
+        n = self.y.size
+        guess = n - np.searchsorted(self.y[::-1], self.x - t,
+                                    side="right" if strict else "left")
+        guess = np.clip(guess, lo, hi)
+        left = self.x - self.y[np.maximum(guess - 1, 0)]
+        right = self.x - self.y[np.minimum(guess, n - 1)]
+        left_in = left < t if strict else left <= t
+        right_in = right < t if strict else right <= t
+        sure = ((guess == lo) | left_in) & ((guess == hi) | ~right_in)
+        if sure.all():
+            return guess
+        lo = np.where(sure, guess, lo)
+        hi = np.where(sure, guess, hi)
         rows = np.arange(self.x.size)
         while True:
             open_ = lo < hi
@@ -183,33 +206,54 @@ class PairwiseDifferences:
             hi[r] = np.where(below, hi[r], mid)
 
     def kth(self, k: int) -> float:
-        """The k-th smallest difference (0-based)."""
+        """The k-th smallest difference (0-based).
+
+        Each round draws a sample of the candidates left and takes two of its values as
+        pivots, just below and just above where the k-th should lie (Floyd and Rivest's
+        selection): counting each row's differences under both narrows the candidates
+        around the k-th to a few per cent in a round, where one random pivot halves
+        them. Once few enough are left they are computed and partitioned."""
         if not 0 <= k < self.size:
             raise IndexError(f"difference {k} of {self.size}")
         n = self.y.size
         a = np.zeros(self.x.size, dtype=np.int64)  # rows' candidates: columns [a, b)
         b = np.full(self.x.size, n, dtype=np.int64)
-        # each random pivot leaves about half the candidates on average: ~2 ln(m*n) rounds
         for _ in range(64 + 8 * max(1, self.size).bit_length()):
             width = b - a
             total = int(width.sum())
-            pick = int(self.rng.integers(total))
+            rank = k - int(a.sum())  # the k-th's rank among the candidates
+            if total <= GATHER:
+                rows = np.repeat(np.arange(self.x.size), width)
+                cols = a[rows] + (np.arange(total) - np.repeat(np.cumsum(width) - width,
+                                                               width))
+                return float(np.partition(self.x[rows] - self.y[cols], rank)[rank])
             ends = np.cumsum(width)
-            i = int(np.searchsorted(ends, pick, side="right"))
-            j = int(a[i] + pick - (ends[i] - width[i]))
-            t = float(self.x[i] - self.y[j])
+            pick = self.rng.integers(total, size=SAMPLE)
+            i = np.searchsorted(ends, pick, side="right")
+            j = a[i] + pick - (ends[i] - width[i])
+            values = np.sort(self.x[i] - self.y[j])
+            where = rank / total * SAMPLE
+            spread = 3.0 * math.sqrt(SAMPLE)
+            pivots = (float(values[max(0, int(where - spread))]),
+                      float(values[min(SAMPLE - 1, int(where + spread))]))
             # a row's columns before a hold differences at most an earlier pivot below t,
             # from b on at least one above it: its counts at t lie in [a, b]
-            lt = self._count(t, a, b, strict=True)
-            le = self._count(t, lt, b, strict=False)
-            below, upto = int(lt.sum()), int(le.sum())
-            if below <= k < upto:
-                return t
+            lo_lt = self._count(pivots[0], a, b, strict=True)
+            lo_le = self._count(pivots[0], lo_lt, b, strict=False)
+            if int(lo_lt.sum()) <= k < int(lo_le.sum()):
+                return pivots[0]
+            if k < int(lo_lt.sum()):
+                b = lo_lt
+                continue
+            hi_lt = self._count(pivots[1], lo_le, b, strict=True)
+            hi_le = self._count(pivots[1], hi_lt, b, strict=False)
+            if int(hi_lt.sum()) <= k < int(hi_le.sum()):
+                return pivots[1]
             # the counts lie in [a, b]: they are the narrowed window's new ends
-            if k < below:
-                b = lt
+            if k < int(hi_lt.sum()):
+                a, b = lo_le, hi_lt
             else:
-                a = le
+                a = hi_le
         raise RuntimeError(f"difference {k} of {self.size} not found")  # a bug, not data
 
     def median(self) -> float:

@@ -1,6 +1,7 @@
 """The comparison sections, one module each: :mod:`.summary`, :mod:`.speedup`,
 :mod:`.ceilings`, :mod:`.crossover`, :mod:`.launch_floor`, :mod:`.allocation`,
-:mod:`.first_call` and :mod:`.code` (shared helpers in :mod:`.common`).
+:mod:`.first_call`, :mod:`.code` and :mod:`.details` (the per-kernel results, drawn on
+demand; shared helpers in :mod:`.common`).
 
 Each module's ``build`` returns the section's data (tables as DataFrames of formatted
 cells, sentences, figures to draw); the templates in ``report/templates`` render it to
@@ -17,6 +18,7 @@ from gpubench.report.sections import (
     code,
     correctness,
     crossover,
+    details,
     environment,
     failures,
     first_call,
@@ -54,6 +56,7 @@ from gpubench.report.sections.common import (
     best_per,
     canonical_order,
     figure_drawer,
+    figure_queuer,
     first_of_each,
     narrow,
     primary_mode,
@@ -131,9 +134,11 @@ __all__ = [
     "crossover",
     "crossover_headline",
     "crossover_table",
+    "details",
     "environment",
     "failures",
     "figure_drawer",
+    "figure_queuer",
     "first_call",
     "first_call_backend_table",
     "first_call_figure",

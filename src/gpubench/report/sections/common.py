@@ -122,6 +122,17 @@ def size_classes(sizes: Sequence[int]) -> list[tuple[str, int]]:
 
 
 
+def figure_queuer(figs: figures.FigureQueue) -> Callable[[Figure], str]:
+    """The templates' ``queue(f)``: queue ``f`` on ``figs`` for its PNG (summary.md) and
+    put nothing on the page, where the figure is drawn on demand instead."""
+
+    def queue(f: Figure) -> str:
+        img(figs, f.alt, f.fn, *f.args, cls=f.cls)
+        return ""
+
+    return queue
+
+
 def figure_drawer(figs: figures.FigureQueue) -> Callable[[Figure], Markup]:
     """The templates' ``figure(f)``: queue ``f`` on ``figs`` through :func:`base.img`
     (the one place every figure goes through) and return its ``<img>``."""
