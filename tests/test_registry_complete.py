@@ -16,7 +16,6 @@ from conftest import ROOT, _plugin
 
 import gpubench.kernels
 from gpubench.backends import Backend, backend_classes
-from gpubench.mpi.jobs import MULTI_DEVICE
 from gpubench.spec import BOUNDS, CEILINGS, UNITS, KernelSpec, kernel_names, kernel_specs
 
 #: the facts each backend class (or a framework base class of its own) must declare
@@ -67,7 +66,8 @@ def backend_problems(cls: type[Backend]) -> list[str]:
         out.append("key_packages empty")
     if not cls.probe_packages:
         out.append("probe_packages empty")
-    out += [f"multi_device {m!r}" for m in cls.multi_device if m not in MULTI_DEVICE]
+    out += [f"multi_device {m!r}" for m in cls.multi_device
+            if m not in cls.multi_device_steps()]
     out += [f"claim kind {k!r}" for k, _, _ in cls.claims if k not in CLAIM_KINDS]
     return out
 

@@ -102,7 +102,6 @@ def fingerprint(framework: str, implementation: str, kernel: str) -> str:
 def child(cell: Cell, size: int) -> int:
     """Build the cell's implementation and make the profiled calls (runs under ncu)."""
     import numpy as np
-    from cuda.bindings import runtime as rt
 
     from gpubench.backends import load_backend
     from gpubench.harness import build_context
@@ -123,10 +122,10 @@ def child(cell: Cell, size: int) -> int:
     call = impl.builder(ctx)
     for _ in range(CALLS):
         backend.device_sync(call())
-    rt.cudaProfilerStart()
+    backend.capture_profile(True)
     for _ in range(CALLS):
         backend.device_sync(call())
-    rt.cudaProfilerStop()
+    backend.capture_profile(False)
     del ctx
     print(marker(spec.bytes_moved(case), backend.device_name()), file=sys.stderr)
     return 0

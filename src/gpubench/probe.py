@@ -40,10 +40,10 @@ def timer_overhead(samples: int = 20000) -> dict[str, float]:
     """
     import numpy as np
 
-    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.backends import BASELINE_FRAMEWORK, backend_id, load_backend
     from gpubench.harness import Settings, time_samples
 
-    backend = NumpyCPU()
+    backend = load_backend(backend_id(BASELINE_FRAMEWORK, "cpu"))
 
     def empty() -> None:
         return None
@@ -149,6 +149,20 @@ def measure_ceilings(has_gpu: bool, transfer_sizes: Sequence[int] | None = None
 ENERGY_SHORT_S, ENERGY_LONG_S = 0.45, 3.0
 
 
+def _steady_copy(elements: int) -> tuple[Any, Any]:
+    """(copy, wait) of the first installed framework the probe measures the GPU through
+    (:func:`gpubench.ceilings.device_measurers`); its ImportError where none is."""
+    from gpubench import ceilings
+
+    missing: ImportError = ImportError("no GPU framework to copy with")
+    for cls in ceilings.device_measurers():
+        try:
+            return cls.steady_copy(elements)
+        except ImportError as exc:
+            missing = exc
+    raise missing
+
+
 def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
     """Energy per call of one steady device copy (256 MiB, through PyTorch or CuPy) over
     the rows' short window and over a long one: their relative difference
@@ -159,19 +173,7 @@ def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
     if not has_gpu:
         return {"reason": "no GPU"}
     try:
-        try:
-            import torch
-
-            src = torch.rand(1 << 26, device="cuda")
-            dst = torch.empty_like(src)
-            copy, wait = (lambda: dst.copy_(src)), torch.cuda.synchronize
-        except ImportError:
-            import cupy
-
-            src = cupy.random.random(1 << 26, dtype=cupy.float32)
-            dst = cupy.empty_like(src)
-            copy, wait = (lambda: dst.__setitem__(Ellipsis, src)), \
-                cupy.cuda.Device().synchronize
+        copy, wait = _steady_copy(1 << 26)
         k = 8
 
         def batch() -> None:

@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 
 from gpubench import inputs, results
+from gpubench.backends import BASELINE_FRAMEWORK
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
 from gpubench.report.render import text_table
 from gpubench.spec import KernelSpec, get_kernel, kernel_names
 
-BASELINE_FRAMEWORK = "numpy"
 UNKNOWN = "unknown"
 FIG_WIDTH = figures.FIG_WIDTH
 #: how a thread count that is missing (e.g. on a GPU row) is grouped and sorted

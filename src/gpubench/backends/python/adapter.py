@@ -20,6 +20,7 @@ from gpubench.backends.base import Backend
 
 
 class PythonCPU(Backend):
+    registry_order = 1
     framework = "python"
     device = "cpu"
     environment = "numpy"
