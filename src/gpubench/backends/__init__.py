@@ -17,12 +17,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from gpubench.backends.base import Backend, Unavailable, backend_id, split_backend_id
+from gpubench.backends.base import (
+    ID_SEPARATOR,
+    Backend,
+    Unavailable,
+    backend_id,
+    split_backend_id,
+)
 from gpubench.plugins import load_plugins
 
-__all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "Backend", "Unavailable", "backend_class",
-           "backend_classes", "backend_id", "find_backend_class", "load_backend",
-           "load_plugins", "split_backend_id"]
+__all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "ID_SEPARATOR", "Backend", "Unavailable",
+           "backend_class", "backend_classes", "backend_id", "find_backend_class",
+           "load_backend", "load_plugins", "split_backend_id"]
 
 _scanned: list[type[Backend]] = []
 

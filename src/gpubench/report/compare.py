@@ -33,6 +33,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results, suites
+from gpubench.backends import BASELINE_FRAMEWORK, split_backend_id
 from gpubench.cli_parsers import COMPARE_HTML, compare_parser
 from gpubench.files import WriteError
 from gpubench.report import figures, render, stats
@@ -496,7 +497,8 @@ def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassR
 
 def host_numpy_ratio(cmp: pd.DataFrame) -> tuple[float, int]:
     """Geometric mean new / base time of the NumPy rows both hosts ran, and how many."""
-    np_rows = cmp[(cmp["backend"].astype(str).str.startswith("numpy-"))
+    framework = cmp["backend"].astype(str).map(lambda b: split_backend_id(b)[0])
+    np_rows = cmp[(framework == BASELINE_FRAMEWORK)
                   & (cmp["status_base"] == "ok") & (cmp["status_new"] == "ok")]
     r = (np_rows["median_new"].astype(float) / np_rows["median_base"].astype(float)).to_numpy()
     r = r[np.isfinite(r) & (r > 0)]

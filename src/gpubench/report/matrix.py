@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.backends import backend_classes, reader_name
+from gpubench.backends import backend_classes, reader_name, split_backend_id
 from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
@@ -116,7 +116,7 @@ def speedup_cell(found: Mapping[str, Mapping[str, verdicts.ClassVerdict]], backe
                  cls: str) -> Cell:
     """The backend's speedup over NumPy in the class's headline band (the largest
     band measured; small arrays: the small band), over the cases of the verdict."""
-    if backend.startswith(f"{BASELINE_FRAMEWORK}-"):
+    if split_backend_id(backend)[0] == BASELINE_FRAMEWORK:
         return Cell("1× (baseline)", 1.0)
     per = found.get(cls, {})
     band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
@@ -374,7 +374,7 @@ def memory_cell(df: pd.DataFrame, backend: str) -> Cell:
     """Peak device memory of a call as a multiple of its inputs plus outputs: the median
     over the backend's cases at their largest size read (the least-needing
     implementation of each), the range, and the case that needs the most."""
-    if backend.endswith("-cpu"):
+    if split_backend_id(backend)[1] == "cpu":
         return Cell("— (CPU)")
     rows = _memory_rows(df, backend)
     if rows.empty:
@@ -453,7 +453,7 @@ class Matrix:
     def gpu(self) -> bool:
         """Whether a GPU framework is in the matrix: without one, the crossover (a GPU
         against the CPU) is no aspect of it."""
-        return any(b.endswith("-gpu") for b in self.backends)
+        return any(split_backend_id(b)[1] == "gpu" for b in self.backends)
 
     def aspects(self) -> list[str]:
         """The aspects its tables show: :data:`ASPECTS`, less the crossover without a GPU."""
@@ -488,8 +488,8 @@ class Matrix:
             kept = []
             for a in aspects:
                 # the baseline's "1×" says nothing about whether the others measured it
-                who = [b for b in self.backends if not (a.startswith("speedup: ") and
-                                                        b.startswith(f"{BASELINE_FRAMEWORK}-"))]
+                who = [b for b in self.backends if not (
+                    a.startswith("speedup: ") and split_backend_id(b)[0] == BASELINE_FRAMEWORK)]
                 texts = {self.cells[(b, a)].text for b in who}
                 if len(who) > 1 and len(texts) == 1 and \
                         next(iter(texts)).startswith(NOT_MEASURED):
@@ -574,12 +574,12 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     GPU step ran, the CPU ones alone (the page's notice names the GPU steps and why)."""
     backends = verdicts.ordered_backends(df["backend"])
     if cpu_only(df):
-        backends = [b for b in backends if not b.endswith("-gpu")]
+        backends = [b for b in backends if split_backend_id(b)[1] != "gpu"]
     found = verdicts.verdicts(df, samples)
     cross = verdicts.class_crossovers(crossings)
     cells: dict[tuple[str, str], Cell] = {}
     for b in backends:
-        framework, _, device = b.rpartition("-")
+        framework, device = split_backend_id(b)
         for cls in speedup_classes():
             cells[(b, f"speedup: {cls}")] = speedup_cell(found, b, cls)
         cells[(b, "call overhead")] = overhead_cell(df, b)
@@ -1101,7 +1101,7 @@ def drop_in_claim(pairs: pd.DataFrame, backend: str,
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
-    gpus = [b for b in matrix.backends if b.endswith("-gpu")]
+    gpus = [b for b in matrix.backends if split_backend_id(b)[1] == "gpu"]
     rows = []
     # "Typical Speedup: 10-100x over NumPy"
     lo, hi = SOURCE_SPEEDUP
@@ -1306,7 +1306,7 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
             cb, cn = bm.cells[(b, a)], nm.cells[(b, a)]
             if not (cb.measured or cn.measured):
                 continue
-            if a.startswith("speedup: ") and not b.startswith(f"{BASELINE_FRAMEWORK}-"):
+            if a.startswith("speedup: ") and split_backend_id(b)[0] != BASELINE_FRAMEWORK:
                 label = _speedup_change((bdf, bs), (ndf, ns), b, a[len("speedup: "):])
             elif a.startswith("speedup: "):
                 continue

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.backends import split_backend_id
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
 from gpubench.spec import PRECISION_CLASSES, report_classes
@@ -716,7 +717,7 @@ def energy_per_case(df: pd.DataFrame, backend: str, kernels: Sequence[str],
 def ordered_backends(backends: Iterable[str]) -> list[str]:
     """NumPy first, then CPU, then GPU, by name."""
     return sorted(set(backends), key=lambda b: (
-        not b.startswith(f"{BASELINE_FRAMEWORK}-"), b.endswith("-gpu"), b))
+        split_backend_id(b)[0] != BASELINE_FRAMEWORK, split_backend_id(b)[1] == "gpu", b))
 
 
 def crossover_lookup(summaries: Mapping[tuple[str, str], CrossSummary], backend: str,
