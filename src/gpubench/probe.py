@@ -113,11 +113,12 @@ def package_versions() -> dict[str, str]:
 
 
 def transfer_bytes(sizes: Sequence[int] | None = None) -> list[int]:
-    """Bytes per copy of the ``transfer`` kernel's cases at ``sizes`` (its elements; the
-    kernel's default sizes when none): where the probe measures the bus."""
-    from gpubench.spec import get_kernel
+    """Bytes per copy of the link kernel's cases (``transfer``: :func:`gpubench.spec.
+    link_kernel`) at ``sizes`` (its elements; the kernel's default sizes when none):
+    where the probe measures the bus."""
+    from gpubench.spec import get_kernel, link_kernel
 
-    spec = get_kernel("transfer")
+    spec = get_kernel(link_kernel())
     cases = spec.cases([int(s) for s in sizes] if sizes else None, list(spec.dtypes),
                        [spec.variants[0]])
     return sorted({int(spec.bytes_moved(c)) for c in cases})
@@ -126,7 +127,9 @@ def transfer_bytes(sizes: Sequence[int] | None = None) -> list[int]:
 def config_transfer_sizes(config: Mapping[str, Any]) -> list[int]:
     """The sizes the run's ``transfer`` steps measure on a GPU (``kernels.transfer.
     gpu_sizes``, else its ``sizes``); empty when the config leaves them to the kernel."""
-    kcfg = (config.get("kernels") or {}).get("transfer") or {}
+    from gpubench.spec import link_kernel
+
+    kcfg = (config.get("kernels") or {}).get(link_kernel()) or {}
     return [int(s) for s in (kcfg.get("gpu_sizes") or kcfg.get("sizes") or [])]
 
 

@@ -69,6 +69,9 @@ class Backend:
     #: the framework every other is compared with (one in-tree framework says so:
     #: :data:`gpubench.backends.BASELINE_FRAMEWORK`)
     baseline: bool = False
+    #: it runs the kernels as plain interpreted loops: the baseline of the ("loops", ...)
+    #: claims (:func:`gpubench.report.matrix.loops_backend`)
+    plain_loops: bool = False
 
     # -- facts the workflow, the environments, the probe and the report read (each
     # backend declares its own: tests/test_registry_complete.py) ---------------------------

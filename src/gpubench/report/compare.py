@@ -51,7 +51,7 @@ from gpubench.report.base import (
 )
 from gpubench.report.render import Figure, Markup, text_table
 from gpubench.report.verdicts import band_of, classes
-from gpubench.spec import kernel_names
+from gpubench.spec import kernel_names, link_kernel
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -359,7 +359,7 @@ BOUND_TEXT = {"copy": "device copy", "GEMM": "SGEMM/DGEMM", "link": "pinned host
 
 def class_of(kernel: str, implementation: str = "") -> str:
     """The workload class of a GPU row (as the verdicts name them; '' if none)."""
-    if kernel == "transfer" or implementation.endswith("+transfers"):
+    if kernel == link_kernel() or implementation.endswith("+transfers"):
         return TRANSFERS
     return next((c for c, kernels in classes().items() if kernel in kernels), "")
 

@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 
 from gpubench.backends import backend_classes, reader_name, split_backend_id
+from gpubench.kernels.autodiff import SPEC as AUTODIFF
+from gpubench.kernels.launch_overhead import SPEC as LAUNCH_OVERHEAD
 from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
@@ -39,8 +41,6 @@ from gpubench.spec import get_kernel, kernel_specs
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
 SOURCE_CROSSOVER = 10_000
-#: the plain-loop baseline of the ("loops", ...) claims: the same loops, interpreted
-LOOPS_BACKEND = "python-cpu"
 #: from this median speedup over plain Python loops on a claim counts as holding
 LOOPS_SPEEDUP = 10.0
 
@@ -149,7 +149,7 @@ def _missing(v: verdicts.ClassVerdict, st: verdicts.Standing) -> str:
 
 def overhead_cell(df: pd.DataFrame, backend: str) -> Cell:
     rows = _ok_hot(df)
-    rows = rows[(rows["backend"] == backend) & (rows["kernel"] == "launch_overhead")
+    rows = rows[(rows["backend"] == backend) & (rows["kernel"] == LAUNCH_OVERHEAD.name)
                 & (rows["caller_s"] > 0)].sort_values("caller_s", kind="mergesort")
     if rows.empty:
         return _nm("no ok launch_overhead rows")
@@ -236,7 +236,7 @@ def crossover_cell(cross: Mapping[tuple[str, str], verdicts.CrossSummary],
 
 
 def autodiff_cell(df: pd.DataFrame, backend: str) -> Cell:
-    rows = df[(df["backend"] == backend) & (df["kernel"] == "autodiff")]
+    rows = df[(df["backend"] == backend) & (df["kernel"] == AUTODIFF.name)]
     if rows.empty:
         return Cell("no (no autodiff implementation)")
     ok = rows[rows["status"] == "ok"]
@@ -398,7 +398,7 @@ def _display(backend: str) -> str:
     return reader_name(backend)
 
 
-def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "pinn",
+def memory_sentence(df: pd.DataFrame, kernel: str = AUTODIFF.name, variant: str = "pinn",
                     what: str = "the PINN gradient") -> str:
     """"PyTorch needs 1.8× the inputs plus outputs for the PINN gradient, JAX 1.2×": each
     framework's least-needing implementation at the size and dtype most frameworks were
@@ -620,9 +620,15 @@ def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
     return out
 
 
+def loops_backend() -> str:
+    """The plain-loop baseline of the ("loops", ...) claims: the backend that runs the
+    same loops interpreted (:attr:`~gpubench.backends.base.Backend.plain_loops`)."""
+    return next((b for b, cls in backend_classes().items() if cls.plain_loops), "")
+
+
 def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
     """Per case both measured, at one thread: ``backend``'s fastest ok hot row on the
-    caller's clock (CPU: wall) over the plain-Python row (:data:`LOOPS_BACKEND`).
+    caller's clock (CPU: wall) over the plain-Python row (:func:`loops_backend`).
 
     One thread on both sides: the claim is about compiling a loop, not about cores (a
     ``prange`` row at 64 threads would multiply it by the machine). Columns: kernel,
@@ -641,7 +647,7 @@ def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
         return mine.drop_duplicates(keys, keep="first")[
             [*keys, "implementation", "caller_s", "row"]]
 
-    loop = best(LOOPS_BACKEND).rename(columns={"caller_s": "loop_s", "row": "loop_row"})
+    loop = best(loops_backend()).rename(columns={"caller_s": "loop_s", "row": "loop_row"})
     both = best(backend).merge(loop.drop(columns="implementation"), on=keys)
     if both.empty:
         return pd.DataFrame(columns=cols)
@@ -828,13 +834,13 @@ def _jit_claim(matrix: Matrix, backend: str, claim: str, expect: bool,
 
 def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[str]:
     """A "10–100× faster than plain Python loops" claim judged on the cases ``backend``
-    and :data:`LOOPS_BACKEND` both measured at one thread (:func:`loop_speedups`):
+    and :func:`loops_backend` both measured at one thread (:func:`loop_speedups`):
     ``expect`` True holds when the median speedup reaches :data:`LOOPS_SPEEDUP` (or more:
     the claim is that compiling pays at least that much), partly when only some cases
     do, and does not hold when none does (False: the other way round)."""
     rows = matrix.loops.get(backend)
     if rows is None or rows.empty:
-        why = (f"no {backend} and {LOOPS_BACKEND} rows of the same case at one thread"
+        why = (f"no {backend} and {loops_backend()} rows of the same case at one thread"
                if rows is not None else f"{backend} was not compared with plain Python")
         return [claim, f"{NOT_MEASURED}: {why}", NOT_MEASURED]
     lo, hi = SOURCE_SPEEDUP
@@ -842,7 +848,7 @@ def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[s
     med = float(v.median())
     inside = int(((v >= lo) & (v <= hi)).sum())
     above, below = int((v > hi).sum()), int((v < lo).sum())
-    text = (f"{backend} over {LOOPS_BACKEND}, one thread, {len(rows)} shared cases "
+    text = (f"{backend} over {loops_backend()}, one thread, {len(rows)} shared cases "
             f"({', '.join(sorted(set(rows['kernel'])))}; "
             f"{int(rows['size_key'].min()):,}–{int(rows['size_key'].max()):,} elements): "
             f"median {_x(med)} ({_range(float(v.min()), float(v.max()))}); {inside} in "

@@ -38,6 +38,7 @@ from gpubench.spec import Case, Check, KernelSpec, WrongResult, random_array
 
 class Interop(KernelSpec):
     name = "interop"
+    own_first_call = False
     memory_relative = False
     order = 120
     bound = "latency"
