@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 
 from gpubench.backends.base import (
     ID_SEPARATOR,
@@ -24,13 +25,23 @@ from gpubench.backends.base import (
     backend_id,
     split_backend_id,
 )
-from gpubench.plugins import load_plugins
+from gpubench.plugins import load_plugins as _import_plugins
 
 __all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "ID_SEPARATOR", "Backend", "Unavailable",
            "backend_class", "backend_classes", "backend_id", "find_backend_class",
            "load_backend", "load_plugins", "split_backend_id"]
 
 _scanned: list[type[Backend]] = []
+
+
+def _listed(module: object) -> list[type[Backend]]:
+    """The Backend classes a framework package lists in its ``BACKENDS``."""
+    return [c for c in getattr(module, "BACKENDS", ())
+            if isinstance(c, type) and issubclass(c, Backend)]
+
+
+def _entry(cls: type[Backend]) -> tuple[str, str]:
+    return backend_id(cls.framework, cls.device), f"{cls.__module__}:{cls.__qualname__}"
 
 
 def _scan() -> dict[str, str]:
@@ -41,11 +52,10 @@ def _scan() -> dict[str, str]:
     for info in pkgutil.iter_modules(__path__):
         if info.ispkg:
             module = importlib.import_module(f"{__name__}.{info.name}")
-            found += [c for c in getattr(module, "BACKENDS", ()) if issubclass(c, Backend)]
+            found += _listed(module)
     found.sort(key=lambda c: (c.registry_order, backend_id(c.framework, c.device)))
     _scanned[:] = found
-    return {backend_id(c.framework, c.device): f"{c.__module__}:{c.__qualname__}"
-            for c in found}
+    return dict(_entry(c) for c in found)
 
 
 #: backend id -> "module:Class": the scanned packages', then any a plugin adds
@@ -55,8 +65,23 @@ BACKENDS: dict[str, str] = _scan()
 BASELINE_FRAMEWORK: str = next(c.framework for c in _scanned if c.baseline)
 
 
+def load_plugins() -> list[str]:
+    """Import the modules named in ``GPUBENCH_PLUGINS`` (:func:`gpubench.plugins.
+    load_plugins`) and register the backends of those laid out as a framework package
+    (a ``BACKENDS`` tuple of classes, as the packages here); a plugin may also add its
+    ``"module:Class"`` to :data:`BACKENDS` itself."""
+    names = _import_plugins()
+    for name in names:
+        for cls in _listed(sys.modules.get(name)):
+            key, where = _entry(cls)
+            BACKENDS.setdefault(key, where)
+    return names
+
+
 def backend_class(backend_id: str) -> type[Backend]:
     """The Backend class of a backend id, without importing its framework."""
+    if backend_id not in BACKENDS:
+        load_plugins()  # a plugin package's backends register when its id is asked for
     if backend_id not in BACKENDS:
         raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
     module, _, cls = BACKENDS[backend_id].partition(":")
