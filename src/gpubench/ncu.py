@@ -85,9 +85,10 @@ def fingerprint(framework: str, implementation: str, kernel: str) -> str:
     files += sorted(folder.glob("*.cu")) + sorted((PACKAGE / "kernels").glob("*.cuh"))
     files.append(PACKAGE / "cuda_launch.py")
     try:
-        from gpubench.backends import load_backend
+        from gpubench.backends import backend_id, load_backend
 
-        backend = sys.modules[type(load_backend(f"{framework}-gpu")).__module__].__file__
+        adapter = type(load_backend(backend_id(framework, "gpu")))
+        backend = sys.modules[adapter.__module__].__file__
     except Exception:  # noqa: BLE001 - a framework without a GPU backend has none to hash
         backend = None
     if backend:
@@ -103,12 +104,12 @@ def child(cell: Cell, size: int) -> int:
     """Build the cell's implementation and make the profiled calls (runs under ncu)."""
     import numpy as np
 
-    from gpubench.backends import load_backend
+    from gpubench.backends import backend_id, load_backend
     from gpubench.harness import build_context
     from gpubench.spec import get_kernel, implementations
     from gpubench.timing import Settings
 
-    backend = load_backend(f"{cell.framework}-gpu")
+    backend = load_backend(backend_id(cell.framework, "gpu"))
     backend.start(os.cpu_count() or 1)
     spec = get_kernel(cell.kernel)
     impl = next(i for i in implementations(cell.kernel, cell.framework, "gpu")
