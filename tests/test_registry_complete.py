@@ -96,6 +96,23 @@ def test_kernel_order_is_unique() -> None:
     assert len(orders) == len(set(orders))
 
 
+def test_every_framework_package_is_found_by_the_scan() -> None:
+    """Each package under ``gpubench.backends`` lists its classes in ``BACKENDS``, the
+    scan registers them all, and the registry's module names no framework."""
+    import importlib
+
+    import gpubench.backends
+
+    registered = set(backend_classes().values())
+    for info in pkgutil.iter_modules(gpubench.backends.__path__):
+        if info.ispkg:
+            module = importlib.import_module(f"gpubench.backends.{info.name}")
+            assert module.BACKENDS and set(module.BACKENDS) <= registered, info.name
+    source = Path(gpubench.backends.__file__).read_text()
+    frameworks = {c.framework for c in registered}
+    assert not [f for f in frameworks if f'"{f}' in source or f"'{f}" in source]
+
+
 @pytest.mark.parametrize("backend", list(backend_classes()))
 def test_every_backend_declares_its_facts(backend: str) -> None:
     cls = backend_classes()[backend]
