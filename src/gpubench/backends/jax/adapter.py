@@ -19,13 +19,6 @@ class JaxBase(Backend):
     #: first call of most kernels uncached) of any size
     compile_cache_settings = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                               "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
-
-    @classmethod
-    def multi_device_steps(cls) -> dict[str, Any]:
-        from gpubench.backends.jax.mpi import STEPS
-
-        return STEPS
-
     display_name = "JAX"
     order = 30
     version_keys = ("jax",)
@@ -40,6 +33,12 @@ class JaxBase(Backend):
     #: MPI cannot receive into immutable arrays: communication is staged through host
     #: buffers, on CPU ranks too
     host_memory = False
+
+    @classmethod
+    def multi_device_steps(cls) -> dict[str, Any]:
+        from gpubench.backends.jax.mpi import STEPS
+
+        return STEPS
 
     def start(self, threads: int) -> dict[str, str]:
         try:

@@ -150,7 +150,6 @@ class TorchGPU(TorchBase):
         dst = torch.empty_like(src)
         return (lambda: dst.copy_(src)), torch.cuda.synchronize
 
-
     def _alloc_pinned(self, nbytes: int) -> np.ndarray:
         self._staging_tensor = self._torch.empty(nbytes, dtype=self._torch.uint8,
                                                  pin_memory=True)
