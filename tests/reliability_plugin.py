@@ -85,7 +85,7 @@ implementation("vector_add", "rely", "correct")(_correct)
 @implementation("vector_add", "rely", "nvrtc_syntax_error")
 def nvrtc_syntax_error(ctx: BuildContext) -> Call:
     from gpubench import cuda_sources
-    from gpubench.backends.cuda_python_gpu import compile_module
+    from gpubench.backends.cuda_python.adapter import compile_module
 
     lines = cuda_sources.source("vector_add").splitlines()
     # the first statement's ";" (a line of code, not a comment) goes missing

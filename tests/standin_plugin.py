@@ -4,8 +4,10 @@
 Everything a framework needs is here, and nothing else was edited: the adapter (a thin
 NumPy-based ``Backend``: the defaults serve it, including every method the MPI jobs
 call), the one registration line, and one kernel implementation. In-tree the same
-three pieces are ``src/gpubench/backends/standin_cpu.py``, a line in ``BACKENDS``, and
-``src/gpubench/kernels/reduction/with_standin.py``.
+pieces are a folder ``src/gpubench/backends/standin/`` (the adapter, and
+``BACKENDS = (StandinCPU,)`` in its ``__init__``) and
+``src/gpubench/kernels/reduction/with_standin.py``; a plugin may be laid out as that
+folder too (``tests/standin_gpu/``).
 """
 
 from __future__ import annotations

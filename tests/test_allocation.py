@@ -418,7 +418,7 @@ class _FakeCuda:
 def test_numba_managed_probe_reads_the_host_view(monkeypatch: pytest.MonkeyPatch) -> None:
     """The managed row's probe reads its last byte through the host (after a sync), not
     through a slice's copy_to_host, which failed on the H100 for every size."""
-    from gpubench.backends import numba_gpu
+    from gpubench.backends.numba import gpu as numba_gpu
     from gpubench.kernels.allocation import with_numba_cuda
     from gpubench.spec import BuildContext, Case
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, _plugin
 
 from gpubench import results
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, cache_snapshot, cache_state, measure
 from gpubench.spec import Case, Implementation, get_kernel, implementations
 
@@ -137,7 +137,7 @@ def test_cache_state_rule(before, after, state):
 
 
 def test_cupy_declares_its_kernel_cache_unless_kept_in_memory(monkeypatch, tmp_path):
-    from gpubench.backends.cupy_gpu import CupyGPU
+    from gpubench.backends.cupy.adapter import CupyGPU
 
     monkeypatch.delenv("CUPY_CACHE_IN_MEMORY", raising=False)
     monkeypatch.setenv("CUPY_CACHE_DIR", str(tmp_path / "k"))
@@ -152,7 +152,7 @@ def test_cupy_declares_its_kernel_cache_unless_kept_in_memory(monkeypatch, tmp_p
 
 def test_jax_declares_a_cache_only_where_one_is_configured(tmp_path):
     jax = pytest.importorskip("jax")
-    from gpubench.backends.jax_backend import JaxCPU
+    from gpubench.backends.jax.adapter import JaxCPU
 
     backend = JaxCPU()
     backend.start(1)
@@ -170,7 +170,7 @@ def test_jax_declares_a_cache_only_where_one_is_configured(tmp_path):
 
 
 def test_torch_declares_inductors_cache_as_torch_would_choose_it(monkeypatch, tmp_path):
-    from gpubench.backends.torch_backend import TorchCPU, TorchGPU
+    from gpubench.backends.torch.adapter import TorchCPU, TorchGPU
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "ind"))
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "tri"))
@@ -246,9 +246,9 @@ def implementations_all(framework: str) -> list:
 
 
 def test_frameworks_without_a_persistent_cache_declare_none():
-    from gpubench.backends.cuda_python_gpu import CudaPythonGPU
-    from gpubench.backends.numba_cpu import NumbaCPU
-    from gpubench.backends.numba_gpu import NumbaGPU
+    from gpubench.backends.cuda_python.adapter import CudaPythonGPU
+    from gpubench.backends.numba.adapter import NumbaCPU
+    from gpubench.backends.numba.gpu import NumbaGPU
 
     for backend in (NumpyCPU(), NumbaCPU(), NumbaGPU(), CudaPythonGPU()):
         assert backend.compile_cache_dirs() == []

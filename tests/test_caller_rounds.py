@@ -16,7 +16,7 @@ from conftest import _plugin
 
 from gpubench import results
 from gpubench.backends.base import Backend
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import (
     CallerClock,
     Settings,

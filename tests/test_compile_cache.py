@@ -22,7 +22,7 @@ from conftest import ROOT
 from gpubench import results
 from gpubench.cli import step_compile_cache
 from gpubench.config import ConfigError, validate_config
-from gpubench.runner import COMPILE_CACHE_VARS, BackendRun, run_backend, step_environment
+from gpubench.runner import BackendRun, compile_cache_vars, run_backend, step_environment
 
 TINY = {"threads": [1], "harness": {"warmup": 1, "min_samples": 3, "max_time_s": 0.005},
         "kernels": {"vector_add": {"sizes": [1024], "dtypes": ["float32"]}}}
@@ -68,7 +68,7 @@ def test_the_workers_get_the_variables(tmp_path, monkeypatch):
     assert seen["JAX_COMPILATION_CACHE_DIR"] == str((tmp_path / "cc" / "numpy" / "jax")
                                                     .resolve())
     assert seen["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
-    assert set(COMPILE_CACHE_VARS) <= set(seen)
+    assert set(compile_cache_vars()) <= set(seen)
 
 
 def _args(**kw) -> argparse.Namespace:
@@ -132,7 +132,7 @@ def test_a_rerun_of_a_jax_cpu_step_meets_a_warm_cache(tmp_path, monkeypatch):
     """The real thing on the CPU: JAX's persistent cache in the step's folder, stored by
     the first run (cold), found by the second (warm)."""
     pytest.importorskip("jax")
-    for var in (*COMPILE_CACHE_VARS, "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+    for var in (*compile_cache_vars(), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
                 "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "JAX_ENABLE_COMPILATION_CACHE"):
         monkeypatch.delenv(var, raising=False)
     folder = tmp_path / "cache" / "compile" / "jax-cpu"

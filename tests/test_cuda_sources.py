@@ -462,7 +462,7 @@ class FakeKernel:
 
 def _fake_cuda_python_backend() -> Any:
     """A CudaPythonGPU that records launches instead of touching a device."""
-    from gpubench.backends.cuda_python_gpu import CudaPythonGPU
+    from gpubench.backends.cuda_python.adapter import CudaPythonGPU
 
     class Recorder(CudaPythonGPU):
         def __init__(self) -> None:
@@ -809,7 +809,7 @@ def test_philox_points_estimate_pi_within_the_spec(dtype: str) -> None:
 def test_a_compile_error_names_the_file_and_carries_no_nul() -> None:
     """NVRTC's log goes into the row's reason (and the CSV): readable, the file named."""
     pytest.importorskip("cuda.core")
-    from gpubench.backends.cuda_python_gpu import compile_module
+    from gpubench.backends.cuda_python.adapter import compile_module
     from gpubench.cuda_sources import source
 
     broken = source("vector_add") + "\nint broken(;\n"

@@ -221,7 +221,7 @@ def test_a_measured_reading_goes_through_the_harness_into_a_valid_row(
     import numpy as np
 
     from gpubench import results
-    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.backends.numpy.adapter import NumpyCPU
     from gpubench.harness import Settings, measure
     from gpubench.spec import Case, get_kernel, implementations
 

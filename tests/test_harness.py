@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpubench import harness
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, measure, summarize, time_samples
 from gpubench.spec import Case, Implementation, get_kernel
 

@@ -130,3 +130,35 @@ def test_no_import_cycles_through_deferred_imports() -> None:
     graph = import_graph(deferred=True)
     assert "gpubench.spec" in graph["gpubench.backends.base"]  # imported in a method
     assert cycles(graph) == []
+
+
+#: the modules a framework is imported as (its own, and the few it brings along)
+FRAMEWORK_MODULES = frozenset({"cupy", "cupyx", "torch", "jax", "numba", "cuda", "triton"})
+
+
+def framework_imports(root: Path) -> list[str]:
+    """``module: imported`` for every import of a framework (in functions too) by a module
+    under ``root`` outside ``backends/`` and ``kernels/``: only a framework's own package
+    and its kernels' implementations import it."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if "/backends/" in f"/{rel}" or "/kernels/" in f"/{rel}":
+            continue
+        for node in all_imports(ast.parse(path.read_text(), str(path))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if not node.level else [])
+            out += [f"{rel}: {n}" for n in names if n.split(".")[0] in FRAMEWORK_MODULES]
+    return out
+
+
+def test_only_the_backends_and_kernels_import_a_framework() -> None:
+    assert framework_imports(SRC / "gpubench") == []
+
+
+def test_the_framework_import_check_bites(tmp_path: Path) -> None:
+    (tmp_path / "backends").mkdir()
+    (tmp_path / "backends" / "ok.py").write_text("import torch\n")
+    (tmp_path / "m.py").write_text("def f():\n    from cuda.bindings import driver\n"
+                                   "import numpy\nimport torchvision\n")
+    assert framework_imports(tmp_path) == ["m.py: cuda.bindings"]

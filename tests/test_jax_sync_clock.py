@@ -18,7 +18,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from gpubench.backends.jax_backend import JaxGPU  # noqa: E402
+from gpubench.backends.jax.adapter import JaxGPU  # noqa: E402
 from gpubench.harness import caller_sample  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

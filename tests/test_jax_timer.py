@@ -9,7 +9,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from gpubench.backends.jax_backend import JaxGPU  # noqa: E402
+from gpubench.backends.jax.adapter import JaxGPU  # noqa: E402
 from gpubench.harness import Settings, measure  # noqa: E402
 from gpubench.spec import Case, get_kernel, implementations  # noqa: E402
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, measure
 from gpubench.ledger import Ledger
 from gpubench.spec import Case, get_kernel, implementations

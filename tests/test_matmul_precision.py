@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpubench.backends import cupy_gpu, jax_backend, torch_backend
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.cupy import adapter as cupy_gpu
+from gpubench.backends.jax import adapter as jax_backend
+from gpubench.backends.numpy.adapter import NumpyCPU
+from gpubench.backends.torch import adapter as torch_backend
 from gpubench.harness import Settings, measure
 from gpubench.report import headline, matrix, verdicts
 from gpubench.report.verdicts import precision_note

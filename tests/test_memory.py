@@ -18,7 +18,10 @@ from report_data import row, write_set
 
 from gpubench import memory, results
 from gpubench.backends import backend_classes, find_backend_class
-from gpubench.backends.numpy_cpu import NumpyCPU
+from gpubench.backends.cuda_python import memory as driver_memory
+from gpubench.backends.jax import memory as jax_memory
+from gpubench.backends.numba import memory as numba_memory
+from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, measure
 from gpubench.report import load_inputs, matrix
 from gpubench.spec import Case, Implementation, get_kernel
@@ -219,9 +222,9 @@ def test_jax_reads_a_call_that_lifts_the_mark(monkeypatch: pytest.MonkeyPatch,
                                               pads: bool) -> None:
     dev = FakeJaxDevice(in_use=1000, peak=1000)
     if not pads:
-        monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: None)
+        monkeypatch.setattr(jax_memory.JaxProbe, "pad", lambda self, n: None)
     else:
-        monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: Pad(dev, n))
+        monkeypatch.setattr(jax_memory.JaxProbe, "pad", lambda self, n: Pad(dev, n))
     backend = jax_backend(dev)
     base = memory.baseline(backend)
     dev.alloc(600)  # inputs (JAX has no preallocated outputs)
@@ -239,7 +242,7 @@ def test_jax_pads_up_to_an_earlier_mark_so_a_smaller_call_still_shows(
     comes out the same."""
     dev = FakeJaxDevice(in_use=1000, peak=50_000)  # an earlier row peaked far higher
     asked: list[int] = []
-    monkeypatch.setattr(memory.JaxProbe, "pad",
+    monkeypatch.setattr(jax_memory.JaxProbe, "pad",
                         lambda self, n: asked.append(n) or Pad(dev, n + overshoot))
     backend = jax_backend(dev)
     base = memory.baseline(backend)
@@ -255,17 +258,17 @@ def test_jax_pads_in_few_shapes_and_let_them_go() -> None:
     """The real pad, on JAX's CPU device: at least the bytes asked, under a unit more,
     in power-of-two multiples of the unit, so many sizes reuse a few compiled shapes."""
     jax = pytest.importorskip("jax")
-    probe = memory.JaxProbe.__new__(memory.JaxProbe)
+    probe = jax_memory.JaxProbe.__new__(jax_memory.JaxProbe)
     probe.device, probe.jax = jax.devices("cpu")[0], jax
     shapes: set[int] = set()
-    for n in (1, memory.PAD_UNIT - 1, memory.PAD_UNIT, 3 * memory.PAD_UNIT + 5,
-              5 * memory.PAD_UNIT, 11 * memory.PAD_UNIT - 3):
+    for n in (1, jax_memory.PAD_UNIT - 1, jax_memory.PAD_UNIT, 3 * jax_memory.PAD_UNIT + 5,
+              5 * jax_memory.PAD_UNIT, 11 * jax_memory.PAD_UNIT - 3):
         pad = probe.pad(n)
         assert pad is not None
-        assert n <= pad.nbytes < n + memory.PAD_UNIT
+        assert n <= pad.nbytes < n + jax_memory.PAD_UNIT
         sizes = [int(a.size) for a in pad.arrays]
         assert len(set(sizes)) == len(sizes)
-        assert all(s % memory.PAD_UNIT == 0 and (s // memory.PAD_UNIT).bit_count() == 1
+        assert all(s % jax_memory.PAD_UNIT == 0 and (s // jax_memory.PAD_UNIT).bit_count() == 1
                    for s in sizes)
         shapes.update(sizes)
         arrays = list(pad.arrays)
@@ -277,7 +280,7 @@ def test_jax_pads_in_few_shapes_and_let_them_go() -> None:
 def test_jax_without_a_pad_says_the_earlier_mark_hides_the_call(
         monkeypatch: pytest.MonkeyPatch) -> None:
     dev = FakeJaxDevice(in_use=1000, peak=50_000)
-    monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: None)
+    monkeypatch.setattr(jax_memory.JaxProbe, "pad", lambda self, n: None)
     backend = jax_backend(dev)
     f = memory.peak_fields(jax_call(dev, 3000, 400), backend, DATA, memory.baseline(backend))
     assert math.isnan(f["memory_peak_bytes"]) and math.isnan(f["memory_multiple"])
@@ -288,7 +291,7 @@ def test_jax_without_a_pad_says_the_earlier_mark_hides_the_call(
 def test_jax_runs_the_call_again_without_the_pad_where_both_do_not_fit(
         monkeypatch: pytest.MonkeyPatch) -> None:
     dev = FakeJaxDevice(in_use=1000, peak=5000)
-    monkeypatch.setattr(memory.JaxProbe, "pad", lambda self, n: Pad(dev, n))
+    monkeypatch.setattr(jax_memory.JaxProbe, "pad", lambda self, n: Pad(dev, n))
     backend = jax_backend(dev)
     tries: list[int] = []
 
@@ -333,7 +336,7 @@ def test_numba_probe_counts_allocations_until_they_are_garbage(
         monkeypatch: pytest.MonkeyPatch) -> None:
     mm = FakeMemoryManager()
     ctx = SimpleNamespace(memory_manager=mm, get_memory_info=lambda: (9000, 10_000))
-    monkeypatch.setattr(memory, "_numba_context", lambda: ctx)
+    monkeypatch.setattr(numba_memory, "_numba_context", lambda: ctx)
     backend = gpu_backend("numba-gpu", _sim=False)
     base = memory.baseline(backend)
     assert base is None  # Numba keeps no count of bytes in use: the data sizes stand in
@@ -374,7 +377,7 @@ def fake_driver() -> SimpleNamespace:
 def test_cuda_python_probe_follows_the_driver_calls() -> None:
     drv = fake_driver()
     originals = dict(vars(drv))
-    probe = memory.DriverProbe.__new__(memory.DriverProbe)
+    probe = driver_memory.DriverProbe.__new__(driver_memory.DriverProbe)
     probe.backend, probe.driver = gpu_backend("cuda_python-gpu"), drv
     backend = probe.backend
     backend._memory_probe = probe

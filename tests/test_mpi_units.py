@@ -684,7 +684,7 @@ class _Ring:
 
 
 def _ring_ctx():
-    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.backends.numpy.adapter import NumpyCPU
     from gpubench.mpi import jobs
 
     ring = _Ring()

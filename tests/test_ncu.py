@@ -308,7 +308,7 @@ def test_the_child_keeps_the_cells_buffers_alive_while_it_calls(monkeypatch) -> 
     import cuda.bindings
 
     from gpubench import backends, spec
-    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.backends.numpy.adapter import NumpyCPU
 
     class Buffer:
         def __init__(self, host):

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-cuda_python_gpu = pytest.importorskip("gpubench.backends.cuda_python_gpu")
-from gpubench.backends.cuda_python_gpu import (  # noqa: E402
+cuda_python_gpu = pytest.importorskip("gpubench.backends.cuda_python.adapter")
+from gpubench.backends.cuda_python.adapter import (  # noqa: E402
     NVRTC_CACHE_ENV,
     CudaPythonGPU,
     compile_module,
 )
 from gpubench.harness import cache_snapshot, cache_state  # noqa: E402
-from gpubench.runner import COMPILE_CACHE_VARS, step_environment  # noqa: E402
+from gpubench.runner import compile_cache_vars, step_environment  # noqa: E402
 
 SOURCE = ("// nvrtc_cache_test: a template kernel\n"
           "template <typename T> __global__ void scale(T* x, T a, int n) {\n"
@@ -117,7 +117,7 @@ def test_the_step_puts_the_cubins_under_its_compile_cache_and_rows_read_cold_the
         tmp_path, monkeypatch):
     """The step's variable, the backend's watched folder, and the cache_state the
     harness derives from it: cold on the build that stores, warm on a re-run's."""
-    assert COMPILE_CACHE_VARS[NVRTC_CACHE_ENV] == "nvrtc"
+    assert compile_cache_vars()[NVRTC_CACHE_ENV] == "nvrtc"
     env = step_environment(tmp_path / "cuda_python-cuda13", {})
     folder = Path(env[NVRTC_CACHE_ENV])
     assert folder == (tmp_path / "cuda_python-cuda13" / "nvrtc").resolve()

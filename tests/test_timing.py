@@ -149,6 +149,7 @@ def test_multi_gpu_job_stops_within_its_wall_time_cap():
     pytest.importorskip("jax")
     from types import SimpleNamespace
 
+    from gpubench.backends.jax.adapter import JaxCPU
     from gpubench.mpi import jobs
 
     ticks = iter([1e-6, 2e-6] * 10**4)
@@ -163,7 +164,7 @@ def test_multi_gpu_job_stops_within_its_wall_time_cap():
                            allreduce=lambda v, op=None: v)
     item = {"size": 1024, "dtype": "float32", "mode": "jax_sharding", "devices": 1}
     cap = 3e-5
-    ctx = jobs.Context(comm, mpi, SimpleNamespace(device="cpu"), item,
+    ctx = jobs.Context(comm, mpi, JaxCPU(), item,
                        Settings.mpi(warmup=0, min_samples=3, target_rel_spread=1e-12,
                                     max_time_s=cap), seed=1)
     res = jobs.job_multi_gpu(ctx)
@@ -317,14 +318,16 @@ def test_torch_several_devices_split_and_sum(monkeypatch):
     import time
     from types import SimpleNamespace
 
+    from gpubench.backends.torch import mpi as torch_mpi
+    from gpubench.backends.torch.adapter import TorchGPU
     from gpubench.mpi import jobs
 
-    monkeypatch.setattr(jobs, "TORCH_DEVICE", "cpu")
+    monkeypatch.setattr(torch_mpi, "TORCH_DEVICE", "cpu")
     mpi = SimpleNamespace(Wtime=time.perf_counter, MAX="max")
     comm = SimpleNamespace(Get_rank=lambda: 0, Get_size=lambda: 1,
                            allreduce=lambda v, op=None: v)
     item = {"size": 1001, "dtype": "float32", "mode": "torch_devices", "devices": 3}
-    ctx = jobs.Context(comm, mpi, SimpleNamespace(device="cpu"), item,
+    ctx = jobs.Context(comm, mpi, TorchGPU(), item,
                        Settings.mpi(warmup=0, min_samples=3, max_samples=3), seed=1)
     res = jobs.job_multi_gpu(ctx)
     assert res["status"] == "ok" and res["rel_err"] <= res["tolerance"], res

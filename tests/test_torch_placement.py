@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gpubench.backends.torch_backend import TorchCPU, TorchGPU
+from gpubench.backends.torch.adapter import TorchCPU, TorchGPU
 
 
 def test_on_the_cpu_the_placed_tensor_is_a_copy():

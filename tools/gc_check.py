@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_from_config(ROOT / "config" / "config.yaml")
     backend = load_backend(args.backend)
     backend.start(os.cpu_count() or 1)
-    framework = args.backend.split("-")[0]
+    framework = backend.framework
     pauses: dict[int, list[float]] = defaultdict(list)
     started: list[float] = []
 

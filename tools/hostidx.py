@@ -39,7 +39,7 @@ def child(framework: str, seconds: float) -> None:
     b = np.random.default_rng(2).random(1024, dtype=np.float32)
     if framework == "numba":
         global cuda  # a module global, as the simulator's kernels need
-        from gpubench.backends.numba_gpu import import_cuda
+        from gpubench.backends.numba.gpu import import_cuda
 
         cuda = import_cuda()
 

@@ -58,7 +58,7 @@ def settings_from_config(path: Path) -> Any:
 def start_backend(platform: str, threads: int) -> Any:
     """jax-gpu; on the CPU platform the same class (its caller clock and wait) on JAX's
     CPU device."""
-    from gpubench.backends.jax_backend import JaxGPU
+    from gpubench.backends.jax.adapter import JaxGPU
 
     if platform == "gpu":
         backend = JaxGPU()

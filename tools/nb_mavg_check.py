@@ -65,7 +65,7 @@ def run_backend(conf: Any, sizes: tuple[int, ...]) -> int:
     """Measures and prints every row; returns how many are not ok. Raises Unavailable
     if the backend cannot start."""
     from gpubench.backends import Unavailable, load_backend
-    from gpubench.backends.numba_gpu import is_simulator
+    from gpubench.backends.numba.gpu import is_simulator
     from gpubench.harness import measure
     from gpubench.spec import get_kernel, implementations
 

@@ -12,7 +12,7 @@ import statistics
 
 import numpy as np
 
-from gpubench.backends.numba_gpu import device_limits, import_cuda
+from gpubench.backends.numba.gpu import device_limits, import_cuda
 from gpubench.kernels.elementwise.with_numba import _scalar
 
 cuda = import_cuda()

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.timing import EventPair, cupy_events, host_time, median_time, torch_events
+from gpubench.timing import EventPair, host_time, median_time
 
 #: memory-bound rows whose counted bytes are at most this many L2 caches are read against
 #: the L2-resident copy (their data may be served from L2, faster than memory)
@@ -130,18 +130,51 @@ def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, flo
     return out
 
 
+#: ``(copy_bytes, l2_bytes) -> (rates, l2 rates)``: other frameworks' copy methods, which
+#: the measuring framework records beside its own (:meth:`~gpubench.backends.base.Backend.
+#: measure_copies`)
+MoreCopies = Callable[[int, int], tuple[dict[str, float],
+                                         dict[tuple[str, int], tuple[float, bool]]]]
+
+
+def device_measurers() -> list[Any]:
+    """The GPU backend classes the probe may measure the device through, in the order
+    it tries them (:attr:`~gpubench.backends.base.Backend.device_probe_rank`)."""
+    from gpubench.backends import backend_classes
+
+    ranked = [c for c in backend_classes().values()
+              if c.device == "gpu" and c.device_probe_rank is not None]
+    return sorted(ranked, key=lambda c: c.device_probe_rank)
+
+
 def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192,
                  transfer_bytes: Sequence[int] = ()) -> dict[str, Any]:
-    """GPU ceilings through PyTorch (or CuPy); raises ImportError/RuntimeError if neither.
+    """GPU ceilings through the first installed framework of :func:`device_measurers`
+    (PyTorch, else CuPy); raises ImportError/RuntimeError if none can.
 
     ``transfer_bytes``: the sizes (bytes per copy) at which the bus is probed, those of
     the transfer kernel's cases (default: its default sizes)."""
     sizes = sorted({int(b) for b in transfer_bytes if int(b) > 0}) or [
         4 * n for n in DEFAULT_TRANSFER_ELEMENTS]
-    try:
-        return _torch_ceilings(copy_bytes, gemm_n, sizes)
-    except ImportError:
-        return _cupy_ceilings(copy_bytes, gemm_n, sizes)
+    measurers = device_measurers()
+    missing: ImportError = ImportError("no GPU framework measures ceilings here")
+    for cls in measurers:
+        def more(nbytes: int, l2_bytes: int, me: Any = cls) -> tuple[
+                dict[str, float], dict[tuple[str, int], tuple[float, bool]]]:
+            rates: dict[str, float] = {}
+            l2: dict[tuple[str, int], tuple[float, bool]] = {}
+            for other in measurers:
+                if other is not me:
+                    found, found_l2 = other.measure_copies(nbytes, l2_bytes)
+                    rates.update(found)
+                    l2.update(found_l2)
+            return rates, l2
+
+        try:
+            return cls.measure_ceilings(copy_bytes, gemm_n, sizes, more)
+        except ImportError as exc:
+            missing = exc
+    raise missing
 
 
 #: a framework's two timing events on its current stream: how to read the time between
@@ -330,214 +363,6 @@ def l2_loop_reps(footprint: int, guess_gbps: float = 5000.0) -> int:
     """Passes over the footprint per launch: enough for :data:`L2_LOOP_S` at an L2 rate
     of ``guess_gbps`` (at least 4)."""
     return max(4, math.ceil(L2_LOOP_S * guess_gbps * 1e9 / max(footprint, 1)))
-
-
-def _cupy_l2_loops(cupy: Any, footprints: Sequence[int], sms: int
-                   ) -> dict[tuple[str, int], tuple[float, bool]]:
-    """The L2-resident rates of :data:`L2_LOOP_SOURCE`'s two loops (bytes moved per
-    second, 1e9): copy (read + write, as a copy counts them) and read-only. One launch,
-    many passes: the rate of L2 itself, which the batches of small copies (each a launch
-    of a few microseconds) understate."""
-    module = cupy.RawModule(code=L2_LOOP_SOURCE)
-    copy_k = module.get_function("gpubench_l2_copy_loop")
-    read_k = module.get_function("gpubench_l2_read_loop")
-    ev = cupy_events(cupy)
-    threads, blocks = 256, 8 * sms
-    out: dict[tuple[str, int], tuple[float, bool]] = {}
-    sink = cupy.empty(threads * blocks, dtype=cupy.float32)
-    for footprint in footprints:
-        n4 = footprint // 32  # two buffers of float4 (16 bytes each)
-        src = cupy.random.random(4 * n4, dtype=cupy.float32)
-        dst = cupy.empty_like(src)
-        reps = l2_loop_reps(footprint)
-        size = (cupy.int64(n4), cupy.int32(reps))
-        for name, kernel, args, moved in (
-                ("L2 copy loop (CuPy RawKernel)", copy_k, (src, dst, *size), reps * footprint),
-                ("L2 read loop (CuPy RawKernel)", read_k, (src, sink, *size),
-                 reps * footprint // 2)):
-            kernel((blocks,), (threads,), args)
-            times = [ev.time(lambda k=kernel, a=args: k((blocks,), (threads,), a))[1]
-                     for _ in range(5)]
-            out[(name, footprint)] = (moved / min(times) / 1e9, True)
-    return out
-
-
-def _cupy_copies(copy_bytes: int, l2_bytes: int = 0
-                 ) -> tuple[dict[str, float], dict[tuple[str, int], tuple[float, bool]]]:
-    """Device-to-device copy rates through CuPy: ``cudaMemcpyAsync`` and an elementwise
-    copy kernel (read + write bytes per second, 1e9), of ``copy_bytes`` (memory) and
-    L2-resident (see :func:`best_l2_copy`); empty without CuPy or a device."""
-    try:
-        import cupy
-
-        n = copy_bytes // 4
-        buf = {"src": cupy.random.random(n, dtype=cupy.float32)}
-        buf["dst"] = cupy.empty_like(buf["src"])
-    except Exception:  # noqa: BLE001 - no CuPy here: the other methods stand
-        return {}, {}
-    ev = cupy_events(cupy)
-
-    def memcpy(dst: Any, src: Any) -> Callable[[], None]:
-        def run() -> None:
-            cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
-                                          cupy.cuda.runtime.memcpyDeviceToDevice,
-                                          cupy.cuda.get_current_stream().ptr)
-        return run
-
-    def kernel(dst: Any, src: Any) -> Callable[[], None]:
-        return lambda: dst.__setitem__(Ellipsis, src)
-
-    methods = (("cudaMemcpyAsync (CuPy)", memcpy), ("elementwise copy kernel (CuPy)", kernel))
-    rates = {}
-    for name, make in methods:
-        t = median_time(ev.time, make(buf["dst"], buf["src"]), 20)
-        rates[name] = 2 * copy_bytes / t / 1e9
-    # the L2-resident batches queue behind large copies (busy_s each)
-    busy = memcpy(buf["dst"], buf["src"])
-    busy_s = 2 * copy_bytes / (max(rates.values()) * 1e9)
-    l2: dict[tuple[str, int], tuple[float, bool]] = {}
-    for footprint in l2_footprints(l2_bytes):
-        small = cupy.random.random(footprint // 8, dtype=cupy.float32)
-        into = cupy.empty_like(small)
-        for name, make in methods:
-            t, ahead = batch_seconds(ev, make(into, small), L2_COPY_BATCH, 5, busy, busy_s)
-            l2[(name, footprint)] = (footprint / t / 1e9, ahead)
-        del small, into
-    try:
-        sms = int(cupy.cuda.runtime.getDeviceProperties(
-            cupy.cuda.Device().id)["multiProcessorCount"])
-        l2.update(_cupy_l2_loops(cupy, l2_footprints(l2_bytes), sms))
-    except Exception:  # noqa: BLE001 - no kernel compiler here: the copies stand
-        pass
-    buf.clear()
-    cupy.get_default_memory_pool().free_all_blocks()
-    return rates, l2
-
-
-def _torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
-                    ) -> dict[str, Any]:
-    import torch
-
-    if not torch.cuda.is_available():
-        raise RuntimeError("torch sees no CUDA device")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    dev = "cuda"
-    n = copy_bytes // 4
-    src = torch.rand(n, device=dev)
-    dst = torch.empty_like(src)
-    ev = torch_events(torch)
-
-    props = torch.cuda.get_device_properties(0)
-    l2_bytes = int(getattr(props, "L2_cache_size", 0))
-    out: dict[str, Any] = {"measured_with": f"torch {torch.__version__}"}
-    t = median_time(ev.time, lambda: dst.copy_(src), 20)
-    copies = {"torch.Tensor.copy_": 2 * copy_bytes / t / 1e9}
-    more, l2 = _cupy_copies(copy_bytes, l2_bytes)
-    copies.update(more)
-    best_copy(out, copies)
-
-    def busy() -> None:
-        dst.copy_(src)
-
-    busy_s = t
-    for footprint in l2_footprints(l2_bytes):
-        small = torch.rand(footprint // 8, device=dev)
-        into = torch.empty_like(small)
-        t, ahead = batch_seconds(ev, lambda a=into, b=small: a.copy_(b), L2_COPY_BATCH, 5,
-                                 busy, busy_s)
-        l2[("torch.Tensor.copy_", footprint)] = (footprint / t / 1e9, ahead)
-        del small, into
-    best_l2_copy(out, l2)
-    for dtype, key in ((torch.float32, "sgemm_gflops"), (torch.float64, "dgemm_gflops")):
-        a = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
-        b = torch.rand(gemm_n, gemm_n, device=dev, dtype=dtype)
-        c = torch.empty_like(a)
-        t = median_time(ev.time, lambda a=a, b=b, c=c: torch.matmul(a, b, out=c), 10)
-        out[key] = 2 * gemm_n**3 / t / 1e9
-        del a, b, c
-    link_n = max([n, *(b // 4 for b in transfer_bytes)])
-    pinned = torch.empty(link_n, dtype=torch.float32).pin_memory()
-    pageable = torch.empty(link_n, dtype=torch.float32)
-    pinned.fill_(1.0)
-    pageable.fill_(1.0)
-    on_dev = dst if link_n <= n else torch.empty(link_n, device=dev)
-    t = median_time(ev.time, lambda: dst.copy_(pinned[:n], non_blocking=True), 10)
-    out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = median_time(ev.time, lambda: dst.copy_(pageable[:n]), 5)
-    out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
-
-    def copier(host: Any, non_blocking: bool) -> Callable[[str, int], Callable[[], Any]]:
-        def copy(direction: str, nbytes: int) -> Callable[[], Any]:
-            h, d = host[:nbytes // 4], on_dev[:nbytes // 4]
-            if direction == "h2d":
-                return lambda: d.copy_(h, non_blocking=non_blocking)
-            return lambda: h.copy_(d, non_blocking=non_blocking)
-        return copy
-
-    out["pinned_gbps"], out["pinned_queued"] = link_rates(
-        ev, copier(pinned, True), transfer_bytes, busy, busy_s)
-    out["pageable_gbps"] = pageable_rates(ev, copier(pageable, False), transfer_bytes)
-    out.update(gpu_name=props.name, sm_count=props.multi_processor_count, l2_bytes=l2_bytes)
-    return out
-
-
-def _cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int]
-                   ) -> dict[str, Any]:
-    import cupy
-    import cupyx
-
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    l2_bytes = int(props["l2CacheSize"])
-    out: dict[str, Any] = {"measured_with": f"cupy {cupy.__version__}"}
-    rates, l2 = _cupy_copies(copy_bytes, l2_bytes)
-    best_copy(out, rates)
-    best_l2_copy(out, l2)
-    n = copy_bytes // 4
-    src = cupy.random.random(n, dtype=cupy.float32)
-    dst = cupy.empty_like(src)
-    ev = cupy_events(cupy)
-
-    for dtype, key in ((cupy.float32, "sgemm_gflops"), (cupy.float64, "dgemm_gflops")):
-        a = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
-        b = cupy.random.random((gemm_n, gemm_n)).astype(dtype)
-        c = cupy.empty_like(a)
-        t = median_time(ev.time, lambda a=a, b=b, c=c: cupy.matmul(a, b, out=c), 10)
-        out[key] = 2 * gemm_n**3 / t / 1e9
-        del a, b, c
-    link_n = max([n, *(b // 4 for b in transfer_bytes)])
-    pinned = cupyx.empty_pinned(link_n, dtype=np.float32)
-    pinned[...] = 1.0
-    pageable = np.ones(link_n, dtype=np.float32)
-    on_dev = dst if link_n <= n else cupy.empty(link_n, dtype=cupy.float32)
-    t = median_time(ev.time, lambda: dst.set(pinned[:n]), 10)
-    out["h2d_pinned_gbps"] = copy_bytes / t / 1e9
-    t = median_time(ev.time, lambda: dst.set(pageable[:n]), 5)
-    out["h2d_pageable_gbps"] = copy_bytes / t / 1e9
-    rt = cupy.cuda.runtime
-
-    def copier(host: np.ndarray) -> Callable[[str, int], Callable[[], Any]]:
-        def copy(direction: str, nbytes: int) -> Callable[[], Any]:
-            h, d = host.ctypes.data, on_dev.data.ptr
-
-            def run() -> None:
-                stream = cupy.cuda.get_current_stream().ptr
-                if direction == "h2d":
-                    rt.memcpyAsync(d, h, nbytes, rt.memcpyHostToDevice, stream)
-                else:
-                    rt.memcpyAsync(h, d, nbytes, rt.memcpyDeviceToHost, stream)
-            return run
-        return copy
-
-    def busy() -> None:
-        dst[...] = src
-
-    busy_s = 2 * copy_bytes / (out["d2d_copy_gbps"] * 1e9)
-    out["pinned_gbps"], out["pinned_queued"] = link_rates(ev, copier(pinned), transfer_bytes,
-                                                          busy, busy_s)
-    out["pageable_gbps"] = pageable_rates(ev, copier(pageable), transfer_bytes)
-    out.update(gpu_name=props["name"].decode(), sm_count=props["multiProcessorCount"],
-               l2_bytes=l2_bytes)
-    return out
 
 
 def fmt_bytes(nbytes: float) -> str:

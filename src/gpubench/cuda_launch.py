@@ -54,13 +54,3 @@ def grid_blocks(items: int, blocks_per_sm: int, sm_count: int, threads: int = TH
     """
     needed = max(1, math.ceil(items / threads))
     return max(1, min(needed, max(1, blocks_per_sm) * max(1, sm_count)))
-
-
-def cupy_raw_grid(function: Any, items: int, shmem: int = 0, threads: int = THREADS) -> int:
-    """:func:`grid_blocks` for a CuPy RawKernel, with CuPy's own occupancy and SM count."""
-    import cupy
-
-    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-        function.kernel.ptr, threads, shmem)
-    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    return grid_blocks(items, int(per_sm), int(sm_count), threads)

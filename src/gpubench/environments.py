@@ -98,9 +98,9 @@ def env_name(backend_id: str, cuda: int = 12) -> str:
     """The backend's declared :attr:`~gpubench.backends.base.Backend.environment`
     (``numpy-cpu`` -> ``numpy``), with the CUDA major on a GPU (``jax-gpu`` with CUDA 13
     -> ``jax-cuda13``); a backend not registered here: its framework's name."""
-    from gpubench.backends import find_backend_class
+    from gpubench.backends import find_backend_class, split_backend_id
 
-    framework, _, device = backend_id.rpartition("-")
+    framework, device = split_backend_id(backend_id)
     cls = find_backend_class(backend_id)
     name = (cls.environment if cls is not None else "") or framework
     return f"{name}-cuda{cuda}" if device == "gpu" else name
@@ -309,9 +309,9 @@ def key_packages(framework: str, device: str, lock: Lock) -> list[str]:
     """The lock's lines for the packages that matter to a framework's numbers."""
     from fnmatch import fnmatch
 
-    from gpubench.backends import find_backend_class
+    from gpubench.backends import backend_id, find_backend_class
 
-    cls = find_backend_class(f"{framework}-{device}")
+    cls = find_backend_class(backend_id(framework, device))
     patterns = (cls.key_packages if cls is not None else ()) or (framework,)
     if device == "gpu":
         patterns = patterns + GPU_KEY_PACKAGES

@@ -85,9 +85,10 @@ def fingerprint(framework: str, implementation: str, kernel: str) -> str:
     files += sorted(folder.glob("*.cu")) + sorted((PACKAGE / "kernels").glob("*.cuh"))
     files.append(PACKAGE / "cuda_launch.py")
     try:
-        from gpubench.backends import load_backend
+        from gpubench.backends import backend_id, load_backend
 
-        backend = sys.modules[type(load_backend(f"{framework}-gpu")).__module__].__file__
+        adapter = type(load_backend(backend_id(framework, "gpu")))
+        backend = sys.modules[adapter.__module__].__file__
     except Exception:  # noqa: BLE001 - a framework without a GPU backend has none to hash
         backend = None
     if backend:
@@ -102,14 +103,13 @@ def fingerprint(framework: str, implementation: str, kernel: str) -> str:
 def child(cell: Cell, size: int) -> int:
     """Build the cell's implementation and make the profiled calls (runs under ncu)."""
     import numpy as np
-    from cuda.bindings import runtime as rt
 
-    from gpubench.backends import load_backend
+    from gpubench.backends import backend_id, load_backend
     from gpubench.harness import build_context
     from gpubench.spec import get_kernel, implementations
     from gpubench.timing import Settings
 
-    backend = load_backend(f"{cell.framework}-gpu")
+    backend = load_backend(backend_id(cell.framework, "gpu"))
     backend.start(os.cpu_count() or 1)
     spec = get_kernel(cell.kernel)
     impl = next(i for i in implementations(cell.kernel, cell.framework, "gpu")
@@ -123,10 +123,10 @@ def child(cell: Cell, size: int) -> int:
     call = impl.builder(ctx)
     for _ in range(CALLS):
         backend.device_sync(call())
-    rt.cudaProfilerStart()
+    backend.capture_profile(True)
     for _ in range(CALLS):
         backend.device_sync(call())
-    rt.cudaProfilerStop()
+    backend.capture_profile(False)
     del ctx
     print(marker(spec.bytes_moved(case), backend.device_name()), file=sys.stderr)
     return 0

@@ -11,7 +11,8 @@ import os
 def load_plugins() -> list[str]:
     """Import the modules named in ``GPUBENCH_PLUGINS`` (comma-separated).
 
-    A plugin registers extra backends (adding to :data:`gpubench.backends.BACKENDS`),
+    A plugin registers extra backends (a package listing its classes in ``BACKENDS``, as
+    the framework packages do, or a module adding to :data:`gpubench.backends.BACKENDS`),
     kernels (:func:`gpubench.spec.register_kernel`) or implementations without editing
     this package: out-of-tree frameworks, and the fault-injection tests.
     """

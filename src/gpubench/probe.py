@@ -40,10 +40,10 @@ def timer_overhead(samples: int = 20000) -> dict[str, float]:
     """
     import numpy as np
 
-    from gpubench.backends.numpy_cpu import NumpyCPU
+    from gpubench.backends import BASELINE_FRAMEWORK, backend_id, load_backend
     from gpubench.harness import Settings, time_samples
 
-    backend = NumpyCPU()
+    backend = load_backend(backend_id(BASELINE_FRAMEWORK, "cpu"))
 
     def empty() -> None:
         return None
@@ -113,11 +113,12 @@ def package_versions() -> dict[str, str]:
 
 
 def transfer_bytes(sizes: Sequence[int] | None = None) -> list[int]:
-    """Bytes per copy of the ``transfer`` kernel's cases at ``sizes`` (its elements; the
-    kernel's default sizes when none): where the probe measures the bus."""
-    from gpubench.spec import get_kernel
+    """Bytes per copy of the link kernel's cases (``transfer``: :func:`gpubench.spec.
+    link_kernel`) at ``sizes`` (its elements; the kernel's default sizes when none):
+    where the probe measures the bus."""
+    from gpubench.spec import get_kernel, link_kernel
 
-    spec = get_kernel("transfer")
+    spec = get_kernel(link_kernel())
     cases = spec.cases([int(s) for s in sizes] if sizes else None, list(spec.dtypes),
                        [spec.variants[0]])
     return sorted({int(spec.bytes_moved(c)) for c in cases})
@@ -126,7 +127,9 @@ def transfer_bytes(sizes: Sequence[int] | None = None) -> list[int]:
 def config_transfer_sizes(config: Mapping[str, Any]) -> list[int]:
     """The sizes the run's ``transfer`` steps measure on a GPU (``kernels.transfer.
     gpu_sizes``, else its ``sizes``); empty when the config leaves them to the kernel."""
-    kcfg = (config.get("kernels") or {}).get("transfer") or {}
+    from gpubench.spec import link_kernel
+
+    kcfg = (config.get("kernels") or {}).get(link_kernel()) or {}
     return [int(s) for s in (kcfg.get("gpu_sizes") or kcfg.get("sizes") or [])]
 
 
@@ -149,6 +152,20 @@ def measure_ceilings(has_gpu: bool, transfer_sizes: Sequence[int] | None = None
 ENERGY_SHORT_S, ENERGY_LONG_S = 0.45, 3.0
 
 
+def _steady_copy(elements: int) -> tuple[Any, Any]:
+    """(copy, wait) of the first installed framework the probe measures the GPU through
+    (:func:`gpubench.ceilings.device_measurers`); its ImportError where none is."""
+    from gpubench import ceilings
+
+    missing: ImportError = ImportError("no GPU framework to copy with")
+    for cls in ceilings.device_measurers():
+        try:
+            return cls.steady_copy(elements)
+        except ImportError as exc:
+            missing = exc
+    raise missing
+
+
 def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
     """Energy per call of one steady device copy (256 MiB, through PyTorch or CuPy) over
     the rows' short window and over a long one: their relative difference
@@ -159,19 +176,7 @@ def energy_crosscheck(has_gpu: bool) -> dict[str, Any]:
     if not has_gpu:
         return {"reason": "no GPU"}
     try:
-        try:
-            import torch
-
-            src = torch.rand(1 << 26, device="cuda")
-            dst = torch.empty_like(src)
-            copy, wait = (lambda: dst.copy_(src)), torch.cuda.synchronize
-        except ImportError:
-            import cupy
-
-            src = cupy.random.random(1 << 26, dtype=cupy.float32)
-            dst = cupy.empty_like(src)
-            copy, wait = (lambda: dst.__setitem__(Ellipsis, src)), \
-                cupy.cuda.Device().synchronize
+        copy, wait = _steady_copy(1 << 26)
         k = 8
 
         def batch() -> None:

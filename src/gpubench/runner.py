@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from gpubench import hostload, provenance, results
-from gpubench.backends import load_backend, load_plugins, split_backend_id
+from gpubench.backends import (
+    BASELINE_FRAMEWORK,
+    backend_classes,
+    load_backend,
+    load_plugins,
+    split_backend_id,
+)
 from gpubench.backends.base import pin_threads_env
 from gpubench.energy import nvml_handle
 from gpubench.procs import describe_exit
@@ -31,47 +37,35 @@ from gpubench.spec import get_kernel, implementations, kernel_names
 from gpubench.worker import case_key
 
 SRC_DIR = Path(__file__).resolve().parents[1]
-#: the framework every speedup is taken against; its step also runs ``baseline_sizes``
-BASELINE_FRAMEWORK = "numpy"
 #: what every framework's own environment holds besides its framework
 #: (workflow/envs/pip/common.txt)
 COMMON_FRAMEWORKS = frozenset({"numpy"})
 
-#: where each framework keeps its persistent compilation cache, as a subfolder of the
-#: step's compile cache folder (config key ``compile_cache_dir``)
-COMPILE_CACHE_VARS = {
-    "CUPY_CACHE_DIR": "cupy",                 # CuPy's compiled kernels (NVRTC cubins)
-    "JAX_COMPILATION_CACHE_DIR": "jax",       # XLA executables and GPU autotuning
-    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's FX graphs, code
-    "TRITON_CACHE_DIR": "triton",             # Triton's compiled kernels
-    "NUMBA_CACHE_DIR": "numba",               # Numba's cache=True functions (none here)
-    # CUDA Python's NVRTC cubins (gpubench.backends.cuda_python_gpu.NVRTC_CACHE_ENV)
-    "GPUBENCH_NVRTC_CACHE_DIR": "nvrtc",
-}
-#: what goes with the folders: JAX stores every compile (its defaults keep only those
-#: over 1 s, which leaves the first call of most kernels uncached) of any size
-JAX_CACHE_SETTINGS = {
-    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
-}
-#: TorchInductor compiles in the calling thread, not in a pool of worker processes
-#: that may still be compiling (other rows' kernels) while later rows are timed
-STEP_SETTINGS = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+def compile_cache_vars() -> dict[str, str]:
+    """Where each framework keeps its persistent compilation cache, as a subfolder of the
+    step's compile cache folder (config key ``compile_cache_dir``): every registered
+    backend's :attr:`~gpubench.backends.base.Backend.compile_cache_vars`."""
+    out: dict[str, str] = {}
+    for cls in backend_classes().values():
+        out.update(cls.compile_cache_vars)
+    return out
 
 
 def step_environment(compile_cache: str | os.PathLike[str] | None,
                      environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables a step's workers get on top of ``environ`` (default: this process's
     environment): each framework's persistent compilation cache in a subfolder of
-    ``compile_cache`` (None: the frameworks' own defaults), JAX told to store every
-    compile, and TorchInductor compiling in the caller's thread. A variable already set
-    in ``environ`` is the user's choice and is left as it is."""
+    ``compile_cache`` (None: the frameworks' own defaults) with the settings that go
+    with it, and the settings every step of a framework gets (its backend classes'
+    ``compile_cache_vars``, ``compile_cache_settings``, ``step_settings``). A variable
+    already set in ``environ`` is the user's choice and is left as it is."""
     environ = os.environ if environ is None else environ
-    wanted = dict(STEP_SETTINGS)
+    classes = backend_classes().values()
+    wanted = {k: v for cls in classes for k, v in cls.step_settings.items()}
     if compile_cache is not None:
         root = Path(compile_cache).resolve()
-        wanted.update({var: str(root / sub) for var, sub in COMPILE_CACHE_VARS.items()})
-        wanted.update(JAX_CACHE_SETTINGS)
+        wanted.update({var: str(root / sub) for var, sub in compile_cache_vars().items()})
+        wanted.update({k: v for cls in classes for k, v in cls.compile_cache_settings.items()})
     return {k: v for k, v in wanted.items() if k not in environ}
 
 
@@ -664,7 +658,7 @@ def run_backend(backend_id: str, config: Mapping[str, Any], cores: int, csv_path
     run.resumed = resumable_rows(csv_path, backend_id, run.common)
     run.partial.unlink(missing_ok=True)  # run() writes the kept rows into it again
     run.progress = StepProgress(len(run.items), run.say, progress_path(csv_path))
-    shown = {k: v for k, v in run.step_env.items() if k in COMPILE_CACHE_VARS}
+    shown = {k: v for k, v in run.step_env.items() if k in compile_cache_vars()}
     if shown:
         run.say(f"compilation caches under {Path(next(iter(shown.values()))).parent}"
                 f" ({', '.join(sorted(shown))})")

@@ -114,6 +114,9 @@ class KernelSpec:
     target_pct: float | None = None
     #: why a row may read above its ceiling and still be right ('' where nothing special)
     ceiling_note: str = ""
+    #: its first call is the framework's own (False: a hand-off that starts another
+    #: framework, which no claim about compilation reads)
+    own_first_call: bool = True
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,
@@ -447,6 +450,12 @@ def size_problem(kernel: object, size: float, dtype: str, variant: str | None = 
         return (f"{spec.name} at {int(size):,} {spec.size_meaning} of {dtype} needs about "
                 f"{need:.3g} bytes, more than a 64-bit machine can address (2**63)")
     return ""
+
+
+def link_kernel() -> str:
+    """The kernel the host-device link is measured with (its :attr:`~KernelSpec.ceiling`
+    is "link"; the probe measures the bus at its sizes); '' where none is registered."""
+    return next((s.name for s in kernel_specs() if s.ceiling == "link"), "")
 
 
 def kernel_bound(name: object) -> str | None:

@@ -23,9 +23,9 @@ a blocking kernel) with a single stopping rule, so does gpubench:
   wait), :class:`EventPair` (a device's start and end events on the caller's stream,
   written once and parametrised by CuPy, PyTorch, Numba and CUDA Python), plus the
   backend's device-wide wait and L2 flush (:class:`~gpubench.backends.base.Backend`);
-  :func:`cupy_events` and :func:`torch_events` are those frameworks' pairs, which the
-  backends and the ceilings share; :func:`median_time` is the ceilings' fixed-count
-  timer (the loop with min = max).
+  each framework's pair is made in its own package (``gpubench.backends.<framework>``),
+  which its backend and its ceiling measurements share; :func:`median_time` is the
+  ceilings' fixed-count timer (the loop with min = max).
 """
 
 from __future__ import annotations
@@ -294,19 +294,3 @@ def median_time(timed: Callable[[Callable[[], Any]], tuple[Any, float]],
     timed(fn)
     sampled = sample_until(lambda: timed(fn), Rule(repeats, repeats, 0.0, math.inf))
     return float(np.median(sampled.samples))
-
-
-def cupy_events(cupy: Any) -> EventPair:
-    """CuPy's event pair on the current stream (the CuPy backend's and the ceilings')."""
-    return EventPair(cupy.cuda.Event(), cupy.cuda.Event(),
-                     lambda a, b: cupy.cuda.get_elapsed_time(a, b) / 1e3,
-                     done=lambda ev: bool(ev.done))
-
-
-def torch_events(torch: Any) -> EventPair:
-    """PyTorch's event pair on the current stream (the PyTorch backend's and the
-    ceilings')."""
-    return EventPair(torch.cuda.Event(enable_timing=True),
-                     torch.cuda.Event(enable_timing=True),
-                     lambda a, b: a.elapsed_time(b) / 1e3,
-                     done=lambda ev: bool(ev.query()))

@@ -3,44 +3,85 @@
 A backend knows how to start its framework (import it, pin threads, report versions)
 on a device (0, or an MPI rank's), place arrays on it, poison and read back buffers,
 hand buffers to MPI, and wait for work to finish. The single-device harness and the MPI
-jobs (:mod:`gpubench.mpi`) both go through it and never touch a framework directly, so
-adding one is one module here, its kernels' ``with_<framework>.py`` files, and one line
-in :data:`BACKENDS` (a plugin may add that line from outside: :func:`load_plugins`).
+jobs (:mod:`gpubench.mpi`) both go through it and never touch a framework directly.
+
+Each framework is one package here, ``gpubench/backends/<framework>/``, found by a scan
+(as kernels are): its ``__init__`` lists its Backend classes in ``BACKENDS``, and the
+package holds everything that imports the framework (the adapter, its memory probe, its
+ceiling measurements, its several-device code). Nothing outside the packages names a
+framework. A plugin (:func:`load_plugins`) adds an out-of-tree one to :data:`BACKENDS`.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+import sys
 
-from gpubench.backends.base import Backend, Unavailable
-from gpubench.plugins import load_plugins
+from gpubench.backends.base import (
+    ID_SEPARATOR,
+    Backend,
+    Unavailable,
+    backend_id,
+    split_backend_id,
+)
+from gpubench.plugins import load_plugins as _import_plugins
 
-#: backend id -> "module:Class". Ids are ``<framework>-<device>``.
-BACKENDS: dict[str, str] = {
-    "numpy-cpu": "gpubench.backends.numpy_cpu:NumpyCPU",
-    "python-cpu": "gpubench.backends.python_cpu:PythonCPU",
-    "numba-cpu": "gpubench.backends.numba_cpu:NumbaCPU",
-    "jax-cpu": "gpubench.backends.jax_backend:JaxCPU",
-    "torch-cpu": "gpubench.backends.torch_backend:TorchCPU",
-    "cupy-gpu": "gpubench.backends.cupy_gpu:CupyGPU",
-    "numba-gpu": "gpubench.backends.numba_gpu:NumbaGPU",
-    "jax-gpu": "gpubench.backends.jax_backend:JaxGPU",
-    "torch-gpu": "gpubench.backends.torch_backend:TorchGPU",
-    "cuda_python-gpu": "gpubench.backends.cuda_python_gpu:CudaPythonGPU",
-}
+__all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "ID_SEPARATOR", "Backend", "Unavailable",
+           "backend_class", "backend_classes", "backend_id", "find_backend_class",
+           "load_backend", "load_plugins", "split_backend_id"]
 
-__all__ = ["BACKENDS", "Backend", "Unavailable", "backend_class", "backend_classes",
-           "find_backend_class", "load_backend", "load_plugins", "split_backend_id"]
+_scanned: list[type[Backend]] = []
 
 
-def split_backend_id(backend_id: str) -> tuple[str, str]:
-    """``"jax-cpu"`` -> ``("jax", "cpu")``."""
-    framework, _, device = backend_id.rpartition("-")
-    return framework, device
+def _listed(module: object) -> list[type[Backend]]:
+    """The Backend classes a framework package lists in its ``BACKENDS``."""
+    return [c for c in getattr(module, "BACKENDS", ())
+            if isinstance(c, type) and issubclass(c, Backend)]
+
+
+def _entry(cls: type[Backend]) -> tuple[str, str]:
+    return backend_id(cls.framework, cls.device), f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _scan() -> dict[str, str]:
+    """Backend id -> "module:Class" of every class the framework packages list in their
+    ``BACKENDS``, in :attr:`~Backend.registry_order`. Importing a package imports its
+    adapter only: no framework is imported before a backend starts."""
+    found: list[type[Backend]] = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            found += _listed(module)
+    found.sort(key=lambda c: (c.registry_order, backend_id(c.framework, c.device)))
+    _scanned[:] = found
+    return dict(_entry(c) for c in found)
+
+
+#: backend id -> "module:Class": the scanned packages', then any a plugin adds
+BACKENDS: dict[str, str] = _scan()
+#: the framework every other is compared with (speed-ups, correctness references): the
+#: one whose backend class says :attr:`~Backend.baseline`
+BASELINE_FRAMEWORK: str = next(c.framework for c in _scanned if c.baseline)
+
+
+def load_plugins() -> list[str]:
+    """Import the modules named in ``GPUBENCH_PLUGINS`` (:func:`gpubench.plugins.
+    load_plugins`) and register the backends of those laid out as a framework package
+    (a ``BACKENDS`` tuple of classes, as the packages here); a plugin may also add its
+    ``"module:Class"`` to :data:`BACKENDS` itself."""
+    names = _import_plugins()
+    for name in names:
+        for cls in _listed(sys.modules.get(name)):
+            key, where = _entry(cls)
+            BACKENDS.setdefault(key, where)
+    return names
 
 
 def backend_class(backend_id: str) -> type[Backend]:
     """The Backend class of a backend id, without importing its framework."""
+    if backend_id not in BACKENDS:
+        load_plugins()  # a plugin package's backends register when its id is asked for
     if backend_id not in BACKENDS:
         raise KeyError(f"unknown backend {backend_id!r}; known: {', '.join(BACKENDS)}")
     module, _, cls = BACKENDS[backend_id].partition(":")
@@ -70,8 +111,8 @@ def reader_name(backend_id: str) -> str:
     cls = classes.get(backend_id) or find_backend_class(backend_id)
     if cls is None or not cls.display_name:
         return backend_id
-    framework, _, device = backend_id.rpartition("-")
-    both = sum(b.rpartition("-")[0] == framework for b in classes) > 1
+    framework, device = split_backend_id(backend_id)
+    both = sum(split_backend_id(b)[0] == framework for b in classes) > 1
     return f"{cls.display_name} on {device.upper()}" if both and device else cls.display_name
 
 

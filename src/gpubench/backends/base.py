@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gpubench.timing import EventPair, host_time
+
+#: the separator of a backend id's two parts, ``<framework>-<device>``
+ID_SEPARATOR = "-"
+
+
+def split_backend_id(backend_id: str) -> tuple[str, str]:
+    """``"jax-cpu"`` -> ``("jax", "cpu")``: the one parser of backend ids (the device is
+    what follows the last ``-``, so a framework's name may hold one)."""
+    framework, _, device = str(backend_id).rpartition(ID_SEPARATOR)
+    return framework, device
+
+
+def backend_id(framework: str, device: str) -> str:
+    """``("jax", "cpu")`` -> ``"jax-cpu"``."""
+    return f"{framework}{ID_SEPARATOR}{device}"
 
 
 class Unavailable(Exception):
@@ -47,6 +62,16 @@ class Backend:
 
     framework: str = ""
     device: str = "cpu"
+    #: its place in :data:`gpubench.backends.BACKENDS`, which the scan of the framework
+    #: packages fills in this order: the catalogue's columns and the report's tables
+    #: follow it (CPU backends first)
+    registry_order: float = float("inf")
+    #: the framework every other is compared with (one in-tree framework says so:
+    #: :data:`gpubench.backends.BASELINE_FRAMEWORK`)
+    baseline: bool = False
+    #: it runs the kernels as plain interpreted loops: the baseline of the ("loops", ...)
+    #: claims (:func:`gpubench.report.matrix.loops_backend`)
+    plain_loops: bool = False
 
     # -- facts the workflow, the environments, the probe and the report read (each
     # backend declares its own: tests/test_registry_complete.py) ---------------------------
@@ -101,6 +126,76 @@ class Backend:
     #: backend's implementation, the kernel): the same calls, correct, and faster
     drop_in: tuple[str, str, str, str] | None = None
 
+    # -- what the toolkit asks of a framework beyond the adapter: each framework's package
+    # answers in its own terms, so no module outside the packages imports a framework ---
+    #: the environment variables that put the framework's persistent compilation caches
+    #: in the step's compile cache folder, each to its subfolder (config key
+    #: ``compile_cache_dir``; :func:`gpubench.runner.step_environment`)
+    compile_cache_vars: Mapping[str, str] = {}
+    #: what goes with those folders (how much the framework stores in them)
+    compile_cache_settings: Mapping[str, str] = {}
+    #: variables every step gets, whatever its compile cache
+    step_settings: Mapping[str, str] = {}
+    #: the probe measures the GPU (its ceilings, the energy cross-check) through the
+    #: installed framework of lowest rank; None: never through this one
+    device_probe_rank: float | None = None
+
+    @classmethod
+    def measure_ceilings(cls, copy_bytes: int, gemm_n: int, transfer_bytes: list[int],
+                         more_copies: Callable[[int, int], tuple[Any, Any]]
+                         ) -> dict[str, Any]:
+        """The GPU's ceilings through this framework (:func:`gpubench.ceilings.
+        gpu_ceilings`), ``more_copies`` adding the other frameworks' copy methods;
+        ImportError where the framework is not installed."""
+        raise ImportError(f"{cls.framework} measures no GPU ceilings")
+
+    @classmethod
+    def measure_copies(cls, copy_bytes: int, l2_bytes: int
+                       ) -> tuple[dict[str, float], dict[tuple[str, int], tuple[float, bool]]]:
+        """This framework's device copy rates (of ``copy_bytes``, and L2-resident ones),
+        recorded beside the measuring framework's own; empty where it has none here."""
+        return {}, {}
+
+    @classmethod
+    def steady_copy(cls, elements: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
+        """(one device copy of ``elements`` float32, the wait for the device): the work
+        of the probe's energy cross-check; ImportError where not installed."""
+        raise ImportError(f"{cls.framework} has no steady device copy")
+
+    @classmethod
+    def multi_device_steps(cls) -> Mapping[str, Callable[[Any, list[np.ndarray]],
+                                                         Callable[[], float]]]:
+        """Each mode of :attr:`multi_device` -> how it builds the ``multi_gpu`` job's step
+        (from the job's context and one part of the data per device; the step returns
+        the sum of squares)."""
+        return {}
+
+    def nccl_communicator(self, ctx: Any) -> Any:
+        """The NCCL communicator over the MPI job's ranks (:attr:`nccl` backends)."""
+        raise NotImplementedError(f"{self.backend_id} does not use NCCL")
+
+    def nccl_send_recv(self, comm: Any, buf: Any, peer: int, sending: bool) -> None:
+        """One NCCL send or receive of a device byte buffer, waited on."""
+        raise NotImplementedError(f"{self.backend_id} does not use NCCL")
+
+    def nccl_allreduce(self, ctx: Any, send: Any, recv: Any) -> Callable[[], None]:
+        """An out-of-place NCCL sum of float32 device buffers over the job's ranks."""
+        raise NotImplementedError(f"{self.backend_id} does not use NCCL")
+
+    def peer_copy_setup(self, src: int, dst: int, pattern: np.ndarray
+                        ) -> tuple[Callable[[], None], Callable[[], bool], bool]:
+        """The ``peer_copy`` job's copy of ``pattern`` from GPU ``src`` to GPU ``dst``
+        (:attr:`peer_copy` backends): (one copy, waited on; whether ``dst`` holds the
+        pattern; whether the two GPUs have peer access)."""
+        raise NotImplementedError(f"{self.backend_id} does not copy between GPUs")
+
+    def capture_profile(self, on: bool) -> None:
+        """Start (or stop) the profiler's capture range (``ncu --profile-from-start
+        off``) around the profiled calls: CUDA's runtime API, for every GPU here."""
+        from cuda.bindings import runtime as rt
+
+        (rt.cudaProfilerStart if on else rt.cudaProfilerStop)()
+
     @classmethod
     def simulated(cls, env: Any) -> bool:
         """Whether ``env`` runs this GPU backend on a simulator (no GPU needed)."""
@@ -150,7 +245,7 @@ class Backend:
 
     @property
     def backend_id(self) -> str:
-        return f"{self.framework}-{self.device}"
+        return backend_id(self.framework, self.device)
 
     def uuid(self) -> str:
         """The GPU's UUID, so MPI ranks can prove they do not share one ('' on CPUs)."""

@@ -724,7 +724,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         if path != "host" and ctx.rank < 2:
             st["dev"] = ad.to_device(st["host"])
         if nccl_mode:  # collective: every rank joins the communicator
-            st["nccl"] = nccl_communicator(ctx)
+            st["nccl"] = ad.nccl_communicator(ctx)
         return st
 
     st = ctx.guarded(setup)
@@ -738,7 +738,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         for turn in (0, 1):
             sending = (turn == 0) == first
             if nccl_mode:
-                nccl_send_recv(st["nccl"], st["dev"], peer, sending)
+                ad.nccl_send_recv(st["nccl"], st["dev"], peer, sending)
             elif path == "host":
                 comm.Send(host, dest=peer) if sending else comm.Recv(host, source=peer)
             elif path == "direct":
@@ -790,7 +790,7 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
             st["send"] = ad.to_device(mine)
             st["recv"] = ad.to_device(np.zeros(count, np.float32))
         if mode == "nccl":
-            st["nccl"] = nccl_allreduce(ctx, st["send"], st["recv"])
+            st["nccl"] = ad.nccl_allreduce(ctx, st["send"], st["recv"])
         return st
 
     st = ctx.guarded(setup)
@@ -821,59 +821,6 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     res["gbps"] = count * 4 / res["median_s"] / 1e9
     res["bus_gbps"] = bus_bandwidth(res["gbps"], ctx.size)
     return res
-
-
-#: one NCCL communicator per MPI communicator, kept for the step's later items
-_NCCL_COMMS: dict[int, Any] = {}
-
-
-def nccl_communicator(ctx: Context) -> Any:
-    """CuPy's NCCL communicator over all ranks; the unique id travels by MPI broadcast,
-    which is all NCCL needs from MPI (no CUDA-aware MPI required).
-
-    Created once per step and reused by every message size: its set-up (a second or
-    more per communicator on 4 GPUs) is not what the sweep measures and dominated it.
-    Every rank runs the same items in the same order, so all hit or miss together.
-    """
-    key = id(ctx.comm)
-    if key in _NCCL_COMMS:
-        return _NCCL_COMMS[key]
-    from cupy.cuda import nccl
-
-    if not nccl.available:
-        raise RuntimeError("NCCL is not available to CuPy (install nvidia-nccl-cu13)")
-    uid = ctx.comm.bcast(nccl.get_unique_id() if ctx.rank == 0 else None, root=0)
-    _NCCL_COMMS[key] = nccl.NcclCommunicator(ctx.size, uid, ctx.rank)
-    return _NCCL_COMMS[key]
-
-
-def nccl_send_recv(comm: Any, buf: Any, peer: int, sending: bool) -> None:
-    """One NCCL send or receive of a CuPy byte buffer on the current stream, waited on."""
-    import cupy
-    from cupy.cuda import nccl
-
-    stream = cupy.cuda.get_current_stream()
-    if sending:
-        comm.send(buf.data.ptr, buf.size, nccl.NCCL_UINT8, peer, stream.ptr)
-    else:
-        comm.recv(buf.data.ptr, buf.size, nccl.NCCL_UINT8, peer, stream.ptr)
-    stream.synchronize()
-
-
-def nccl_allreduce(ctx: Context, send: Any, recv: Any) -> Callable[[], None]:
-    """CuPy's NCCL allreduce, out of place, on the current stream (CuPy ranks only)."""
-    from cupy.cuda import nccl
-
-    comm = nccl_communicator(ctx)
-    import cupy
-
-    def call() -> None:
-        stream = cupy.cuda.get_current_stream()
-        comm.allReduce(send.data.ptr, recv.data.ptr, send.size, nccl.NCCL_FLOAT32,
-                       nccl.NCCL_SUM, stream.ptr)
-        stream.synchronize()
-
-    return call
 
 
 @mpi_job(order=0, size_meaning="n/a")
@@ -933,140 +880,6 @@ def one_process_samples(ctx: Context, step: Callable[[], Any]) -> list[float]:
     return sample_until(sample, ctx.settings.rule(), clock).samples
 
 
-def _cupy_devices(_ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
-    """CuPy: one device context per part; every device's dot queued before any result is
-    read back (each ``.get()`` waits for its own device only)."""
-    import cupy
-
-    have = cupy.cuda.runtime.getDeviceCount()
-    if have < len(parts):
-        raise RuntimeError(f"{len(parts)} GPUs needed, {have} visible")
-    on_device = []
-    for d, part in enumerate(parts):
-        with cupy.cuda.Device(d):
-            on_device.append(cupy.asarray(part))
-
-    def step() -> float:
-        partial = []
-        for d, part in enumerate(on_device):
-            with cupy.cuda.Device(d):
-                partial.append(cupy.vdot(part, part))
-        total = 0.0
-        for d, p in enumerate(partial):
-            with cupy.cuda.Device(d):
-                total += float(p.get())
-        return total
-
-    return step
-
-
-#: the devices the PyTorch version spreads over (tests run it on ``cpu`` stand-ins)
-TORCH_DEVICE = "cuda:{}"
-
-
-def _torch_devices(_ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
-    """PyTorch: one tensor per ``cuda:<d>`` device; the dots queue on each device's
-    current stream, then ``.item()`` waits for each device in turn."""
-    import torch
-
-    if TORCH_DEVICE.startswith("cuda") and torch.cuda.device_count() < len(parts):
-        raise RuntimeError(f"{len(parts)} GPUs needed, {torch.cuda.device_count()} visible")
-    on_device = [torch.from_numpy(np.ascontiguousarray(part)).to(TORCH_DEVICE.format(d))
-                 for d, part in enumerate(parts)]
-
-    def step() -> float:
-        partial = [torch.dot(part, part) for part in on_device]
-        return sum(float(p.item()) for p in partial)
-
-    return step
-
-
-def _numba_devices(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
-    """Numba CUDA: each device's part reduced by the reduction kernel's own ``@cuda.jit``
-    implementation, built and launched inside that device's context
-    (``cuda.gpus[d]``); every launch queued before any result is copied back."""
-    from gpubench.backends.numba_gpu import import_cuda
-
-    cuda = import_cuda()
-    if len(cuda.gpus) < len(parts):
-        raise RuntimeError(f"{len(parts)} GPUs needed, {len(cuda.gpus)} visible")
-    calls = []
-    for d, part in enumerate(parts):
-        with cuda.gpus[d]:
-            calls.append(ctx.ad.build_kernel(REDUCTION.name, "sumsq", len(part),
-                                             str(part.dtype), {"a": cuda.to_device(part)}))
-
-    def step() -> float:
-        partial = []
-        for d, call in enumerate(calls):
-            with cuda.gpus[d]:
-                partial.append(call())
-        total = 0.0
-        for d, p in enumerate(partial):
-            with cuda.gpus[d]:
-                total += float(np.asarray(p.copy_to_host()).sum())
-        return total
-
-    return step
-
-
-def _jax_mesh(ctx: Context, parts: list[np.ndarray]) -> tuple[Any, Any]:
-    """A one-axis mesh of one JAX device per part, and the parts as one array sharded
-    over it."""
-    import jax
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    host, ndev = np.concatenate(parts), len(parts)
-    jax.config.update("jax_enable_x64", True)
-    platform = "gpu" if ctx.ad.device == "gpu" else "cpu"
-    devs = jax.devices(platform)
-    if len(devs) < ndev:
-        raise RuntimeError(f"{ndev} JAX {platform} devices needed, {len(devs)} visible")
-    if len(host) % ndev:
-        raise ValueError(f"size {len(host)} is not a multiple of {ndev} devices "
-                         "(JAX sharding)")
-    mesh = Mesh(np.array(devs[:ndev]), ("d",))
-    return mesh, jax.device_put(host, NamedSharding(mesh, PartitionSpec("d")))
-
-
-def _jax_sharding(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
-    """JAX: one sharded array; ``jit`` of the global expression, XLA's partitioner adds
-    the cross-device sum."""
-    import jax
-    import jax.numpy as jnp
-
-    _mesh, x = _jax_mesh(ctx, parts)
-    fn = jax.jit(lambda a: jnp.vdot(a, a))
-    return lambda: float(fn(x))
-
-
-def _jax_shard_map(ctx: Context, parts: list[np.ndarray]) -> Callable[[], float]:
-    """JAX: the per-device program written by hand with ``shard_map`` (each device's
-    ``vdot`` of its shard) and the collective named: ``lax.psum`` over the mesh axis.
-    ``shard_map`` is the successor of ``pmap`` (``jax.shard_map``; older JAX:
-    ``jax.experimental.shard_map``)."""
-    import jax
-    import jax.numpy as jnp
-    from jax.sharding import PartitionSpec
-
-    shard_map = getattr(jax, "shard_map", None)
-    if shard_map is None:
-        from jax.experimental.shard_map import shard_map
-    mesh, x = _jax_mesh(ctx, parts)
-    per_device = shard_map(lambda a: jax.lax.psum(jnp.vdot(a, a), "d"), mesh=mesh,
-                           in_specs=PartitionSpec("d"), out_specs=PartitionSpec())
-    fn = jax.jit(per_device)
-    return lambda: float(fn(x))
-
-
-#: the ways one process drives several devices (a backend's ``multi_device`` modes), each
-#: building the step from this process's context and one part of the data per device
-MULTI_DEVICE: dict[str, Callable[[Context, list[np.ndarray]], Callable[[], float]]] = {
-    "cupy_devices": _cupy_devices, "torch_devices": _torch_devices,
-    "numba_devices": _numba_devices, "jax_sharding": _jax_sharding,
-    "jax_shard_map": _jax_shard_map}
-
-
 @mpi_job(order=80, size_meaning="global elements", scaling="strong", single_process=True,
          needs="multi_device", defaults={"sizes": [1 << 20], "dtype": "float32"})
 def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
@@ -1080,9 +893,10 @@ def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
     host = rng.standard_normal(n).astype(dtype)
     ref = float(np.dot(host.astype(np.float64), host.astype(np.float64)))
     parts = [host[s:s + c] for s, c in (split(n, ndev, d) for d in range(ndev))]
-    if mode not in MULTI_DEVICE:
-        raise ValueError(f"unknown multi_gpu mode {mode!r}; known: {sorted(MULTI_DEVICE)}")
-    step = MULTI_DEVICE[mode](ctx, parts)
+    steps = ctx.ad.multi_device_steps()
+    if mode not in steps:
+        raise ValueError(f"unknown multi_gpu mode {mode!r}; known: {sorted(steps)}")
+    step = steps[mode](ctx, parts)
     first = step()
     samples = one_process_samples(ctx, step)
     res = result(samples, rel_err=rel_err(first, ref), tolerance=tolerance(dtype, n))
@@ -1102,41 +916,12 @@ def job_peer_copy(ctx: Context) -> dict[str, Any] | None:
     is timed on. The largest message's rate is the reference the device-buffer p2p and
     allreduce rows are compared with (``link_ref_gbps``), beside the datasheet's
     ``link_gbps``."""
-    import cupy
-
     nbytes = int(ctx.item["size"])
     src, dst = (int(x) for x in str(ctx.item["mode"]).split("->"))
-    runtime = cupy.cuda.runtime
-    have = runtime.getDeviceCount()
-    if max(src, dst) >= have:
-        raise RuntimeError(f"GPUs {src} and {dst} needed, {have} visible")
     pattern = ctx.common_rng(9).integers(0, 255, nbytes, dtype=np.uint8)
-    peer = bool(runtime.deviceCanAccessPeer(src, dst) and runtime.deviceCanAccessPeer(dst, src))
-    for a, b in ((src, dst), (dst, src)):
-        if not peer:
-            break
-        with cupy.cuda.Device(a):
-            try:
-                runtime.deviceEnablePeerAccess(b)
-            except runtime.CUDARuntimeError as exc:  # enabled by an earlier item
-                if "AlreadyEnabled" not in str(exc):
-                    raise
-    with cupy.cuda.Device(dst):
-        out = cupy.zeros(nbytes, cupy.uint8)
-    with cupy.cuda.Device(src):
-        buf = cupy.asarray(pattern)
-        stream = cupy.cuda.Stream(non_blocking=True)
-    for d in (src, dst):  # the fill and the upload ran on other streams than the copy's
-        cupy.cuda.Device(d).synchronize()
-
-    def copy() -> None:
-        with cupy.cuda.Device(src):
-            runtime.memcpyPeerAsync(out.data.ptr, dst, buf.data.ptr, src, nbytes, stream.ptr)
-            stream.synchronize()
-
+    copy, received, peer = ctx.ad.peer_copy_setup(src, dst, pattern)
     copy()
-    with cupy.cuda.Device(dst):
-        same = bool(np.array_equal(cupy.asnumpy(out), pattern))
+    same = received()
     samples = one_process_samples(ctx, copy)
     res = result(samples, rel_err=0.0 if same else 1.0, tolerance=0.0)
     res["latency_us"] = res["median_s"] * 1e6

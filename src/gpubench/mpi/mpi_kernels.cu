@@ -1,5 +1,5 @@
 // Kernels of the MPI jobs for CUDA Python (NVRTC, launched through cuda.core by
-// gpubench.backends.cuda_python_gpu).
+// gpubench.backends.cuda_python.adapter).
 //
 // The reduction, matmul and Monte Carlo jobs reuse reduction.cu, matmul.cu and
 // monte_carlo_pi.cu (the kernels' own implementations); these are the computations no

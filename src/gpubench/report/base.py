@@ -23,12 +23,12 @@ import numpy as np
 import pandas as pd
 
 from gpubench import inputs, results
+from gpubench.backends import BASELINE_FRAMEWORK, ID_SEPARATOR, split_backend_id
 from gpubench.environments import Lock, key_packages, read_lock
 from gpubench.report import figures
 from gpubench.report.render import text_table
 from gpubench.spec import KernelSpec, get_kernel, kernel_names
 
-BASELINE_FRAMEWORK = "numpy"
 UNKNOWN = "unknown"
 FIG_WIDTH = figures.FIG_WIDTH
 #: how a thread count that is missing (e.g. on a GPU row) is grouped and sorted
@@ -301,7 +301,8 @@ def prepare(frame: pd.DataFrame) -> pd.DataFrame:
     df["sync_s"] = df[f"{SYNC_CLOCK}_median_s"]
     df["threads_key"] = df["threads"].fillna(NO_THREADS).astype("int64")
     df["size_key"] = df["size"].fillna(NO_THREADS).astype("int64")
-    backend = df["backend"].where(df["backend"] != "", df["framework"] + "-" + df["device"])
+    backend = df["backend"].where(df["backend"] != "",
+                                  df["framework"] + ID_SEPARATOR + df["device"])
     threads_txt = df["threads_key"].map(
         lambda t: "" if t == NO_THREADS else f", {t} thread" + ("s" if t != 1 else ""))
     # a GPU row's thread count is the host's cores: it says nothing about the GPU
@@ -621,7 +622,7 @@ def lock_table(env: Environment) -> pd.DataFrame | None:
     rows, classes = [], []
     for name, lock in env.locks:
         backend = _lock_backend(name, lock)
-        framework, _, device = backend.rpartition("-")
+        framework, device = split_backend_id(backend)
         if lock.ok:
             detail = "; ".join(key_packages(framework, device, lock)) or "(none of its packages)"
         else:

@@ -33,6 +33,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from gpubench import results, suites
+from gpubench.backends import BASELINE_FRAMEWORK, split_backend_id
 from gpubench.cli_parsers import COMPARE_HTML, compare_parser
 from gpubench.files import WriteError
 from gpubench.report import figures, render, stats
@@ -50,7 +51,7 @@ from gpubench.report.base import (
 )
 from gpubench.report.render import Figure, Markup, text_table
 from gpubench.report.verdicts import band_of, classes
-from gpubench.spec import kernel_names
+from gpubench.spec import kernel_names, link_kernel
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -358,7 +359,7 @@ BOUND_TEXT = {"copy": "device copy", "GEMM": "SGEMM/DGEMM", "link": "pinned host
 
 def class_of(kernel: str, implementation: str = "") -> str:
     """The workload class of a GPU row (as the verdicts name them; '' if none)."""
-    if kernel == "transfer" or implementation.endswith("+transfers"):
+    if kernel == link_kernel() or implementation.endswith("+transfers"):
         return TRANSFERS
     return next((c for c, kernels in classes().items() if kernel in kernels), "")
 
@@ -496,7 +497,8 @@ def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassR
 
 def host_numpy_ratio(cmp: pd.DataFrame) -> tuple[float, int]:
     """Geometric mean new / base time of the NumPy rows both hosts ran, and how many."""
-    np_rows = cmp[(cmp["backend"].astype(str).str.startswith("numpy-"))
+    framework = cmp["backend"].astype(str).map(lambda b: split_backend_id(b)[0])
+    np_rows = cmp[(framework == BASELINE_FRAMEWORK)
                   & (cmp["status_base"] == "ok") & (cmp["status_new"] == "ok")]
     r = (np_rows["median_new"].astype(float) / np_rows["median_base"].astype(float)).to_numpy()
     r = r[np.isfinite(r) & (r > 0)]

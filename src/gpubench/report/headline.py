@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.backends import backend_classes, reader_name
+from gpubench.backends import backend_classes, reader_name, split_backend_id
 from gpubench.report import figures, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, UNKNOWN, Environment, fmt_bytes
 from gpubench.report.plots import overview_series
@@ -275,7 +275,7 @@ def short_line(v: verdicts.ClassVerdict,
     w = v.winner
     assert w is not None
     if w.median < 1:
-        kind = "GPU" if w.backend.endswith("-gpu") else "other"
+        kind = "GPU" if split_backend_id(w.backend)[1] == "gpu" else "other"
         return (f"{head}: stay on NumPy; the fastest {kind} framework, {w.backend}, is "
                 f"{said_against_numpy(w, '')}.")
     leaders = v.leaders
@@ -594,7 +594,7 @@ def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
         row = [b]
         for cls in COMPACT_CLASSES:
             cell = m.cells[(b, f"speedup: {cls}")]
-            if b.startswith(f"{BASELINE_FRAMEWORK}-"):
+            if split_backend_id(b)[0] == BASELINE_FRAMEWORK:
                 row.append("1 (baseline)")
             elif not cell.measured or not math.isfinite(cell.value):
                 row.append(dash(cls, b, cell.text))
@@ -604,7 +604,7 @@ def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
                           if math.isfinite(cell.lo) and cell.lo != cell.hi else "")
                 row.append(f"{_num(cell.value)}{spread}{extra}")
         c = m.crossovers.get((b, "elementwise"))
-        if b.endswith("-cpu"):
+        if split_backend_id(b)[1] == "cpu":
             row.append("— (CPU)")
         elif c is None or not c.n:
             row.append(dash("crossover", b, m.cells[(b, "CPU/GPU crossover")].text))

@@ -28,7 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench.backends import backend_classes, reader_name
+from gpubench.backends import backend_classes, reader_name, split_backend_id
+from gpubench.kernels.autodiff import SPEC as AUTODIFF
+from gpubench.kernels.launch_overhead import SPEC as LAUNCH_OVERHEAD
 from gpubench.report import headline, render, stats, verdicts
 from gpubench.report.base import BASELINE_FRAMEWORK, cpu_only, fmt_time
 from gpubench.report.render import text_table
@@ -39,8 +41,6 @@ from gpubench.spec import get_kernel, kernel_specs
 #: the figures of the source documents the claims are checked against
 SOURCE_SPEEDUP = (10.0, 100.0)
 SOURCE_CROSSOVER = 10_000
-#: the plain-loop baseline of the ("loops", ...) claims: the same loops, interpreted
-LOOPS_BACKEND = "python-cpu"
 #: from this median speedup over plain Python loops on a claim counts as holding
 LOOPS_SPEEDUP = 10.0
 
@@ -116,7 +116,7 @@ def speedup_cell(found: Mapping[str, Mapping[str, verdicts.ClassVerdict]], backe
                  cls: str) -> Cell:
     """The backend's speedup over NumPy in the class's headline band (the largest
     band measured; small arrays: the small band), over the cases of the verdict."""
-    if backend.startswith(f"{BASELINE_FRAMEWORK}-"):
+    if split_backend_id(backend)[0] == BASELINE_FRAMEWORK:
         return Cell("1× (baseline)", 1.0)
     per = found.get(cls, {})
     band = next((b for b in reversed(verdicts.BAND_NAMES) if b in per), None)
@@ -149,7 +149,7 @@ def _missing(v: verdicts.ClassVerdict, st: verdicts.Standing) -> str:
 
 def overhead_cell(df: pd.DataFrame, backend: str) -> Cell:
     rows = _ok_hot(df)
-    rows = rows[(rows["backend"] == backend) & (rows["kernel"] == "launch_overhead")
+    rows = rows[(rows["backend"] == backend) & (rows["kernel"] == LAUNCH_OVERHEAD.name)
                 & (rows["caller_s"] > 0)].sort_values("caller_s", kind="mergesort")
     if rows.empty:
         return _nm("no ok launch_overhead rows")
@@ -236,7 +236,7 @@ def crossover_cell(cross: Mapping[tuple[str, str], verdicts.CrossSummary],
 
 
 def autodiff_cell(df: pd.DataFrame, backend: str) -> Cell:
-    rows = df[(df["backend"] == backend) & (df["kernel"] == "autodiff")]
+    rows = df[(df["backend"] == backend) & (df["kernel"] == AUTODIFF.name)]
     if rows.empty:
         return Cell("no (no autodiff implementation)")
     ok = rows[rows["status"] == "ok"]
@@ -374,7 +374,7 @@ def memory_cell(df: pd.DataFrame, backend: str) -> Cell:
     """Peak device memory of a call as a multiple of its inputs plus outputs: the median
     over the backend's cases at their largest size read (the least-needing
     implementation of each), the range, and the case that needs the most."""
-    if backend.endswith("-cpu"):
+    if split_backend_id(backend)[1] == "cpu":
         return Cell("— (CPU)")
     rows = _memory_rows(df, backend)
     if rows.empty:
@@ -398,7 +398,7 @@ def _display(backend: str) -> str:
     return reader_name(backend)
 
 
-def memory_sentence(df: pd.DataFrame, kernel: str = "autodiff", variant: str = "pinn",
+def memory_sentence(df: pd.DataFrame, kernel: str = AUTODIFF.name, variant: str = "pinn",
                     what: str = "the PINN gradient") -> str:
     """"PyTorch needs 1.8× the inputs plus outputs for the PINN gradient, JAX 1.2×": each
     framework's least-needing implementation at the size and dtype most frameworks were
@@ -453,7 +453,7 @@ class Matrix:
     def gpu(self) -> bool:
         """Whether a GPU framework is in the matrix: without one, the crossover (a GPU
         against the CPU) is no aspect of it."""
-        return any(b.endswith("-gpu") for b in self.backends)
+        return any(split_backend_id(b)[1] == "gpu" for b in self.backends)
 
     def aspects(self) -> list[str]:
         """The aspects its tables show: :data:`ASPECTS`, less the crossover without a GPU."""
@@ -488,8 +488,8 @@ class Matrix:
             kept = []
             for a in aspects:
                 # the baseline's "1×" says nothing about whether the others measured it
-                who = [b for b in self.backends if not (a.startswith("speedup: ") and
-                                                        b.startswith(f"{BASELINE_FRAMEWORK}-"))]
+                who = [b for b in self.backends if not (
+                    a.startswith("speedup: ") and split_backend_id(b)[0] == BASELINE_FRAMEWORK)]
                 texts = {self.cells[(b, a)].text for b in who}
                 if len(who) > 1 and len(texts) == 1 and \
                         next(iter(texts)).startswith(NOT_MEASURED):
@@ -574,12 +574,12 @@ def build(df: pd.DataFrame, crossings: Sequence[Any], code: pd.DataFrame,
     GPU step ran, the CPU ones alone (the page's notice names the GPU steps and why)."""
     backends = verdicts.ordered_backends(df["backend"])
     if cpu_only(df):
-        backends = [b for b in backends if not b.endswith("-gpu")]
+        backends = [b for b in backends if split_backend_id(b)[1] != "gpu"]
     found = verdicts.verdicts(df, samples)
     cross = verdicts.class_crossovers(crossings)
     cells: dict[tuple[str, str], Cell] = {}
     for b in backends:
-        framework, _, device = b.rpartition("-")
+        framework, device = split_backend_id(b)
         for cls in speedup_classes():
             cells[(b, f"speedup: {cls}")] = speedup_cell(found, b, cls)
         cells[(b, "call overhead")] = overhead_cell(df, b)
@@ -620,9 +620,15 @@ def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
     return out
 
 
+def loops_backend() -> str:
+    """The plain-loop baseline of the ("loops", ...) claims: the backend that runs the
+    same loops interpreted (:attr:`~gpubench.backends.base.Backend.plain_loops`)."""
+    return next((b for b, cls in backend_classes().items() if cls.plain_loops), "")
+
+
 def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
     """Per case both measured, at one thread: ``backend``'s fastest ok hot row on the
-    caller's clock (CPU: wall) over the plain-Python row (:data:`LOOPS_BACKEND`).
+    caller's clock (CPU: wall) over the plain-Python row (:func:`loops_backend`).
 
     One thread on both sides: the claim is about compiling a loop, not about cores (a
     ``prange`` row at 64 threads would multiply it by the machine). Columns: kernel,
@@ -641,7 +647,7 @@ def loop_speedups(df: pd.DataFrame, backend: str) -> pd.DataFrame:
         return mine.drop_duplicates(keys, keep="first")[
             [*keys, "implementation", "caller_s", "row"]]
 
-    loop = best(LOOPS_BACKEND).rename(columns={"caller_s": "loop_s", "row": "loop_row"})
+    loop = best(loops_backend()).rename(columns={"caller_s": "loop_s", "row": "loop_row"})
     both = best(backend).merge(loop.drop(columns="implementation"), on=keys)
     if both.empty:
         return pd.DataFrame(columns=cols)
@@ -828,13 +834,13 @@ def _jit_claim(matrix: Matrix, backend: str, claim: str, expect: bool,
 
 def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[str]:
     """A "10–100× faster than plain Python loops" claim judged on the cases ``backend``
-    and :data:`LOOPS_BACKEND` both measured at one thread (:func:`loop_speedups`):
+    and :func:`loops_backend` both measured at one thread (:func:`loop_speedups`):
     ``expect`` True holds when the median speedup reaches :data:`LOOPS_SPEEDUP` (or more:
     the claim is that compiling pays at least that much), partly when only some cases
     do, and does not hold when none does (False: the other way round)."""
     rows = matrix.loops.get(backend)
     if rows is None or rows.empty:
-        why = (f"no {backend} and {LOOPS_BACKEND} rows of the same case at one thread"
+        why = (f"no {backend} and {loops_backend()} rows of the same case at one thread"
                if rows is not None else f"{backend} was not compared with plain Python")
         return [claim, f"{NOT_MEASURED}: {why}", NOT_MEASURED]
     lo, hi = SOURCE_SPEEDUP
@@ -842,7 +848,7 @@ def loop_claim(matrix: Matrix, backend: str, claim: str, expect: bool) -> list[s
     med = float(v.median())
     inside = int(((v >= lo) & (v <= hi)).sum())
     above, below = int((v > hi).sum()), int((v < lo).sum())
-    text = (f"{backend} over {LOOPS_BACKEND}, one thread, {len(rows)} shared cases "
+    text = (f"{backend} over {loops_backend()}, one thread, {len(rows)} shared cases "
             f"({', '.join(sorted(set(rows['kernel'])))}; "
             f"{int(rows['size_key'].min()):,}–{int(rows['size_key'].max()):,} elements): "
             f"median {_x(med)} ({_range(float(v.min()), float(v.max()))}); {inside} in "
@@ -1101,7 +1107,7 @@ def drop_in_claim(pairs: pd.DataFrame, backend: str,
 def claims(matrix: Matrix) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
-    gpus = [b for b in matrix.backends if b.endswith("-gpu")]
+    gpus = [b for b in matrix.backends if split_backend_id(b)[1] == "gpu"]
     rows = []
     # "Typical Speedup: 10-100x over NumPy"
     lo, hi = SOURCE_SPEEDUP
@@ -1306,7 +1312,7 @@ def side_by_side(base: tuple[Matrix, pd.DataFrame, stats.Samples],
             cb, cn = bm.cells[(b, a)], nm.cells[(b, a)]
             if not (cb.measured or cn.measured):
                 continue
-            if a.startswith("speedup: ") and not b.startswith(f"{BASELINE_FRAMEWORK}-"):
+            if a.startswith("speedup: ") and split_backend_id(b)[0] != BASELINE_FRAMEWORK:
                 label = _speedup_change((bdf, bs), (ndf, ns), b, a[len("speedup: "):])
             elif a.startswith("speedup: "):
                 continue

@@ -46,9 +46,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gpubench.backends import split_backend_id
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
-from gpubench.spec import PRECISION_CLASSES, report_classes
+from gpubench.spec import PRECISION_CLASSES, kernel_specs, report_classes
 
 
 def classes() -> dict[str, tuple[str, ...]]:
@@ -79,8 +80,6 @@ BAND_NAMES = ("small", "medium", "large")
 
 #: first-call extra cost from which compilation counts as visible (the claims' rule)
 JIT_VISIBLE_S = 0.01
-#: kernels whose first call is not the framework's own (a hand-off starts another one)
-NOT_JIT_KERNELS = frozenset({"interop"})
 
 
 def bands_for(kernel: str) -> tuple[tuple[str, float], ...]:
@@ -642,6 +641,12 @@ def _is_bound(cross: tuple[str, float]) -> bool:
 # -- first call where compilation happens -----------------------------------------------------
 
 
+def not_own_first_call() -> list[str]:
+    """Kernels whose first call is not the framework's own (a hand-off starts another
+    one: :attr:`~gpubench.spec.KernelSpec.own_first_call`)."""
+    return [s.name for s in kernel_specs() if not s.own_first_call]
+
+
 def first_call_rows(df: pd.DataFrame, backend: str,
                     implementations: Iterable[str] | None = None,
                     new_shape: bool = False) -> pd.DataFrame:
@@ -655,7 +660,7 @@ def first_call_rows(df: pd.DataFrame, backend: str,
     signature, so the two read very differently here), the first call less a steady
     call without the building (which there makes the new size's inputs)."""
     rows = df[(df["backend"] == backend) & (df["status"] == "ok") & (df["mode"] == "hot")
-              & (df["first_call_s"] > 0) & ~df["kernel"].isin(NOT_JIT_KERNELS)]
+              & (df["first_call_s"] > 0) & ~df["kernel"].isin(not_own_first_call())]
     if implementations is not None:
         rows = rows[rows["implementation"].isin(list(implementations))]
     if "cache_state" in rows.columns:
@@ -716,7 +721,7 @@ def energy_per_case(df: pd.DataFrame, backend: str, kernels: Sequence[str],
 def ordered_backends(backends: Iterable[str]) -> list[str]:
     """NumPy first, then CPU, then GPU, by name."""
     return sorted(set(backends), key=lambda b: (
-        not b.startswith(f"{BASELINE_FRAMEWORK}-"), b.endswith("-gpu"), b))
+        split_backend_id(b)[0] != BASELINE_FRAMEWORK, split_backend_id(b)[1] == "gpu", b))
 
 
 def crossover_lookup(summaries: Mapping[tuple[str, str], CrossSummary], backend: str,

@@ -24,7 +24,7 @@ def _probe(ctx: BuildContext, ptr: int) -> None:
     """Write the last byte of the ``size``-byte allocation at ``ptr`` and read it back."""
     from cuda.bindings import driver
 
-    from gpubench.backends.cuda_python_gpu import _check
+    from gpubench.backends.cuda_python.adapter import _check
 
     n = ctx.case.size
     host = np.zeros(1, dtype=np.uint8)
@@ -37,7 +37,7 @@ def _probe(ctx: BuildContext, ptr: int) -> None:
 def mem_alloc(ctx: BuildContext) -> Callable[[], int]:
     from cuda.bindings import driver
 
-    from gpubench.backends.cuda_python_gpu import _check
+    from gpubench.backends.cuda_python.adapter import _check
 
     n = ctx.case.size
     ptr = _check(driver.cuMemAlloc(n))
@@ -58,7 +58,7 @@ def mem_alloc(ctx: BuildContext) -> Callable[[], int]:
 def mem_alloc_async(ctx: BuildContext) -> Callable[[], int]:
     from cuda.bindings import driver
 
-    from gpubench.backends.cuda_python_gpu import _check
+    from gpubench.backends.cuda_python.adapter import _check
 
     n, stream = ctx.case.size, ctx.backend.stream.handle
     ptr = _check(driver.cuMemAllocAsync(n, stream))
@@ -81,7 +81,7 @@ def mem_alloc_async(ctx: BuildContext) -> Callable[[], int]:
 def mem_alloc_managed(ctx: BuildContext) -> Callable[[], int]:
     from cuda.bindings import driver
 
-    from gpubench.backends.cuda_python_gpu import _check
+    from gpubench.backends.cuda_python.adapter import _check
 
     require_free(ctx.case, ctx.backend.free_memory(), "cuMemAllocManaged")
     n = ctx.case.size

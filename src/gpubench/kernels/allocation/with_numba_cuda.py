@@ -20,7 +20,7 @@ from gpubench.spec import BuildContext, implementation
 
 
 def _build(ctx: BuildContext, alloc: Callable[..., Any]) -> Callable[[], int]:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     cuda = import_cuda()
     n = ctx.case.size
@@ -54,14 +54,14 @@ def _last_byte(cuda: Any, probe: Any) -> int:
 
 @implementation("allocation", "numba", "device_array", devices=("gpu",))
 def device_array(ctx: BuildContext) -> Callable[[], int]:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     return _build(ctx, import_cuda().device_array)
 
 
 @implementation("allocation", "numba", "managed_array", devices=("gpu",))
 def managed_array(ctx: BuildContext) -> Callable[[], int]:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     cuda = import_cuda()
     if not hasattr(cuda, "managed_array"):

@@ -30,7 +30,8 @@ def _module() -> Any:
 
 @implementation("elementwise", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS
 
     case = ctx.case
     ins = [ctx.inputs[name] for name in INPUTS[case.variant]]

@@ -4,7 +4,7 @@ Both are fused (one pass, no temporaries) and use the same per-element formula a
 Numba CPU implementations (:func:`gpubench.kernels.elementwise.with_numba._scalar`), with
 constants in the case's dtype, so float32 rows stay float32 (``expf``, ``sqrtf``) on
 the GPU too. ``cuda_jit`` launches at most one full wave of 256-thread blocks
-(:func:`gpubench.backends.numba_gpu.grid_1d`), each thread taking two elements per trip
+(:func:`gpubench.backends.numba.gpu.grid_1d`), each thread taking two elements per trip
 round its grid-stride loop (four for float32 sigmoid, the one-input float32 kernel);
 ``vectorize_cuda`` is ``@vectorize(target="cuda")`` called with device arrays and a
 device ``out=``, so no hidden host transfer happens, and Numba picks its launch
@@ -23,14 +23,14 @@ from gpubench.kernels.elementwise.with_numba import _scalar
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 
 @functools.cache
 def _kernel(variant: str, dtype: str) -> Any:
     """The grid-stride kernel for one variant and dtype, created once per process."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -90,7 +90,7 @@ def _kernel(variant: str, dtype: str) -> Any:
 @functools.cache
 def _ufunc(variant: str, dtype: str) -> Any:
     """The formula as a CUDA ufunc with an explicit signature (compiled now, once)."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     import_cuda()
     import numba
@@ -108,7 +108,7 @@ def _args(ctx: BuildContext) -> tuple[Any, ...]:
 
 @implementation("elementwise", "numba", "cuda_jit", devices=("gpu",))
 def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import grid_1d
+    from gpubench.backends.numba.gpu import grid_1d
 
     args = _args(ctx)
     launch = _kernel(ctx.case.variant, ctx.case.dtype)[grid_1d(ctx.case.size)]
@@ -121,7 +121,7 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
 
 @implementation("elementwise", "numba", "vectorize_cuda", devices=("gpu",))
 def vectorize_cuda(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import require_device
+    from gpubench.backends.numba.gpu import require_device
 
     require_device('@vectorize(target="cuda")')
     fn = _ufunc(ctx.case.variant, ctx.case.dtype)

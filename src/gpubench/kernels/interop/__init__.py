@@ -38,6 +38,7 @@ from gpubench.spec import Case, Check, KernelSpec, WrongResult, random_array
 
 class Interop(KernelSpec):
     name = "interop"
+    own_first_call = False
     memory_relative = False
     order = 120
     bound = "latency"
@@ -139,7 +140,7 @@ def produce(producer: str, host: np.ndarray, device: str) -> Any:
     if producer == "cuda_python":
         return _cuda_python().to_device(host)
     if producer == "numba":
-        from gpubench.backends.numba_gpu import import_cuda
+        from gpubench.backends.numba.gpu import import_cuda
 
         cuda = import_cuda()
         out = cuda.to_device(host)
@@ -154,7 +155,7 @@ _CUDA_PYTHON: list[Any] = []
 def _cuda_python() -> Any:
     """A started CUDA Python backend (one per process) whose device arrays produce."""
     if not _CUDA_PYTHON:
-        from gpubench.backends.cuda_python_gpu import CudaPythonGPU
+        from gpubench.backends.cuda_python.adapter import CudaPythonGPU
 
         backend = CudaPythonGPU()
         backend.start(1)

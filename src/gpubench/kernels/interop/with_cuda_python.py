@@ -24,7 +24,7 @@ def _view(protocol: str, producer: str) -> Callable[[BuildContext], Callable[[],
     def build(ctx: BuildContext) -> Callable[[], Any]:
         from cuda.core.utils import StridedMemoryView
 
-        from gpubench.backends.cuda_python_gpu import DeviceArray
+        from gpubench.backends.cuda_python.adapter import DeviceArray
 
         stream = int(ctx.backend.stream.handle)
         make = (StridedMemoryView.from_dlpack if protocol == "dlpack"

@@ -11,7 +11,7 @@ from gpubench.spec import implementation
 
 
 def _as_cuda_array() -> Callable[[Any], Any]:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     return import_cuda().as_cuda_array
 

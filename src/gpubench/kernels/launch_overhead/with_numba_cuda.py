@@ -10,13 +10,13 @@ from typing import Any
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by :func:`_kernel`: kernels must see it as a module global
-#: (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 
 @functools.cache
 def _kernel() -> Any:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -31,7 +31,7 @@ def _kernel() -> Any:
 
 @implementation("launch_overhead", "numba", "cuda_jit", devices=("gpu",))
 def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import grid_1d
+    from gpubench.backends.numba.gpu import grid_1d
 
     a, out = ctx.inputs["a"], ctx.out("out")
     launch = _kernel()[grid_1d(out.shape[0])]

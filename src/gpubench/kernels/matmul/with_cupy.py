@@ -26,7 +26,7 @@ def require_full_fp32() -> None:
     Reads CuPy's effective compute type where its internal module exposes it (it keeps
     the first value it saw), and falls back to the environment variable otherwise.
     """
-    from gpubench.backends.cupy_gpu import cupy_tf32
+    from gpubench.backends.cupy.adapter import cupy_tf32
 
     setting = os.environ.get("CUPY_TF32", "")
     tf32 = cupy_tf32()

@@ -26,7 +26,7 @@ from typing import Any
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 #: tile edge and block edge (threads per block = TPB * TPB = 256)
@@ -38,7 +38,7 @@ SIM_TPB = 8
 
 def tile_size() -> int:
     """Tile and block edge: :data:`TPB`, or :data:`SIM_TPB` in the simulator."""
-    from gpubench.backends.numba_gpu import is_simulator
+    from gpubench.backends.numba.gpu import is_simulator
 
     return SIM_TPB if is_simulator() else TPB
 
@@ -48,7 +48,7 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
     """(naive, tiled) kernels for one dtype, created once per process."""
     import numpy as np
 
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()

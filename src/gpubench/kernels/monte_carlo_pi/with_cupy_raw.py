@@ -34,7 +34,8 @@ def raw_kernel(ctx: BuildContext) -> Callable[[], Any]:
     import cupy
 
     from gpubench import cuda_sources
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS
 
     n = ctx.case.size
     count = _module().get_function(f"monte_carlo_pi_{cuda_sources.suffix(ctx.case.dtype)}")

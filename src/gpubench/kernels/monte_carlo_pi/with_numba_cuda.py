@@ -7,7 +7,7 @@ apart in one sequence, so the streams are independent). The states live on the d
 and each draw advances them in place, so every call draws fresh points.
 
 Launch: a grid-stride loop over the n samples with at most one full wave of 256-thread
-blocks (:func:`gpubench.backends.numba_gpu.grid_1d`), so each thread draws about
+blocks (:func:`gpubench.backends.numba.gpu.grid_1d`), so each thread draws about
 n / threads points and exactly n are drawn in all. Points are drawn and compared in the
 case's dtype (``xoroshiro128p_uniform_float32`` for float32). Each thread counts its
 hits in a register, the block adds them with shared-memory atomics, and thread 0 adds
@@ -26,14 +26,14 @@ import numpy as np
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 
 @functools.cache
 def _kernels(dtype: str) -> tuple[Any, Any]:
     """(sampling kernel, finishing kernel) for one dtype, created once per process."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -71,7 +71,7 @@ def _kernels(dtype: str) -> tuple[Any, Any]:
 
 @implementation("monte_carlo_pi", "numba", "xoroshiro", devices=("gpu",))
 def xoroshiro(ctx: BuildContext) -> Callable[[], Any]:
-    from gpubench.backends.numba_gpu import grid_1d, import_cuda
+    from gpubench.backends.numba.gpu import grid_1d, import_cuda
 
     cuda = import_cuda()
     from numba.cuda.random import create_xoroshiro128p_states

@@ -29,7 +29,8 @@ def _module() -> Any:
 @implementation("moving_average", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
     from gpubench import cuda_sources
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS
 
     x, out = ctx.inputs["x"], ctx.out("out")
     rows, length = x.shape

@@ -34,7 +34,8 @@ def _function(name: str) -> Any:
 
 @implementation("moving_average", "cupy", "raw_kernel_sliding", devices=("gpu",))
 def raw_kernel_sliding(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid, unroll_factor
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS, unroll_factor
     from gpubench.kernels.moving_average.with_cupy_raw import raw_kernel
 
     x, out = ctx.inputs["x"], ctx.out("out")

@@ -24,7 +24,7 @@ The per-element loop costs O(window) instructions per element and is compute-bou
 (the same with the window staged in shared memory); the per-row loop has only
 rows = n / L threads, each a serial chain whose loads are L elements apart across a
 warp (uncoalesced). Launch: blocks of 256 threads (8 warps, 8 rows at a time), as many
-as the rows need up to one full wave (:func:`gpubench.backends.numba_gpu.grid_1d`);
+as the rows need up to one full wave (:func:`gpubench.backends.numba.gpu.grid_1d`);
 warps loop over further rows.
 """
 
@@ -37,7 +37,7 @@ from typing import Any
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factory below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 WARP = 32
@@ -47,7 +47,7 @@ FULL_MASK = 0xFFFFFFFF
 @functools.cache
 def _kernel() -> Any:
     """The moving-average kernel; Numba compiles one version per dtype on first launch."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -83,7 +83,7 @@ def _kernel() -> Any:
 
 @implementation("moving_average", "numba", "cuda_jit", devices=("gpu",))
 def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import grid_1d
+    from gpubench.backends.numba.gpu import grid_1d
 
     x, out = ctx.inputs["x"], ctx.out("out")
     w = int(ctx.case.params["window"])

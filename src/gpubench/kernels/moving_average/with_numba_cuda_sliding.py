@@ -44,7 +44,7 @@ within ~1e-7 of the float64 reference): float64 sums would double every float32 
 Numba imposes: 64-bit index arithmetic (Numba types integers as int64) and scalar, not
 vector, loads and stores. Launch: 256 threads, launch bounds 8 blocks per SM (at most
 32 registers: a full SM), grid = min(warps needed, one wave)
-(:func:`gpubench.backends.numba_gpu.grid_1d`).
+(:func:`gpubench.backends.numba.gpu.grid_1d`).
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ import numpy as np
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factory below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 WARP = 32
@@ -91,7 +91,7 @@ def warp_threads(n: int, v: int) -> int:
 def _kernel(dtype: str, window: int, v: int) -> Any:
     """``moving_average_warp(x, out, n, length)`` for one dtype, window W and V (flat
     C-contiguous x and out of n = rows * length elements)."""
-    from gpubench.backends.numba_gpu import import_cuda, is_simulator
+    from gpubench.backends.numba.gpu import import_cuda, is_simulator
 
     global cuda
     cuda = import_cuda()
@@ -192,7 +192,7 @@ def _kernel(dtype: str, window: int, v: int) -> Any:
 
 @implementation("moving_average", "numba", "cuda_jit_sliding", devices=("gpu",))
 def cuda_jit_sliding(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import grid_1d
+    from gpubench.backends.numba.gpu import grid_1d
     from gpubench.kernels.moving_average.with_numba_cuda import cuda_jit
 
     x, out = ctx.inputs["x"], ctx.out("out")

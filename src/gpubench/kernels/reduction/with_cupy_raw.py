@@ -31,7 +31,8 @@ def _module() -> Any:
 def raw_kernel(ctx: BuildContext) -> Callable[[], Any]:
     import cupy
 
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS
 
     case = ctx.case
     ins = [ctx.inputs[name] for name in INPUTS[case.variant]]

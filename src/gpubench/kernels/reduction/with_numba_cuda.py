@@ -31,7 +31,7 @@ import numpy as np
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 
@@ -42,7 +42,7 @@ def _jit_kernels() -> dict[str, Any]:
     Both passes use blocks of ``threads_per_block()`` threads (256; 32 in the simulator),
     a power of two as the shared-memory tree needs, fixed at compile time.
     """
-    from gpubench.backends.numba_gpu import import_cuda, threads_per_block
+    from gpubench.backends.numba.gpu import import_cuda, threads_per_block
 
     global cuda
     cuda = import_cuda()
@@ -124,7 +124,7 @@ _SECOND = {"sumsq": (), "dot": ("b",), "weighted_mean": ("w",)}
 
 @implementation("reduction", "numba", "cuda_jit", devices=("gpu",))
 def cuda_jit(ctx: BuildContext) -> Callable[[], Any]:
-    from gpubench.backends.numba_gpu import grid_1d, import_cuda
+    from gpubench.backends.numba.gpu import grid_1d, import_cuda
 
     cuda = import_cuda()
     variant = ctx.case.variant
@@ -149,7 +149,7 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], Any]:
 @functools.cache
 def _reduce_parts() -> tuple[Any, Any, Any]:
     """(square map kernel, product map kernel, ``@cuda.reduce`` sum), created once."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -174,7 +174,7 @@ def _reduce_parts() -> tuple[Any, Any, Any]:
 @implementation("reduction", "numba", "cuda_reduce", devices=("gpu",),
                 variants=("sumsq", "dot"))
 def cuda_reduce(ctx: BuildContext) -> Callable[[], Any]:
-    from gpubench.backends.numba_gpu import grid_1d, import_cuda
+    from gpubench.backends.numba.gpu import grid_1d, import_cuda
 
     cuda = import_cuda()
     square, product, sum_reduce = _reduce_parts()

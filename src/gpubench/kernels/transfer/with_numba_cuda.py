@@ -17,7 +17,7 @@ from gpubench.spec import BuildContext, implementation
 
 @implementation("transfer", "numba", "copy_to", devices=("gpu",))
 def copy_to(ctx: BuildContext) -> Callable[[], Any]:
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     cuda = import_cuda()
     x = ctx.inputs["x"]  # host memory: the spec sets place_inputs = False

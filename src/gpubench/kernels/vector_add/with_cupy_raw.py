@@ -30,7 +30,8 @@ def _module() -> Any:
 
 @implementation("vector_add", "cupy", "raw_kernel", devices=("gpu",))
 def raw_kernel(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.cuda_launch import THREADS, cupy_raw_grid
+    from gpubench.backends.cupy.adapter import cupy_raw_grid
+    from gpubench.cuda_launch import THREADS
 
     a, b, c = ctx.inputs["a"], ctx.inputs["b"], ctx.out("c")
     n = a.size

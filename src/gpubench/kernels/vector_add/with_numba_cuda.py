@@ -3,7 +3,7 @@
 
 ``cuda_jit`` is the workshop book's kernel made safe and reusable: a 1-D grid-stride loop
 (whose range is the bounds check) over at most one full wave of 256-thread blocks (see
-:func:`gpubench.backends.numba_gpu.grid_1d`). ``vectorize_cuda`` is
+:func:`gpubench.backends.numba.gpu.grid_1d`). ``vectorize_cuda`` is
 ``@vectorize(target="cuda")`` called with device arrays and ``out=`` a device array:
 given host arrays it would copy them in and the result out on every call (the hidden
 transfers of example 3 in the NumPy/CuPy/Numba Q&A); given device arrays it launches one
@@ -20,7 +20,7 @@ from typing import Any
 from gpubench.spec import BuildContext, implementation
 
 #: ``numba.cuda``, bound by the kernel factories below: kernels must see it as a module
-#: global (see :data:`gpubench.backends.numba_gpu.cuda`)
+#: global (see :data:`gpubench.backends.numba.gpu.cuda`)
 cuda: Any = None
 
 _SIGNATURES = ["float32(float32, float32)", "float64(float64, float64)"]
@@ -29,7 +29,7 @@ _SIGNATURES = ["float32(float32, float32)", "float64(float64, float64)"]
 @functools.cache
 def _kernel() -> Any:
     """The grid-stride add kernel; Numba compiles one version per dtype on first launch."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     global cuda
     cuda = import_cuda()
@@ -45,7 +45,7 @@ def _kernel() -> Any:
 @functools.cache
 def _ufunc() -> Any:
     """``a + b`` as a CUDA ufunc, compiled for both dtypes now (explicit signatures)."""
-    from gpubench.backends.numba_gpu import import_cuda
+    from gpubench.backends.numba.gpu import import_cuda
 
     import_cuda()  # the NumPy shim must precede numba.cuda's import by vectorize
     import numba
@@ -63,7 +63,7 @@ def _args(ctx: BuildContext) -> tuple[Any, Any, Any]:
 
 @implementation("vector_add", "numba", "cuda_jit", devices=("gpu",))
 def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import grid_1d
+    from gpubench.backends.numba.gpu import grid_1d
 
     a, b, c = _args(ctx)
     launch = _kernel()[grid_1d(c.shape[0])]
@@ -76,7 +76,7 @@ def cuda_jit(ctx: BuildContext) -> Callable[[], None]:
 
 @implementation("vector_add", "numba", "vectorize_cuda", devices=("gpu",))
 def vectorize_cuda(ctx: BuildContext) -> Callable[[], None]:
-    from gpubench.backends.numba_gpu import require_device
+    from gpubench.backends.numba.gpu import require_device
 
     require_device('@vectorize(target="cuda")')
     a, b, c = _args(ctx)

@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from gpubench.kernels.allocation import SPEC as ALLOCATION
 from gpubench.report.base import fmt_bytes, fmt_speedup, fmt_time
 from gpubench.report.render import text_table
 from gpubench.report.sections.common import best_per, primary_mode
 
-KERNEL = "allocation"
+KERNEL = ALLOCATION.name
 #: the kinds of allocator (:data:`gpubench.kernels.allocation.ALLOCATORS`), as columns
 KIND_LABELS = {"pool": "pool or cache", "driver": "driver, no pool", "managed": "managed",
                "host": "host allocator"}

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from gpubench.backends import backend_id
 from gpubench.report import figures, verdicts
 from gpubench.report.base import (
     BASELINE_FRAMEWORK,
@@ -45,7 +46,7 @@ def speedup_table(df: pd.DataFrame, mode: str, device: str = "gpu") -> pd.DataFr
                 [*ANALYSIS_COLUMNS, "speedup"]]
     if ok.empty:
         return None
-    base = f"{BASELINE_FRAMEWORK}-cpu"
+    base = backend_id(BASELINE_FRAMEWORK, "cpu")
     named = _group(ok)
     on_gpu = ok["device"].eq("gpu").groupby(named).all()
     groups = [g for g in _ordered(named, (base,))

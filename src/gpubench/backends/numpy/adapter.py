@@ -6,6 +6,8 @@ from gpubench.backends.base import Backend
 
 
 class NumpyCPU(Backend):
+    registry_order = 0
+    baseline = True
     framework = "numpy"
     device = "cpu"
     environment = "numpy"

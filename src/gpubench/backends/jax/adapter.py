@@ -14,6 +14,11 @@ from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Un
 
 class JaxBase(Backend):
     framework = "jax"
+    compile_cache_vars = {"JAX_COMPILATION_CACHE_DIR": "jax"}  # XLA executables, autotuning
+    #: JAX stores every compile (its defaults keep only those over 1 s, which leaves the
+    #: first call of most kernels uncached) of any size
+    compile_cache_settings = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                              "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
     display_name = "JAX"
     order = 30
     version_keys = ("jax",)
@@ -28,6 +33,12 @@ class JaxBase(Backend):
     #: MPI cannot receive into immutable arrays: communication is staged through host
     #: buffers, on CPU ranks too
     host_memory = False
+
+    @classmethod
+    def multi_device_steps(cls) -> dict[str, Any]:
+        from gpubench.backends.jax.mpi import STEPS
+
+        return STEPS
 
     def start(self, threads: int) -> dict[str, str]:
         try:
@@ -173,6 +184,7 @@ class JaxBase(Backend):
 
 
 class JaxCPU(JaxBase):
+    registry_order = 3
     device = "cpu"
     platform = "cpu"
     environment = "jax-cpu"
@@ -209,6 +221,7 @@ class JaxGPU(JaxBase):
     (``perf_counter+sync``), as does everything when the hooks are missing.
     """
 
+    registry_order = 7
     device = "gpu"
     platform = "gpu"
     environment = "jax"
@@ -217,7 +230,7 @@ class JaxGPU(JaxBase):
     timer = "perf_counter+sync"
     #: JAX has no device-wide wait: the result's, and every pending effect's
     caller_timer = "perf_counter+block_until_ready"
-    memory_probe = "gpubench.memory:JaxProbe"
+    memory_probe = "gpubench.backends.jax.memory:JaxProbe"
     supports_cold = True
     _cupti: Any = None
     _cupti_attached = False

@@ -22,7 +22,8 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
-from gpubench.timing import cupy_events
+from gpubench.backends.cupy.events import cupy_events
+from gpubench.cuda_launch import THREADS, grid_blocks
 
 
 def cupy_tf32() -> bool:
@@ -38,7 +39,18 @@ def cupy_tf32() -> bool:
         return setting.strip() not in ("", "0")
 
 
+def cupy_raw_grid(function: Any, items: int, shmem: int = 0, threads: int = THREADS) -> int:
+    """:func:`grid_blocks` for a CuPy RawKernel, with CuPy's own occupancy and SM count."""
+    import cupy
+
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        function.kernel.ptr, threads, shmem)
+    sm_count = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return grid_blocks(items, int(per_sm), int(sm_count), threads)
+
+
 class CupyGPU(CudaBuffersBackend):
+    registry_order = 5
     framework = "cupy"
     environment = "cupy"
     display_name = "CuPy"
@@ -49,6 +61,56 @@ class CupyGPU(CudaBuffersBackend):
     multi_device = ("cupy_devices",)
     peer_copy = True
     nccl = True
+    compile_cache_vars = {"CUPY_CACHE_DIR": "cupy"}  # CuPy's compiled kernels (NVRTC cubins)
+    device_probe_rank = 1
+
+    @classmethod
+    def multi_device_steps(cls) -> dict[str, Any]:
+        from gpubench.backends.cupy.mpi import STEPS
+
+        return STEPS
+
+    @classmethod
+    def measure_ceilings(cls, copy_bytes: int, gemm_n: int, transfer_bytes: list[int],
+                         more_copies: Any) -> dict[str, Any]:
+        from gpubench.backends.cupy.ceilings import cupy_ceilings
+
+        return cupy_ceilings(copy_bytes, gemm_n, transfer_bytes, more_copies)
+
+    @classmethod
+    def measure_copies(cls, copy_bytes: int, l2_bytes: int) -> tuple[Any, Any]:
+        from gpubench.backends.cupy.ceilings import cupy_copies
+
+        return cupy_copies(copy_bytes, l2_bytes)
+
+    @classmethod
+    def steady_copy(cls, elements: int) -> tuple[Any, Any]:
+        import cupy
+
+        src = cupy.random.random(elements, dtype=cupy.float32)
+        dst = cupy.empty_like(src)
+        return (lambda: dst.__setitem__(Ellipsis, src)), cupy.cuda.Device().synchronize
+
+    def nccl_communicator(self, ctx: Any) -> Any:
+        from gpubench.backends.cupy.mpi import nccl_communicator
+
+        return nccl_communicator(ctx)
+
+    def nccl_send_recv(self, comm: Any, buf: Any, peer: int, sending: bool) -> None:
+        from gpubench.backends.cupy.mpi import nccl_send_recv
+
+        nccl_send_recv(comm, buf, peer, sending)
+
+    def nccl_allreduce(self, ctx: Any, send: Any, recv: Any) -> Any:
+        from gpubench.backends.cupy.mpi import nccl_allreduce
+
+        return nccl_allreduce(ctx, send, recv)
+
+    def peer_copy_setup(self, src: int, dst: int, pattern: np.ndarray) -> tuple[Any, Any, bool]:
+        from gpubench.backends.cupy.mpi import peer_copy_setup
+
+        return peer_copy_setup(src, dst, pattern)
+
     claims = (("verbosity", False, "CuPy: gentle, low verbosity"),
               ("jit", False, "CuPy: no compilation overhead for standard operations"),
               ("drop_in", True, "cupyx.scipy.fft: a drop-in for scipy.fft, at the GPU's "
@@ -66,7 +128,7 @@ class CupyGPU(CudaBuffersBackend):
     fusion = (("fuse", "elementwise_kernel", "reduction_kernel"), ("array_ops", "array_op"),
               ("elementwise", "reduction"))
     caller_timer = "perf_counter+cudaDeviceSynchronize"
-    memory_probe = "gpubench.memory:CupyProbe"
+    memory_probe = "gpubench.backends.cupy.memory:CupyProbe"
     probe_module = "cupy"
     #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
     local_implementations = {"reduction": "array_op", "matmul": "cublas",

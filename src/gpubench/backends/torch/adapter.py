@@ -13,7 +13,7 @@ import numpy as np
 
 from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Unavailable
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
-from gpubench.timing import torch_events
+from gpubench.backends.torch.events import torch_events
 
 
 def inductor_cache_dir() -> Path:
@@ -38,6 +38,11 @@ class TorchBase(Backend):
     key_packages = ("torch", "triton", "numpy")
     probe_packages = ("torch",)
     multi_device = ()
+    compile_cache_vars = {"TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's
+                          "TRITON_CACHE_DIR": "triton"}  # Triton's compiled kernels
+    #: TorchInductor compiles in the calling thread, not in a pool of worker processes
+    #: that may still be compiling (other rows' kernels) while later rows are timed
+    step_settings = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
     torch_device = "cpu"
     #: torch.compile (Inductor fuses) against eager, the same expression
     fusion = (("compile",), ("eager",), ("elementwise", "reduction"))
@@ -103,6 +108,7 @@ class TorchBase(Backend):
 
 
 class TorchCPU(TorchBase):
+    registry_order = 4
     device = "cpu"
     environment = "torch-cpu"
     torch_device = "cpu"
@@ -111,15 +117,38 @@ class TorchCPU(TorchBase):
 class TorchGPU(TorchBase):
     """PyTorch on the first CUDA device, timed with CUDA events on the current stream."""
 
+    registry_order = 8
     device = "gpu"
     torch_device = "cuda"
     environment = "torch"
     timer = "cuda_event"
     #: torch.cuda.synchronize() waits for every stream of the device (cudaDeviceSynchronize)
     caller_timer = "perf_counter+torch.cuda.synchronize"
-    memory_probe = "gpubench.memory:TorchProbe"
+    memory_probe = "gpubench.backends.torch.memory:TorchProbe"
     supports_cold = True
     multi_device = ("torch_devices",)
+    device_probe_rank = 0
+
+    @classmethod
+    def multi_device_steps(cls) -> dict[str, Any]:
+        from gpubench.backends.torch.mpi import STEPS
+
+        return STEPS
+
+    @classmethod
+    def measure_ceilings(cls, copy_bytes: int, gemm_n: int, transfer_bytes: list[int],
+                         more_copies: Any) -> dict[str, Any]:
+        from gpubench.backends.torch.ceilings import torch_ceilings
+
+        return torch_ceilings(copy_bytes, gemm_n, transfer_bytes, more_copies)
+
+    @classmethod
+    def steady_copy(cls, elements: int) -> tuple[Any, Any]:
+        import torch
+
+        src = torch.rand(elements, device="cuda")
+        dst = torch.empty_like(src)
+        return (lambda: dst.copy_(src)), torch.cuda.synchronize
 
     def _alloc_pinned(self, nbytes: int) -> np.ndarray:
         self._staging_tensor = self._torch.empty(nbytes, dtype=self._torch.uint8,

@@ -11,6 +11,7 @@ class NumbaFacts(Backend):
     """What Numba's CPU and CUDA backends both declare (one framework, one column)."""
 
     framework = "numba"
+    compile_cache_vars = {"NUMBA_CACHE_DIR": "numba"}  # cache=True functions (none here)
     display_name = "Numba"
     order = 40
     version_keys = ("numba", "numba-cuda")
@@ -22,6 +23,7 @@ class NumbaFacts(Backend):
 
 
 class NumbaCPU(NumbaFacts):
+    registry_order = 2
     device = "cpu"
     probe_module = "numba"
     environment = "numba"

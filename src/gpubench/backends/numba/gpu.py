@@ -30,7 +30,7 @@ import numpy as np
 
 from gpubench.backends.base import Unavailable
 from gpubench.backends.cuda_common import CudaBuffersBackend
-from gpubench.backends.numba_cpu import NumbaFacts
+from gpubench.backends.numba.adapter import NumbaFacts
 from gpubench.timing import EventPair
 
 #: threads per block of the 1-D kernels on a GPU (a multiple of the warp size that lets
@@ -153,6 +153,7 @@ def fill(buffer: Any, value: float) -> None:
 class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     """Numba CUDA kernels on the first GPU, timed with CUDA events on stream 0."""
 
+    registry_order = 6
     environment = "numba-cuda"
     probe_packages = ("numba", "numba-cuda")
     claims = (("jit", True, "Numba: the first call pays JIT compilation"),
@@ -169,10 +170,17 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     cuda_c_reference = "cuda_python-gpu"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
-    memory_probe = "gpubench.memory:NumbaProbe"
+    memory_probe = "gpubench.backends.numba.memory:NumbaProbe"
     probe_module = "numba.cuda"
     #: several GPUs from one process: one context per device (``cuda.gpus[d]``)
     multi_device = ("numba_devices",)
+
+    @classmethod
+    def multi_device_steps(cls) -> dict[str, Any]:
+        from gpubench.backends.numba.mpi import STEPS
+
+        return STEPS
+
     #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
     local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
                              "monte_carlo_pi": "xoroshiro"}

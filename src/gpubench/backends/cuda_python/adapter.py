@@ -269,6 +269,7 @@ def _timing_event_options(core: Any) -> Any:
 class CudaPythonGPU(CudaBuffersBackend):
     """CUDA Python on device 0: NVRTC modules, one explicit stream, CUDA-event timing."""
 
+    registry_order = 9
     framework = "cuda_python"
     environment = "cuda_python"
     display_name = "CUDA Python"
@@ -277,9 +278,10 @@ class CudaPythonGPU(CudaBuffersBackend):
     key_packages = ("cuda-python", "numpy")
     probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
     multi_device = ()
+    compile_cache_vars = {NVRTC_CACHE_ENV: "nvrtc"}  # its NVRTC cubins
     claims = (("verbosity", True, "CUDA Python: verbose"),)
     caller_timer = "perf_counter+cuCtxSynchronize"
-    memory_probe = "gpubench.memory:DriverProbe"
+    memory_probe = "gpubench.backends.cuda_python.memory:DriverProbe"
     probe_module = "cuda.core"
     #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
     local_implementations = {"reduction": "nvrtc", "matmul": "tiled",

@@ -1,0 +1,5 @@
+"""CuPy on the GPU."""
+
+from gpubench.backends.cupy.adapter import CupyGPU
+
+BACKENDS = (CupyGPU,)
