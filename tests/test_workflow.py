@@ -70,7 +70,10 @@ def test_smoke_run_produces_valid_timings_and_report(smoke_run):
     assert len(samples) == int(ok["samples"].sum()) + int(
         frame.loc[frame["status"] != "ok", "samples"].fillna(0).sum())
     html = (res / "report" / "index.html").read_text()
-    assert "vector_add" in html and '<div class="plot scaling"' in html
+    # the per-kernel results: one detail view drawn from rows embedded once, and every
+    # row of the timings file as CSV beside the page
+    assert "vector_add" in html and 'id="gpubench-details-data"' in html
+    assert len(pd.read_csv(res / "report" / "index-rows.csv")) == len(frame)
     if not HAS_GPU:
         assert "unavailable" in html and "cupy-gpu" in html
     assert (res / "report" / "summary.md").read_text().strip()
