@@ -22,8 +22,9 @@ from gpubench.runner import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 OVERLAY = ROOT / "config" / "suites" / "quick.yaml"
-#: what an overlay may set: breadth (which rows), never how a row is measured
-BREADTH = {"suite", "gpu_modes", "baseline", "energy", "mpi", "kernels"}
+#: what an overlay may set: breadth (which rows), never how a row is measured; its thread
+#: counts are counts the full suite measures too (test_every_quick_row_is_a_full_row)
+BREADTH = {"suite", "gpu_modes", "baseline", "energy", "mpi", "kernels", "threads"}
 KERNEL_BREADTH = {"enabled", "sizes", "gpu_sizes", "baseline_sizes", "gpu_modes", "dtypes",
                   "variants", "implementations"}
 KEY = ("kernel", "variant", "size", "dtype", "implementation", "threads", "mode")
@@ -56,18 +57,18 @@ def test_full_is_the_config_file_as_it_is_and_quick_the_default():
 
 
 def test_quick_cuts_breadth_only_every_row_measured_as_in_full(both):
-    """No harness setting (samples, clocks, spread rounds), thread list or kernel
-    parameter in the overlay: a quick row is a full row, measured the same way."""
+    """No harness setting (samples, clocks, spread rounds) or kernel parameter in the
+    overlay: a quick row is a full row, measured the same way."""
     overlay = yaml.safe_load(OVERLAY.read_text())
     assert set(overlay) <= BREADTH
     for name, kcfg in overlay["kernels"].items():
         assert set(kcfg) <= KERNEL_BREADTH, name
     quick, full = both
-    for key in ("harness", "gpu_harness", "threads", "step_threads", "gpu_cold_max_bytes"):
+    for key in ("harness", "gpu_harness", "step_threads", "gpu_cold_max_bytes"):
         assert quick.get(key) == full.get(key), key
 
 
-@pytest.mark.parametrize("cores", [2, 16])
+@pytest.mark.parametrize("cores", [2, 6, 16])
 def test_every_quick_row_is_a_full_row(both, cores):
     quick, full = both
     for backend in full["backends"]:

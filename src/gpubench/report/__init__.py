@@ -237,6 +237,7 @@ class Inputs:
             "crossover": sections.crossover.build(df, self.crossings),
             "launch_floor": sections.launch_floor.build(df),
             "allocation": sections.allocation.build(df),
+            "threads": sections.threads.build(df),
             "first_call": sections.first_call.build(df),
             "code": code,
             "correctness": sections.correctness.build(df),
@@ -305,6 +306,8 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue, csv_name: str = "") -
             ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
             *([("allocation-loop", "Allocating in a loop")]
               if inputs.sections["allocation"].table is not None else []),
+            *([("threads", "Threads")]
+              if inputs.sections["threads"].table is not None else []),
             ("first-call", "First call"), ("correctness", "Correctness"),
             ("code-size", "Code size"), ("mpi", "MPI"), ("failures", "Failures and skips"),
             ("environment", "Environment")]

@@ -26,6 +26,7 @@ from gpubench.report.sections import (
     launch_floor,
     speedup,
     summary,
+    threads,
 )
 from gpubench.report.sections.ceilings import (
     CEILING_LABELS,
