@@ -96,10 +96,16 @@ def elementwise64(fn: Callable[..., Any], *arrays: np.ndarray) -> np.ndarray:
 
 
 def dot64(a: np.ndarray, b: np.ndarray) -> float:
-    """The float64 dot product of two flat arrays: chunk partial sums, summed exactly."""
+    """The float64 dot product of two flat arrays: chunk partial sums, summed exactly.
+
+    By ``einsum``, not BLAS: a BLAS dot starts the BLAS library's own threads, which then
+    spin on the cores for a while after the call. A reference computed just before a CPU
+    row's samples then left a framework's thread pool waiting for its cores: PyTorch's
+    reductions took ~8 ms a call at 4 and 8 threads on a 16-core host (30-80 µs in a
+    process where nothing else ran; tools/thread_stall_check.py)."""
     x, y = a.reshape(-1), b.reshape(-1)
-    parts = map_chunks(lambda s, e: float(np.dot(x[s:e].astype(np.float64),
-                                                 y[s:e].astype(np.float64))), x.size)
+    parts = map_chunks(lambda s, e: float(np.einsum("i,i->", x[s:e].astype(np.float64),
+                                                    y[s:e].astype(np.float64))), x.size)
     return math.fsum(parts)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from gpubench.report.base import fmt_int, fmt_sig, fmt_time
+from gpubench.report.base import fmt_int, fmt_sig, fmt_speedup, fmt_time
 from gpubench.report.render import text_table
 from gpubench.report.sections.common import primary_mode
 
@@ -152,6 +152,11 @@ def build(df: pd.DataFrame) -> Threads:
         f"{len(interior)} of {len(all_sizes)} case-sizes, and too close to call in "
         f"{len(close)} more; one thread was fastest in {len(one)}.",
     ]
+    collapse = [r for r in interior if r.medians[-1] > 2 * min(r.medians)]
+    if collapse:
+        sentences.append(
+            f"The most threads were more than twice as slow as the fastest count in "
+            f"{len(collapse)} case-size(s) ({_examples(found, collapse)}).")
     if largest:
         eff = np.median([r.efficiency_most for r in largest])
         sentences.append(
@@ -177,13 +182,17 @@ def build(df: pd.DataFrame) -> Threads:
 
 def _examples(found: dict[tuple[str, ...], list[SizeResult]],
               chosen: Sequence[SizeResult], most: int = 3) -> str:
-    """A few of the chosen case-sizes, named: 'numba-cpu njit_prange vector_add float32
-    at 1,024: 2 of 16 threads'."""
+    """The chosen case-sizes where the most threads lose most to the fastest count, named:
+    'numba-cpu njit_prange reduction (sumsq) float32 at 1,048,576: 8 threads 3.1× faster
+    than 16'."""
     ids = {id(r) for r in chosen}
+    named = [(r.medians[-1] / min(r.medians), case, r)
+             for case, results in found.items() for r in results if id(r) in ids]
+    named.sort(key=lambda t: -t[0])
     out = []
-    for case, results in found.items():
-        for r in results:
-            if id(r) in ids and len(out) < most:
-                out.append(f"{case[0]} {case[1]} {case[2]} {case[4]} at {fmt_int(r.size)}: "
-                           f"{r.best} of {r.threads[-1]} threads")
+    for ratio, case, r in named[:most]:
+        what = case[2] if case[3] in ("", "nan", "None", "default") else f"{case[2]} ({case[3]})"
+        out.append(f"{case[0]} {case[1]} {what} {case[4]} at {fmt_int(r.size)}: {r.best} "
+                   f"thread{'s' if r.best != 1 else ''} {fmt_speedup(ratio)} faster than "
+                   f"{r.threads[-1]}")
     return "; ".join(out)
