@@ -425,10 +425,13 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
 
 
 def img(figs: figures.FigureQueue, alt: str, fn: Callable[..., str], *args: Any,
-        cls: str = "") -> str:
+        cls: str = "", static: bool = False,
+        pick: tuple[str, str, str] | None = None) -> str:
     """A figure with alt text, filled in later by ``figs``: interactive on the page
-    (``fn``'s twin in :mod:`.plots`), ``fn``'s PNG in the static copies."""
-    return figs.add(fn, *args, alt=alt, cls=cls)
+    (``fn``'s twin in :mod:`.plots`; inline SVG where ``static``; one of a selector's
+    set where ``pick``, see :meth:`.figures.FigureQueue.add`), ``fn``'s PNG in the
+    static copies."""
+    return figs.add(fn, *args, alt=alt, cls=cls, static=static, pick=pick)
 
 
 def _series_order(rows: pd.DataFrame) -> list[str]:
