@@ -152,13 +152,25 @@ def test_figures_are_inline_with_alt_text(built: tuple[str, str, Path]) -> None:
     cases = details_data(page)["cases"]
     assert len(cases) == 8 and all(c["unit"] for c in cases)
     assert len(divs) > 4  # the overview, speedup, roofline, first-call figures
+    # the first screen's overview: inline SVG drawn at build time, no script needed
+    static = re.findall(r'<div class="plot static[^"]*" role="img" aria-label="([^"]+)">'
+                        r"(<svg.*?</svg>)\s*</div>", page, flags=re.S)
+    assert len(static) == 1 and static[0][0].strip() and "viewBox" in static[0][1]
+    assert "<script" not in static[0][1] and "<metadata" not in static[0][1]
+    divs = [d for d in divs if 'class="plot static' not in d]
     specs = re.findall(r'<script type="application/json" class="plot-spec" '
-                       r'data-for="([^"]+)">(.*?)</script>', page)
+                       r'data-for="([^"]+)"( data-pick="[^"]+")?>(.*?)</script>', page)
     assert len(specs) == len(divs)
-    for tag, (fid, text) in zip(divs, specs, strict=True):
+    for tag, (fid, pick, text) in zip(divs, specs, strict=True):
         alt = re.search(r'aria-label="([^"]*)"', tag)
         assert alt and alt.group(1).strip() and f'id="{fid}"' in tag
-        assert json.loads(text)["data"]
+        # a selector's figure: its specs are the set's, drawn one at a time
+        assert json.loads(text)["data"] if not pick else text == ""
+    # the speedup figures: one place, a spec per kernel, each with its own alt text
+    choices = re.findall(r'<script type="application/json" class="plot-choice" '
+                         r'id="([^"]+)" data-alt="([^"]+)">(.*?)</script>', page)
+    assert len(choices) == 2 and sum(bool(p) for _f, p, _t in specs) == 1
+    assert all(json.loads(text)["data"] and alt.strip() for _i, alt, text in choices)
     # plotly.js is inlined once, not run where it stands; nothing is fetched
     assert page.count('<script type="text/plain" id="gpubench-plotlyjs">') == 1
     assert "<link" not in page and not re.search(r"<script[^>]*\bsrc=", page)
