@@ -6,7 +6,10 @@ in the HTML. :meth:`FigureQueue.render` replaces each placeholder with an intera
 Plotly figure built by the drawing function's twin in :mod:`.plots` (its JSON with
 sorted keys and rounded floats, so the same data gives the same bytes) and inlines
 plotly.js and the table-sorting script once in the page head: the page stays one
-offline file. :meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
+offline file. The first screen's figures are inline SVG instead (:func:`svg_of`, drawn
+at build time: they show before the 4.8 MB of plotly.js are compiled), and a set of
+figures with one per kernel is one figure behind a selector (``pick``).
+:meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
 for summary.md and ``snakemake --report``, in worker processes when there are several
 cores (drawing dominates the report's run time, and figures are independent). PNGs use a
 fixed style, fixed DPI and no software or date tag. A PNG already in the folder is kept,
