@@ -36,12 +36,18 @@ INSPECT = """(async () => {
   const mark = n => { const e = performance.getEntriesByName(n); return e.length ?
                       e[0].startTime : null; };
   const nav = performance.getEntriesByType("navigation")[0];
-  const imgs = [...document.images], plots = [...document.querySelectorAll("div.plot")];
+  // interactive figures (the first screen's are inline SVG, counted apart)
+  const imgs = [...document.images],
+        plots = [...document.querySelectorAll("div.plot:not(.static)")];
   return {
     images: imgs.length, broken: imgs.filter(i => !i.complete || i.naturalWidth === 0).length,
     noAlt: imgs.filter(i => !(i.getAttribute("alt") || "").trim()).length
            + plots.filter(d => !(d.getAttribute("aria-label") || "").trim()).length,
     figures: plots.length,
+    static: document.querySelectorAll("div.plot.static > svg").length,
+    staticNoAlt: [...document.querySelectorAll("div.plot.static")].filter(
+      d => !(d.getAttribute("aria-label") || "").trim()).length,
+    picks: [...document.querySelectorAll("select.plot-pick")].map(s => s.options.length),
     drawn: plots.filter(d => d.querySelector(".plot-container svg.main-svg")).length,
     traces: document.querySelectorAll("div.plot g.trace").length,
     tables: document.querySelectorAll("table").length,
@@ -216,7 +222,7 @@ def open_page(page: Path, tmp: Path, shot: Path | None = None,
 
 def _assert_clean(info: dict[str, Any]) -> None:
     assert info["problems"] == [], info["problems"]
-    assert info["broken"] == 0 and info["noAlt"] == 0, info
+    assert info["broken"] == 0 and info["noAlt"] == 0 and info["staticNoAlt"] == 0, info
     assert info["drawn"] == info["figures"], info
     assert info["sortable"] == info["tables"] > 0, info
 
@@ -232,7 +238,9 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     _assert_clean(info)
     assert shot.stat().st_size > 10_000
     assert info["figures"] == page.read_text(encoding="utf-8").count('class="plot-spec"')
-    assert info["figures"] >= 8 and info["images"] == 0 and info["traces"] >= info["figures"]
+    assert info["figures"] >= 3 and info["images"] == 0 and info["traces"] >= info["figures"]
+    # the overview drawn at build time; the speedup figures one at a time, per kernel
+    assert info["static"] >= 1 and info["picks"] == [2], info
     assert info["h2"] >= 10 and info["text"] > 2000
     for kind in ("number", "time"):  # by value, not as text
         s = info["sort"][kind]
@@ -276,11 +284,15 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
           f"{info['plotly_ms'] / 1000:.2f} s, every figure drawn "
           f"{info['all_figures_ms'] / 1000:.2f} s")
     _assert_clean(info)
-    # the per-kernel figures are drawn on demand (one at a time), as PNGs for summary.md
-    drawn_on_demand = cases_drawn(page.read_text(encoding="utf-8"))
-    assert n_specs == info["figures"] >= 10 and drawn_on_demand >= 40
+    # the per-kernel figures are drawn on demand (one at a time), the speedup figures
+    # behind one selector, the first screen's figure inline: each a PNG for summary.md
+    text = page.read_text(encoding="utf-8")
+    drawn_on_demand = cases_drawn(text)
+    choices, static = text.count('class="plot-choice"'), text.count('class="plot static')
+    assert n_specs == info["figures"] and drawn_on_demand >= 40, info
+    assert info["picks"] == [choices] and choices >= 10 and static == info["static"] >= 1
     assert len(sorted((tmp_path / "summary_figures").glob("fig-*.png"))) == (
-        n_specs + drawn_on_demand)
+        n_specs - len(info["picks"]) + choices + static + drawn_on_demand)
 
 
 VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
@@ -308,8 +320,12 @@ FIRST_SCREEN = """(async () => {
   const header = document.querySelector("header.machine");
   const rec = document.querySelector("ul.recommendations li");
   const plot = document.querySelector("figure.overview div.plot");
-  // Plotly's drawing area: the rectangle the axes enclose
-  const area = plot && plot.querySelector(".cartesianlayer .bg, .draglayer .nsewdrag");
+  // drawn at build time as inline SVG (matplotlib's): the axes' background patch is
+  // the rectangle the axes enclose, their direct line2d groups the data lines
+  const svg = plot && plot.querySelector("svg");
+  const axes = svg && svg.querySelector("g[id^=axes_]");
+  const area = axes && axes.querySelector(":scope > g[id^=patch_]");
+  const lines = axes ? [...axes.querySelectorAll(":scope > g[id^=line2d_] > path")] : [];
   const method = document.querySelector("details.method");
   const out = {
     header: box(header), headerText: header ? header.innerText : "",
@@ -317,11 +333,15 @@ FIRST_SCREEN = """(async () => {
     rec: box(rec), recText: rec ? rec.innerText : "",
     recs: document.querySelectorAll("ul.recommendations li").length,
     plot: box(plot), area: box(area),
-    traces: plot ? plot.querySelectorAll("g.trace").length : 0,
-    dashed: plot ? [...plot.querySelectorAll("g.trace path.js-line")].filter(
-      p => (p.style.strokeDasharray || "none") !== "none").length : 0,
-    legend: plot ? [...plot.querySelectorAll("g.legend text.legendtext")].map(
+    traces: lines.length,
+    dashed: lines.filter(p => /stroke-dasharray/.test(p.getAttribute("style") || "")).length,
+    legend: svg ? [...svg.querySelectorAll("g[id^=legend_] text")].map(
       t => t.textContent) : [],
+    // drawn before any script: no interactive figure on the first screen waits for
+    // plotly.js
+    scripted: [...document.querySelectorAll("div.plot:not(.static)")].filter(d => {
+      const b = d.getBoundingClientRect(); return b.top < innerHeight && b.bottom > 0;
+    }).length,
     compact: box(document.getElementById("matrix")),
     compactCols: (() => { const t = document.querySelector("#matrix + .compact table");
       return t ? t.rows[0].cells.length : 0; })(),
@@ -419,6 +439,7 @@ def test_the_first_viewport_answers_the_question(tmp_path: Path) -> None:
         info["area"]["top"] >= info["rec"]["bottom"]), (info["rec"], info["area"])
     # one line per GPU framework on the device and one with transfers, crossovers marked
     assert info["dashed"] >= 5 and info["traces"] >= 10 + 1, info
+    assert info["scripted"] == 0, info
     assert sum(t.endswith("on the device") for t in info["legend"]) == 5, info["legend"]
     assert sum("+ transfers, measured" in t for t in info["legend"]) == 1, info["legend"]
     # the compact matrix follows the recommendations and the figure (the first viewport
@@ -506,3 +527,49 @@ def test_a_detail_selector_changes_the_figure(tmp_path: Path) -> None:
     # the device clock: the table's time column says so
     assert "median (pipelined)" in cpu["header"] and "median (device)" in device["header"]
     assert device["rows"] == cpu["rows"] and device["traces"] == cpu["traces"]
+
+
+#: the speedup section's one figure: its title before and after choosing the second
+#: kernel of its selector (redrawn by Plotly.react)
+PICK = """(async () => {
+  while (document.readyState !== "complete") await new Promise(r => setTimeout(r, 10));
+  await window.gpubenchPlots;
+  const select = document.querySelector("select.plot-pick");
+  const plot = document.getElementById(select.id + "-plot");
+  const title = () => (plot.querySelector(".gtitle") || {}).textContent || "";
+  const before = {title: title(), label: plot.getAttribute("aria-label")};
+  select.value = select.options[1].value;
+  select.dispatchEvent(new Event("change"));
+  for (let i = 0; i < 500 && title() === before.title; i++)
+    await new Promise(r => setTimeout(r, 20));
+  return {options: [...select.options].map(o => o.textContent), before,
+          after: {title: title(), label: plot.getAttribute("aria-label")},
+          plots: document.querySelectorAll("div.plot.speedup").length};
+})()"""
+
+
+def test_the_speedup_selector_redraws_its_one_figure(tmp_path: Path) -> None:
+    """The speedup section holds one figure, not one per kernel: choosing another
+    kernel draws that kernel's figure in its place, with its own alt text."""
+    _browser()
+    paths = write_set(tmp_path / "in")
+    page = tmp_path / "index.html"
+    build_report(paths["timings"], paths["env"], page, tmp_path / "summary.md",
+                 samples_csv=paths["samples"], mpi_csv=paths["mpi"])
+    with DevTools(_browser(), tmp_path / "profile-pick") as dev:
+        target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = dev.send("Target.attachToTarget", {"targetId": target,
+                                                     "flatten": True})["sessionId"]
+        for domain in ("Page", "Runtime", "Log"):
+            dev.send(f"{domain}.enable", session=session)
+        dev.send("Page.navigate", {"url": page.as_uri()}, session)
+        dev.wait_for("Page.loadEventFired")
+        out = dev.send("Runtime.evaluate", {"expression": PICK, "awaitPromise": True,
+                                            "returnByValue": True}, session)["result"]["value"]
+        problems = dev.problems()
+    assert problems == [], problems
+    assert out["plots"] == 1 and len(out["options"]) == 2, out
+    first, second = (o.split(" · ")[0] for o in out["options"])
+    assert out["before"]["title"].startswith(first), out
+    assert out["after"]["title"].startswith(second), out
+    assert second in out["after"]["label"] and out["after"]["label"] != out["before"]["label"]

@@ -37,6 +37,8 @@ rule report:
             category="gpubench report",
             labels={"file": "summary.md", "what": "summary"},
         ),
+        # written by the report beside the page (its detail view links it): every row
+        rows=f"{RESULTS}/report/index-rows.csv",
     # The figures' PNGs go to report/summary_figures/, not an output: Snakemake deletes
     # an output folder with everything in it before the job. The report replaces only
     # the PNGs it wrote (listed in summary_figures/.gpubench-figures), linked from

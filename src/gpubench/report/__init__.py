@@ -323,12 +323,13 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue, csv_name: str = "") -
         busy=inputs.busy, n_rows=len(df), n_ok=int((df["status"] == "ok").sum()),
         n_wrong=int((df["status"] == "wrong_result").sum()),
         matrix=Markup(matrix.render_html(*inputs.choice, df, inputs.overview,
-                                         sections.figure_drawer(figs))
+                                         sections.figure_drawer(figs, static=True))
                       if inputs.choice else ""),
         details=details, details_js=sections.details.html_script(),
         kernel_figures=[f for k in kernels for f in sections.kernels.figures(df, k)],
         queue=sections.figure_queuer(figs),
         sections=inputs.sections, figure=sections.figure_drawer(figs),
+        figure_pick=sections.common.figure_picker(figs),
         mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
 
 
@@ -410,7 +411,7 @@ def build_report(timings_csv: str | Path, env_json: str | Path, out_html: str | 
         html = render_html(inputs, figs, csv_name)
         # the rest, while the page's interactive figures are built
         drawer.ahead(figs.jobs, folder, figs.keys())
-        page = figs.render(html, workers)
+        page = figs.render(html, workers, drawer)
         results.atomic_write_text(out_html, page)
         sections.details.write_rows_csv(inputs.df, results.COLUMN_NAMES,
                                         Path(out_html).with_name(csv_name))

@@ -373,31 +373,49 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
     ax_t, ax_r = fig.subplots(1, 2)
     xlabel = f"problem size ({size_meaning}, log scale)" if size_meaning else (
         "problem size (log scale)")
+    from matplotlib.collections import LineCollection
+    from matplotlib.lines import Line2D
+
+    # the columns as arrays once, each (series, mode) as positions sorted by size: a
+    # frame filter per line cost more than drawing it
+    ordered = rows.reset_index(drop=True).sort_values("size_key", kind="mergesort")
+    cols = {c: ordered[c].to_numpy(float) for c in ("size_key", "caller_s", "caller_q1",
+                                                       "caller_q3", "throughput")}
+    where: dict[tuple[str, str], list[int]] = {}
+    for pos, key in enumerate(zip(ordered["series"], ordered["mode"], strict=True)):
+        where.setdefault(key, []).append(pos)
     for i, name in enumerate(series):
         color = cmap(i % cmap.N)
         marker = figures.MARKERS[i % len(figures.MARKERS)]
         for mode in modes:
-            s = rows[(rows["series"] == name) & (rows["mode"] == mode)].sort_values("size_key")
-            if s.empty:
+            idx = where.get((name, mode))
+            if not idx:
                 continue
-            x = s["size_key"].to_numpy(float)
-            med = s["caller_s"].to_numpy(float)
-            lo = np.clip(np.nan_to_num(med - s["caller_q1"].to_numpy(float)), 0, med * 0.999)
-            hi = np.clip(np.nan_to_num(s["caller_q3"].to_numpy(float) - med), 0, None)
+            x = cols["size_key"][idx]
+            med = cols["caller_s"][idx]
+            lo = np.clip(np.nan_to_num(med - cols["caller_q1"][idx]), 0, med * 0.999)
+            hi = np.clip(np.nan_to_num(cols["caller_q3"][idx] - med), 0, None)
             cold = mode == "cold"
             style = {"color": color, "marker": marker, "markersize": 4, "linewidth": 1.3,
                      "linestyle": ":" if cold else "-",
                      "markerfacecolor": "white" if cold else color}
-            # bars as one LineCollection: errorbar's caps and containers cost more to
-            # build and draw than the rest of the panel
+            # bars as one LineCollection and lines as plain Line2D, added directly:
+            # errorbar's caps and containers, and plot's argument parsing, cost more to
+            # build than drawing them
             timed = np.isfinite(med)
             if timed.any():
-                ax_t.vlines(x[timed], (med - lo)[timed], (med + hi)[timed], color=color,
-                            linewidth=1.0, linestyle=style["linestyle"])
-                ax_t.plot(x[timed], med[timed], **style)
-            thr = s["throughput"].to_numpy(float)
+                xt, low, high = x[timed], (med - lo)[timed], (med + hi)[timed]
+                bars = LineCollection(np.stack([np.c_[xt, low], np.c_[xt, high]], axis=1),
+                                      colors=[color], linewidths=1.0,
+                                      linestyles=style["linestyle"])
+                ax_t.add_collection(bars, autolim=False)
+                ax_t.update_datalim(np.r_[np.c_[xt, low], np.c_[xt, high]])
+                ax_t.add_line(Line2D(xt, med[timed], **style))
+            thr = cols["throughput"][idx]
             if np.isfinite(thr).any():
-                ax_r.plot(x, thr, **style)
+                ax_r.add_line(Line2D(x, thr, **style))
+    ax_t.autoscale_view()
+    ax_r.autoscale_view()
     sizes = rows["size_key"].to_numpy(float)
     figures.log_scale(ax_t, "x", sizes)
     figures.log_scale(ax_t, "y", np.concatenate([rows["caller_q1"].to_numpy(float),
@@ -425,10 +443,13 @@ def scaling_figure(rows: pd.DataFrame, title: str, size_meaning: str, unit: str)
 
 
 def img(figs: figures.FigureQueue, alt: str, fn: Callable[..., str], *args: Any,
-        cls: str = "") -> str:
+        cls: str = "", static: bool = False,
+        pick: tuple[str, str, str] | None = None) -> str:
     """A figure with alt text, filled in later by ``figs``: interactive on the page
-    (``fn``'s twin in :mod:`.plots`), ``fn``'s PNG in the static copies."""
-    return figs.add(fn, *args, alt=alt, cls=cls)
+    (``fn``'s twin in :mod:`.plots`; inline SVG where ``static``; one of a selector's
+    set where ``pick``, see :meth:`.figures.FigureQueue.add`), ``fn``'s PNG in the
+    static copies."""
+    return figs.add(fn, *args, alt=alt, cls=cls, static=static, pick=pick)
 
 
 def _series_order(rows: pd.DataFrame) -> list[str]:

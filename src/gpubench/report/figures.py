@@ -6,7 +6,10 @@ in the HTML. :meth:`FigureQueue.render` replaces each placeholder with an intera
 Plotly figure built by the drawing function's twin in :mod:`.plots` (its JSON with
 sorted keys and rounded floats, so the same data gives the same bytes) and inlines
 plotly.js and the table-sorting script once in the page head: the page stays one
-offline file. :meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
+offline file. The first screen's figures are inline SVG instead (:func:`svg_of`, drawn
+at build time: they show before the 4.8 MB of plotly.js are compiled), and a set of
+figures with one per kernel is one figure behind a selector (``pick``).
+:meth:`FigureQueue.write_pngs` draws the matplotlib figures as PNG files
 for summary.md and ``snakemake --report``, in worker processes when there are several
 cores (drawing dominates the report's run time, and figures are independent). PNGs use a
 fixed style, fixed DPI and no software or date tag. A PNG already in the folder is kept,
@@ -63,8 +66,15 @@ KEYS_FILE = ".gpubench-figures.keys"
 PNG_COLORS = 64
 
 
+#: set while :func:`svg_of` draws: :func:`png` then returns the figure as SVG markup
+_AS_SVG = False
+
+
 def png(fig: Figure) -> str:
-    """The figure as base64 palette PNG with no metadata that could vary between runs."""
+    """The figure as base64 palette PNG with no metadata that could vary between runs
+    (as SVG markup instead while :func:`svg_of` draws it)."""
+    if _AS_SVG:
+        return _svg(fig)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
@@ -79,6 +89,30 @@ def png(fig: Figure) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+def _svg(fig: Figure) -> str:
+    """The figure as an ``<svg>`` element to inline in HTML: text as text (the page's
+    font, searchable, a tenth of the bytes of glyph outlines), no metadata, fixed ids."""
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gpubench"}):
+        fig.savefig(buf, format="svg", metadata=dict.fromkeys(
+            ("Date", "Creator", "Format", "Type")))
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]
+    # scales with the page: the viewBox keeps the proportions
+    return re.sub(r'^<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1', text, count=1)
+
+
+def svg_of(fn: Callable[..., str], *args: Any) -> str:
+    """``fn(*args)`` (a drawing function that returns :func:`png`) drawn as inline SVG:
+    the page's first screen shows it as soon as the HTML is parsed, with no script."""
+    global _AS_SVG
+    _AS_SVG = True
+    try:
+        return fn(*args)
+    finally:
+        _AS_SVG = False
+
+
 def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     """A figure in matplotlib's default style, whatever the caller's rcParams say."""
     from matplotlib import style as mpl_style
@@ -89,6 +123,10 @@ def new_figure(height: float, width: float = FIG_WIDTH) -> Figure:
     # Labels carry names from the results (a GPU, a host, a backend): a "$" in one must
     # stay a dollar sign, not start mathtext (unbalanced, it would stop the report).
     matplotlib.rcParams["text.parse_math"] = False
+    # titles at the axes' top, where auto placement puts them in these figures (no
+    # labels above any axes): placing them costs a tight bounding box of every axis, an
+    # eighth of a figure's drawing
+    matplotlib.rcParams["axes.titley"] = 1.0
     return Figure(figsize=(width, height))
 
 
@@ -398,13 +436,15 @@ SORT_JS = r"""
 })();
 """
 
-#: draws the figures from their JSON. plotly.js (4.8 MB) is compiled only after the page's
+#: draws the figures from their JSON (the first screen's are inline SVG, drawn at build
+#: time: they need no script). plotly.js (4.8 MB) is compiled only after the page's
 #: load event, from a Blob URL (off the main thread where the browser can), so text and
 #: tables show and scroll at once; then the figures on the first screen are drawn, then
 #: those the reader scrolls towards, then the rest one at a time, so the page answers
 #: between figures. ``window.gpubenchFirstScreen`` resolves when the first screen's
 #: figures are drawn (at once when it has none), ``window.gpubenchPlots`` when all are;
-#: each leaves a ``performance.mark`` (the browser test reads both);
+#: each leaves a ``performance.mark`` (the browser test reads both); a ``select.plot-pick``
+#: redraws its one figure with the chosen spec of its set;
 #: ``window.gpubenchPlotly`` resolves once plotly.js is ready (the detail view draws then).
 BOOT_JS = r"""
 (function () {
@@ -414,9 +454,14 @@ BOOT_JS = r"""
   window.gpubenchPlotly = new Promise(function (r) { loaded = r; });
   window.gpubenchFirstScreen = new Promise(function (r) { firstDone = r; });
   function mark(name, done) { performance.mark(name); done(); }
+  function source(s) {  // a selector's figure: the chosen one of its set
+    var pick = s.getAttribute("data-pick");
+    return pick ? document.getElementById(pick + "-" + document.getElementById(pick).value)
+                : s;
+  }
   function draw(s) {
     if (!s.gpubenchDrawn) {
-      var f = JSON.parse(s.textContent);
+      var f = JSON.parse(source(s).textContent);
       var div = document.getElementById(s.getAttribute("data-for"));
       s.gpubenchDrawn = Plotly.newPlot(div, f.data, f.layout, f.config).then(function () {
         if (++drawn === specs.length) mark("gpubench-all-figures", finish);
@@ -438,6 +483,17 @@ BOOT_JS = r"""
     });
     if (!first.length) mark("gpubench-first-screen", firstDone);
     if (!specs.length) mark("gpubench-all-figures", finish);
+    [].forEach.call(document.querySelectorAll("select.plot-pick"), function (sel) {
+      sel.addEventListener("change", function () {
+        var s = byId[sel.id + "-plot"], div = document.getElementById(sel.id + "-plot");
+        div.setAttribute("aria-label", source(s).getAttribute("data-alt"));
+        // not drawn yet: it will be, with the choice made
+        if (s.gpubenchDrawn) s.gpubenchDrawn = s.gpubenchDrawn.then(function () {
+          var f = JSON.parse(source(s).textContent);
+          return Plotly.react(div, f.data, f.layout, f.config);
+        }).then(function () { performance.mark("gpubench-pick-drawn"); });
+      });
+    });
     if ("IntersectionObserver" in window) {
       var io = new IntersectionObserver(function (entries) {
         entries.forEach(function (e) {
@@ -477,6 +533,7 @@ BOOT_JS = r"""
 PAGE_CSS = ("table.sortable th{cursor:pointer}table.sortable th[aria-sort=ascending]::after"
             "{content:' \\25B2'}table.sortable th[aria-sort=descending]::after"
             "{content:' \\25BC'}.plot{width:100%;margin:.4em 0 1em}"
+            ".plot.static svg{display:block;width:100%;max-width:1000px;height:auto}"
             "table{content-visibility:auto;contain-intrinsic-size:auto 20em}")
 
 
@@ -511,51 +568,102 @@ class FigureQueue:
         self.alts: list[str] = []
         self.classes: list[str] = []
         self._keys: list[str | None] = []
+        #: figures shown on the page as inline SVG, not interactive (the first screen's)
+        self.static: set[int] = set()
+        #: figures shown one at a time behind a selector: index -> (the selector's id,
+        #: what it chooses, this figure's choice)
+        self.picks: dict[int, tuple[str, str, str]] = {}
 
     def keys(self) -> list[str | None]:
         """Each queued figure's :func:`figure_key` (computed once)."""
         self._keys += [figure_key(job) for job in self.jobs[len(self._keys):]]
         return list(self._keys)
 
-    def add(self, fn: Callable[..., str], *args: Any, alt: str = "", cls: str = "") -> str:
+    def add(self, fn: Callable[..., str], *args: Any, alt: str = "", cls: str = "",
+            static: bool = False, pick: tuple[str, str, str] | None = None) -> str:
         """Queue ``fn(*args)`` (a module-level function returning base64 PNG; its
-        interactive twin is found in :data:`plots.BUILDERS`)."""
+        interactive twin is found in :data:`plots.BUILDERS`). ``static``: on the page as
+        inline SVG drawn now, shown before any script runs; ``pick``: (selector id, what
+        it chooses, this figure's choice), one of a set of figures the page shows one at
+        a time in one place. Either way its PNG is drawn for summary.md as any other."""
         self.jobs.append((fn, args))
         self.alts.append(alt)
         self.classes.append(cls)
+        if static:
+            self.static.add(len(self.jobs) - 1)
+        if pick is not None:
+            self.picks[len(self.jobs) - 1] = pick
         return _TOKEN.format(len(self.jobs) - 1)
 
     def _html(self, index: int, pngs: dict[int, str]) -> str:
         fn, args = self.jobs[index]
         alt, cls = self.alts[index], self.classes[index]
+        if index in self.static:
+            klass = f"plot static {cls}".strip()
+            return (f'<div class="{_attr(klass)}" role="img" aria-label="{_attr(alt)}">'
+                    f"{pngs[index]}</div>\n")
         builder = plots.builder_for(fn)
         if builder is None:  # no interactive twin: the PNG, as before
             klass = f' class="{_attr(cls)}"' if cls else ""
             return (f'<img{klass} alt="{_attr(alt)}" '
                     f'src="data:image/png;base64,{pngs[index]}">\n')
-        fid = f"gpubench-fig-{index:03d}"
         klass = f"plot {cls}".strip()
         figure = builder(*args)
         # the drawn height reserved up front: the page does not jump as figures appear
         height = int(figure["layout"].get("height", 450))
+        if index in self.picks:
+            return self._pick_html(index, figure, klass, height)
+        fid = f"gpubench-fig-{index:03d}"
         return (f'<div class="{_attr(klass)}" id="{fid}" role="img" '
                 f'aria-label="{_attr(alt)}" style="min-height:{height}px"></div>\n'
                 f'<script type="application/json" class="plot-spec" data-for="{fid}">'
                 f"{plots.dumps(figure)}</script>\n")
 
-    def render(self, text: str, workers: int | None = None) -> str:
+    def _pick_html(self, index: int, figure: dict[str, Any], klass: str,
+                   height: int) -> str:
+        """One figure of a selector's set: its spec (``plot-choice``, drawn when chosen);
+        the set's first also brings the selector and the one place they are drawn."""
+        sid, what, _choice = self.picks[index]
+        members = [i for i, p in self.picks.items() if p[0] == sid]
+        pos = members.index(index)
+        out = []
+        if pos == 0:
+            options = "".join(f'<option value="{n}">{html.escape(self.picks[i][2])}</option>'
+                              for n, i in enumerate(members))
+            out.append(f'<form class="plot-pick-form" onsubmit="return false"><label>'
+                       f'{html.escape(what)} <select class="plot-pick" id="{sid}">{options}'
+                       f"</select></label> <span class=\"note\">{len(members)} figures, one "
+                       f"at a time</span></form>\n"
+                       f'<div class="{_attr(klass)}" id="{sid}-plot" role="img" '
+                       f'aria-label="{_attr(self.alts[index])}" '
+                       f'style="min-height:{height}px"></div>\n'
+                       f'<script type="application/json" class="plot-spec" '
+                       f'data-for="{sid}-plot" data-pick="{sid}"></script>\n')
+        out.append(f'<script type="application/json" class="plot-choice" id="{sid}-{pos}" '
+                   f'data-alt="{_attr(self.alts[index])}">{plots.dumps(figure)}</script>\n')
+        return "".join(out)
+
+    def render(self, text: str, workers: int | None = None,
+               drawer: Drawer | None = None) -> str:
         """The page with every figure as an interactive Plotly ``<div>`` (plotly.js and
         the table-sorting script inlined once in the head); a figure with no interactive
-        builder is drawn as a PNG ``<img>``."""
-        flat = [i for i, (fn, _) in enumerate(self.jobs) if plots.builder_for(fn) is None]
-        pngs = dict(zip(flat, draw_all([self.jobs[i] for i in flat], workers), strict=True))
+        builder is drawn as a PNG ``<img>``, a static one as inline SVG (by ``drawer``
+        where given, else in ``workers`` processes)."""
+        flat = [i for i, (fn, _) in enumerate(self.jobs)
+                if i not in self.static and plots.builder_for(fn) is None]
+        svgs = [(svg_of, (fn, *args)) for i, (fn, args) in enumerate(self.jobs)
+                if i in self.static]
+        jobs = [self.jobs[i] for i in flat] + svgs
+        drawn = (drawer.draw(jobs, [None] * len(jobs)) if drawer is not None
+                 else draw_all(jobs, workers))
+        pngs = dict(zip(flat + sorted(self.static), drawn, strict=True))
         parts = text.split("@@GPUBENCH-FIGURE-")
         out = [parts[0]]
         for part in parts[1:]:
             index, rest = part[:5], part[7:]
             out.append(self._html(int(index), pngs) + rest)
         page = "".join(out)
-        head = page_head(len(flat) < len(self.jobs))
+        head = page_head(len(flat) + len(self.static) < len(self.jobs))
         return page.replace("</head>", head + "</head>", 1) if "</head>" in page else (
             head + page)
 

@@ -133,11 +133,28 @@ def figure_queuer(figs: figures.FigureQueue) -> Callable[[Figure], str]:
     return queue
 
 
-def figure_drawer(figs: figures.FigureQueue) -> Callable[[Figure], Markup]:
+def figure_drawer(figs: figures.FigureQueue,
+                  static: bool = False) -> Callable[[Figure], Markup]:
     """The templates' ``figure(f)``: queue ``f`` on ``figs`` through :func:`base.img`
-    (the one place every figure goes through) and return its ``<img>``."""
+    (the one place every figure goes through) and return its placeholder. ``static``:
+    drawn as inline SVG (the first screen's figures, shown before any script runs)."""
 
     def figure(f: Figure) -> Markup:
-        return Markup(img(figs, f.alt, f.fn, *f.args, cls=f.cls))
+        return Markup(img(figs, f.alt, f.fn, *f.args, cls=f.cls, static=static))
 
     return figure
+
+
+def figure_picker(figs: figures.FigureQueue
+                  ) -> Callable[[Sequence[Figure], str, Sequence[str]], Markup]:
+    """The templates' ``figure_pick(fs, what, choices)``: a set of figures (one per
+    kernel, say) shown one at a time in one place behind a selector of ``what``, each
+    named by its choice; every one still gets its PNG in summary.md."""
+
+    def pick(fs: Sequence[Figure], what: str, choices: Sequence[str]) -> Markup:
+        sid = f"gpubench-pick-{len(figs.jobs):03d}"
+        return Markup("".join(img(figs, f.alt, f.fn, *f.args, cls=f.cls,
+                                  pick=(sid, what, choice))
+                              for f, choice in zip(fs, choices, strict=True)))
+
+    return pick

@@ -5,7 +5,7 @@ frameworks measured, and one figure per kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -111,6 +111,8 @@ class Speedup:
     figures: list[Figure]
     #: the CPU frameworks other than NumPy, over NumPy (None: none measured)
     cpu_table: pd.DataFrame | None = None
+    #: each figure's case, "kernel · variant · dtype" (the page's selector names them)
+    labels: list[str] = field(default_factory=list)
 
 
 def build(df: pd.DataFrame) -> Speedup:
@@ -120,6 +122,7 @@ def build(df: pd.DataFrame) -> Speedup:
         return Speedup(mode, None, [])
     ok = df[(df["status"] == "ok") & (df["mode"] == mode) & df["speedup"].notna()]
     drawn: dict[str, Figure] = {}
+    labels: list[str] = []
     for kernel, variant, dtype, g in _cases(ok):
         # one figure per kernel (its first variant and dtype with a curve): the table
         # above has every case, and drawing dominates the report's run time
@@ -143,4 +146,6 @@ def build(df: pd.DataFrame) -> Speedup:
                f"{fmt_speedup(top['speedup'])}.")
         drawn[kernel] = Figure(alt, speedup_figure, (frame, title, meaning,
                                                      meaning.startswith("elements")), "speedup")
-    return Speedup(mode, table, list(drawn.values()), speedup_table(df, mode, "cpu"))
+        labels.append(f"{kernel} · {variant} · {dtype}")
+    return Speedup(mode, table, list(drawn.values()), speedup_table(df, mode, "cpu"),
+                   labels)
