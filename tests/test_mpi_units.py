@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import shutil
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -360,7 +361,7 @@ def test_halo_error_checks_each_slab_against_the_periodic_reference():
 
     from mpi4py import MPI
 
-    from gpubench.mpi.jobs import HALO_ALPHA, halo_error
+    from gpubench.mpi.jobs.halo import HALO_ALPHA, halo_error
 
     ctx = SimpleNamespace(comm=MPI.COMM_SELF, rank=0, size=1)
     u0 = np.random.default_rng(3).random(50)
@@ -426,7 +427,7 @@ def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s,
 RNG_SCRIPT = r"""
 import json
 from gpubench.backends import load_backend
-from gpubench.mpi.jobs import rank_seed
+from gpubench.mpi.jobs.monte_carlo_pi import rank_seed
 be = load_backend("numba-gpu"); be.start_rank(None)
 def first(rank):
     mc = be.build_kernel("monte_carlo_pi", "default", 3000, "float64", {},
@@ -686,6 +687,7 @@ class _Ring:
 def _ring_ctx():
     from gpubench.backends.numpy.adapter import NumpyCPU
     from gpubench.mpi import jobs
+    from gpubench.mpi.jobs import halo, halo_overlap
 
     ring = _Ring()
 
@@ -706,7 +708,10 @@ def _ring_ctx():
             return ring.now
 
     Mpi.Request = Request
-    return jobs.Context(ring, Mpi(), NumpyCPU(), {}, jobs.Settings(), seed=1), jobs
+    steps = SimpleNamespace(halo_blocking_step=halo.halo_blocking_step,
+                            halo_overlap_step=halo_overlap.halo_overlap_step,
+                            HALO_ALPHA=halo.HALO_ALPHA)
+    return jobs.Context(ring, Mpi(), NumpyCPU(), {}, jobs.Settings(), seed=1), steps
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 97])

@@ -299,9 +299,19 @@ def test_every_mpi_job_declares_its_facts() -> None:
     assert jobs.JOB_FUNCTIONS == {name: j.run for name, j in facts.items()}
     for name, job in facts.items():
         assert job.run.__name__ == f"job_{name}"
+        assert job.run.__module__ == f"{jobs.__name__}.{name}"  # one module per job
         assert job.scaling in catalog.SCALING
         assert job.kernel is None or job.kernel.name == name
         assert job.size_meaning or job.scaling == "by_mode", name
+
+
+def test_every_mpi_job_module_is_found_by_the_scan() -> None:
+    """Each module of ``gpubench.mpi.jobs`` but the shared one declares the job it is
+    named after; the scan registers them all."""
+    from gpubench.mpi import catalog_of_jobs, jobs
+
+    modules = {m.name for m in pkgutil.iter_modules(jobs.__path__)} - {jobs.SHARED}
+    assert modules == set(catalog_of_jobs())
 
 
 def test_mpi_facts_drive_the_step_and_the_report() -> None:

@@ -1,10 +1,11 @@
-"""The MPI jobs' facts, each job's stated once: on its function in :mod:`gpubench.mpi.jobs`
-(``@mpi_job(...)``), its name the function's (``job_<name>``).
+"""The MPI jobs' facts, each job's stated once: on its function in its module
+``gpubench/mpi/jobs/<name>.py`` (``@mpi_job(...)``), its name the function's
+(``job_<name>``).
 
 Everything that lists jobs or asks what a job is (the step's plan and skips, the scaling
 columns, the report's curves, the workflow's job list) reads these facts through
 :func:`gpubench.mpi.catalog_of_jobs`, never a list of names of its own. This module
-imports nothing: the facts are plain data, the jobs module only needs NumPy.
+imports nothing: the facts are plain data, the jobs' modules only need NumPy.
 """
 
 from __future__ import annotations
