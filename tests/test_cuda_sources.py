@@ -37,7 +37,7 @@ from gpubench.kernels.moving_average.with_cuda_python_sliding import (
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
-                "moving_average", "launch_overhead")
+                "moving_average", "launch_overhead", "stencil", "linear_grad", "axpy")
 ARCH = "90"  # H100
 
 

@@ -12,15 +12,10 @@ use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpubench.mpi.catalog import MpiJob
-
-#: CUDA C of the jobs' own kernels (CUDA Python ranks compile it with NVRTC)
-KERNEL_SOURCE = Path(__file__).resolve().parent / "mpi_kernels.cu"
-
 
 def backend_class(backend_id: str) -> type:
     """The Backend class of a backend id, without importing its framework."""

@@ -89,6 +89,21 @@ class Context:
 
     def __post_init__(self) -> None:
         self.split = Split(getattr(self.mpi, "Wtime", time.perf_counter))
+        self._operations: dict[tuple[str, Any], dict[str, Callable[..., Any]]] = {}
+
+    def operations(self, spec: Any, dtype: Any) -> dict[str, Callable[..., Any]]:
+        """This rank's implementation of a kernel the jobs compute with between messages
+        (``stencil``, ``linear_grad``, ``axpy``: :attr:`~gpubench.spec.KernelSpec.suite`
+        false), one operation per variant, built on first use for ``dtype`` (a name or
+        an array's dtype) and kept for the item (:meth:`~gpubench.backends.base.Backend.
+        build_kernel`, as the reduction and matmul jobs build theirs)."""
+        key = (spec.name, dtype)
+        ops = self._operations.get(key)
+        if ops is None:
+            name = np.dtype(dtype).name
+            ops = self._operations[key] = {
+                v: self.ad.build_kernel(spec.name, v, 1, name, {}) for v in spec.variants}
+        return ops
 
     @property
     def rank(self) -> int:

@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.axpy import SPEC as AXPY
+from gpubench.kernels.linear_grad import SPEC as LINEAR_GRAD
 from gpubench.mpi.catalog import mpi_job
 from gpubench.mpi.jobs.common import Channel, Context, rel_err, result, split, tolerance
 
@@ -35,7 +37,9 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
         st = {"x": ad.to_device(x), "y": ad.to_device(y), "p0": p0, "hx": x, "hy": y,
               "recv": ad.to_device(np.zeros(nparams, dtype)),
               "hs": np.zeros(nparams, dtype), "hr": np.zeros(nparams, dtype)}
-        ad.block(ad.linear_grad(ad.to_device(p0), st["x"], st["y"]))  # compile
+        st["grad"] = ctx.operations(LINEAR_GRAD, dtype)["default"]
+        st["axpy"] = ctx.operations(AXPY, dtype)["default"]
+        ad.block(st["grad"](ad.to_device(p0), st["x"], st["y"]))  # compile
         return st
 
     st = ctx.guarded(setup)
@@ -43,7 +47,7 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     state = {"p": ad.to_device(st["p0"])}
 
     def averaged_grad(p: Any) -> Any:
-        g = ad.linear_grad(p, st["x"], st["y"])
+        g = st["grad"](p, st["x"], st["y"])
         return chan.allreduce(g, st["recv"], st["hs"], st["hr"])
 
     # check: the averaged gradient at p0 equals the full-batch gradient (float64)
@@ -60,12 +64,12 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     sp = ctx.split
 
     def local_grad() -> Any:
-        g = ad.linear_grad(state["p"], st["x"], st["y"])
+        g = st["grad"](state["p"], st["x"], st["y"])
         ad.block(g)
         return g
 
     def update(g: Any) -> Any:
-        p = ad.axpy(state["p"], g, lr / n)
+        p = st["axpy"](state["p"], g, lr / n)
         ad.block(p)
         return p
 

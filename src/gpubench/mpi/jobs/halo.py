@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.stencil import SPEC as STENCIL
 from gpubench.mpi.catalog import mpi_job
 from gpubench.mpi.jobs.common import Context, counts, rel_err, result, split, tolerance
 
@@ -27,12 +28,13 @@ def halo_exchange(ctx: Context, u: Any, n: int, path: str, bufs: dict[str, np.nd
         comm.Sendrecv(ad.view(u, 1, 2), dest=left, sendtag=2,
                       recvbuf=ad.view(u, n + 1, n + 2), source=right, recvtag=2)
         return u
-    ad.edges_to_host(u, n, bufs["sr"], bufs["sl"])
+    ops = ctx.operations(STENCIL, u.dtype)
+    ops["edges"](u, n, bufs["sr"], bufs["sl"])
     comm.Sendrecv(bufs["sr"], dest=right, sendtag=1, recvbuf=bufs["rl"], source=left,
                   recvtag=1)
     comm.Sendrecv(bufs["sl"], dest=left, sendtag=2, recvbuf=bufs["rr"], source=right,
                   recvtag=2)
-    return ad.set_ghosts(u, bufs["rl"], bufs["rr"])
+    return ops["ghosts"](u, bufs["rl"], bufs["rr"])
 
 
 def halo_error(ctx: Context, u0: np.ndarray, out: np.ndarray, k: int) -> float:
@@ -76,7 +78,8 @@ def halo_blocking_step(ctx: Context, u: Any, out: Any, n: int, path: str,
     Returns (new state, the buffer the next step writes into)."""
     ad, sp = ctx.ad, ctx.split
     u = sp.comm(lambda: halo_exchange(ctx, u, n, path, bufs))
-    out = sp.compute(lambda: finished(ad, ad.stencil(u, out, HALO_ALPHA)))
+    stencil = ctx.operations(STENCIL, u.dtype)["interior"]
+    out = sp.compute(lambda: finished(ad, stencil(u, out, HALO_ALPHA)))
     return out, u
 
 
@@ -106,7 +109,7 @@ def run_halo(ctx: Context, take: HaloStep, prepare: Callable[[Any, Any], None] |
         u0 = np.zeros(n + 2, dtype)
         u0[1:-1] = ctx.rng(4).random(n).astype(dtype)
         u, out = ad.to_device(u0), ad.to_device(u0)
-        ad.block(ad.stencil(u, out, HALO_ALPHA))  # compile
+        ad.block(ctx.operations(STENCIL, dtype)["interior"](u, out, HALO_ALPHA))  # compile
         if prepare is not None:
             prepare(u, out)
         return {"u0": u0, "u": u, "out": out}

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.kernels.stencil import SPEC as STENCIL
 from gpubench.mpi.catalog import mpi_job
 from gpubench.mpi.jobs.common import Context
 from gpubench.mpi.jobs.halo import HALO_ALPHA, finished, run_halo
@@ -24,7 +25,7 @@ def halo_post(ctx: Context, u: Any, n: int, path: str,
                 comm.Irecv(ad.view(u, n + 1, n + 2), source=right, tag=2),
                 comm.Isend(ad.view(u, n, n + 1), dest=right, tag=1),
                 comm.Isend(ad.view(u, 1, 2), dest=left, tag=2)]
-    ad.edges_to_host(u, n, bufs["sr"], bufs["sl"])
+    ctx.operations(STENCIL, u.dtype)["edges"](u, n, bufs["sr"], bufs["sl"])
     return [comm.Irecv(bufs["rl"], source=left, tag=1),
             comm.Irecv(bufs["rr"], source=right, tag=2),
             comm.Isend(bufs["sr"], dest=right, tag=1),
@@ -37,7 +38,7 @@ def halo_finish(ctx: Context, u: Any, path: str, bufs: dict[str, np.ndarray],
     ctx.mpi.Request.Waitall(requests)
     if path in ("direct", "host"):
         return u
-    return ctx.ad.set_ghosts(u, bufs["rl"], bufs["rr"])
+    return ctx.operations(STENCIL, u.dtype)["ghosts"](u, bufs["rl"], bufs["rr"])
 
 
 
@@ -48,15 +49,16 @@ def halo_overlap_step(ctx: Context, u: Any, out: Any, n: int, path: str,
     cells by the same formula as :func:`~gpubench.mpi.jobs.halo.halo_blocking_step`, so
     the same answer."""
     ad, sp = ctx.ad, ctx.split
+    cells = ctx.operations(STENCIL, u.dtype)["cells"]
     requests = sp.comm(lambda: halo_post(ctx, u, n, path, bufs))
     if n > 2:
-        out = sp.compute(lambda: finished(ad, ad.stencil_cells(u, out, HALO_ALPHA, 2, n)))
+        out = sp.compute(lambda: finished(ad, cells(u, out, HALO_ALPHA, 2, n)))
     u = sp.comm(lambda: halo_finish(ctx, u, path, bufs, requests))
 
     def edges() -> Any:
-        new = ad.stencil_cells(u, out, HALO_ALPHA, 1, 2)
+        new = cells(u, out, HALO_ALPHA, 1, 2)
         if n > 1:
-            new = ad.stencil_cells(u, new, HALO_ALPHA, n, n + 1)
+            new = cells(u, new, HALO_ALPHA, n, n + 1)
         return finished(ad, new)
 
     return sp.compute(edges), u
@@ -72,4 +74,4 @@ def job_halo_overlap(ctx: Context) -> dict[str, Any] | None:
     against the blocking exchange's answer."""
     return run_halo(ctx, halo_overlap_step,
                     prepare=lambda u, out: ctx.ad.block(
-                        ctx.ad.stencil_cells(u, out, HALO_ALPHA, 1, 2)))
+                        ctx.operations(STENCIL, u.dtype)["cells"](u, out, HALO_ALPHA, 1, 2)))
