@@ -314,7 +314,7 @@ def test_the_name_literal_check_bites(tmp_path: Path) -> None:
 
 
 def test_every_mpi_job_declares_its_facts() -> None:
-    from gpubench.mpi import JOBS, catalog, catalog_of_jobs, jobs
+    from gpubench.mpi import JOBS, catalog, catalog_of_jobs, jobs, schema
 
     facts = catalog_of_jobs()
     assert tuple(facts) == JOBS and len(JOBS) == len(set(JOBS))
@@ -326,6 +326,10 @@ def test_every_mpi_job_declares_its_facts() -> None:
         assert job.scaling in catalog.SCALING
         assert job.kernel is None or job.kernel.name == name
         assert job.size_meaning or job.scaling == "by_mode", name
+        # what the report pairs and reads against the link names a job and a column
+        assert not job.overlaps or job.overlaps in facts, name
+        assert job.link_rate in schema.COLUMN_NAMES, name
+        assert not job.link_reference or job.message, name
 
 
 def test_every_mpi_job_module_is_found_by_the_scan() -> None:

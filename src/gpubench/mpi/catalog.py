@@ -54,6 +54,15 @@ class MpiJob:
     needs: str = "mpi"
     #: fewest ranks (or devices) the job means anything at (p2p: a pair)
     min_ranks: int = 1
+    #: the blocking job this one overlaps with computation (halo_overlap: ``halo``): its
+    #: rows get ``hidden_s`` from that job's rows, and the report sets the two side by side
+    overlaps: str = ""
+    #: its rows are the link between GPUs measured on the host, which the device-buffer
+    #: messages between ranks are read against (``link_ref_gbps``; peer_copy)
+    link_reference: bool = False
+    #: the column of its rows read against the link (allreduce: ``bus_gbps``, the
+    #: nccl-tests convention)
+    link_rate: str = "gbps"
 
 
 _registered: dict[str, MpiJob] = {}

@@ -11,7 +11,8 @@ from gpubench.mpi.jobs.common import Channel, Context, rel_err, result
 
 
 @mpi_job(order=70, size_meaning="buffer bytes", buffers=True, message=True,
-         dtype="float32", defaults={"min_bytes": 4, "max_bytes": 1 << 20, "nccl": True})
+         dtype="float32", link_rate="bus_gbps",
+         defaults={"min_bytes": 4, "max_bytes": 1 << 20, "nccl": True})
 def job_allreduce(ctx: Context) -> dict[str, Any] | None:
     """Allreduce (sum) of float32 buffers, out of place; algorithm bandwidth and
     nccl-tests bus bandwidth. Mode names the implementation (MPI or NCCL)."""

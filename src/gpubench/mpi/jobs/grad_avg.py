@@ -37,9 +37,9 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
         st = {"x": ad.to_device(x), "y": ad.to_device(y), "p0": p0, "hx": x, "hy": y,
               "recv": ad.to_device(np.zeros(nparams, dtype)),
               "hs": np.zeros(nparams, dtype), "hr": np.zeros(nparams, dtype)}
-        st["grad"] = ctx.operations(LINEAR_GRAD, dtype)["default"]
-        st["axpy"] = ctx.operations(AXPY, dtype)["default"]
-        ad.block(st["grad"](ad.to_device(p0), st["x"], st["y"]))  # compile
+        st["gradient"] = ctx.operations(LINEAR_GRAD, dtype)["default"]
+        st["update"] = ctx.operations(AXPY, dtype)["default"]
+        ad.block(st["gradient"](ad.to_device(p0), st["x"], st["y"]))  # compile
         return st
 
     st = ctx.guarded(setup)
@@ -47,7 +47,7 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     state = {"p": ad.to_device(st["p0"])}
 
     def averaged_grad(p: Any) -> Any:
-        g = st["grad"](p, st["x"], st["y"])
+        g = st["gradient"](p, st["x"], st["y"])
         return chan.allreduce(g, st["recv"], st["hs"], st["hr"])
 
     # check: the averaged gradient at p0 equals the full-batch gradient (float64)
@@ -64,12 +64,12 @@ def job_grad_avg(ctx: Context) -> dict[str, Any] | None:
     sp = ctx.split
 
     def local_grad() -> Any:
-        g = st["grad"](state["p"], st["x"], st["y"])
+        g = st["gradient"](state["p"], st["x"], st["y"])
         ad.block(g)
         return g
 
     def update(g: Any) -> Any:
-        p = st["axpy"](state["p"], g, lr / n)
+        p = st["update"](state["p"], g, lr / n)
         ad.block(p)
         return p
 

@@ -64,7 +64,7 @@ def halo_overlap_step(ctx: Context, u: Any, out: Any, n: int, path: str,
     return sp.compute(edges), u
 
 
-@mpi_job(order=55, size_meaning="", scaling="by_mode", buffers=True,
+@mpi_job(order=55, size_meaning="", scaling="by_mode", buffers=True, overlaps="halo",
          defaults={"sizes": [1 << 16], "dtype": "float64", "steps": 100,
                    "scaling": ["strong", "weak"]})
 def job_halo_overlap(ctx: Context) -> dict[str, Any] | None:

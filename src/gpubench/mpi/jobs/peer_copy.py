@@ -11,7 +11,7 @@ from gpubench.mpi.jobs.common import Context, one_process_samples, result
 
 
 @mpi_job(order=85, size_meaning="message bytes", message=True, single_process=True,
-         needs="peer_copy", min_ranks=2, dtype="uint8",
+         needs="peer_copy", min_ranks=2, dtype="uint8", link_reference=True,
          defaults={"min_bytes": 1, "max_bytes": 1 << 20})
 def job_peer_copy(ctx: Context) -> dict[str, Any] | None:
     """The link between two GPUs of one host, measured where the ranks run: one process
