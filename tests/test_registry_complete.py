@@ -83,10 +83,10 @@ def backend_problems(cls: type[Backend]) -> list[str]:
 
 def test_every_kernel_package_is_found_by_the_scan() -> None:
     packages = {m.name for m in pkgutil.iter_modules(gpubench.kernels.__path__) if m.ispkg}
-    assert packages <= set(kernel_names(helpers=True))
+    assert packages <= set(kernel_names(suite_only=False))
 
 
-def test_the_mpi_jobs_helper_kernels_are_no_suite_cases() -> None:
+def test_the_kernels_only_mpi_jobs_use_are_no_suite_cases() -> None:
     """The kernels only the MPI jobs compute with (the halo's stencil, the linear model's
     gradient and update) have implementations but no single-device case: the run, the
     config, the catalogue and the report, which read kernel_names, never list them."""
@@ -94,13 +94,13 @@ def test_the_mpi_jobs_helper_kernels_are_no_suite_cases() -> None:
     from gpubench.config import ConfigError, validate_config
     from gpubench.spec import get_kernel, implementations
 
-    helpers = [n for n in kernel_names(helpers=True) if not get_kernel(n).suite]
-    assert {"stencil", "linear_grad", "axpy"} <= set(helpers)
-    assert not set(helpers) & set(kernel_names())
-    assert not set(helpers) & {s.name for s in kernel_specs()}
-    assert not set(helpers) & set(report_classes())
+    jobs_only = [n for n in kernel_names(suite_only=False) if not get_kernel(n).suite]
+    assert {"stencil", "linear_grad", "axpy"} <= set(jobs_only)
+    assert not set(jobs_only) & set(kernel_names())
+    assert not set(jobs_only) & {s.name for s in kernel_specs()}
+    assert not set(jobs_only) & set(report_classes())
     shipped = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    for name in helpers:
+    for name in jobs_only:
         assert implementations(name, "numpy", "cpu"), name  # what CPU ranks compute with
         assert not any(name in row[0] for row in catalog.rows()), name
         cfg = {**shipped, "kernels": {name: {"sizes": [8]}}}
@@ -270,7 +270,7 @@ def name_pattern(names: list[str]) -> re.Pattern[str]:
 #: framework added later is guarded too). Workload classes are the verdicts' names (each
 #: kernel declares its ``report_class``); a class named like a kernel ("elementwise",
 #: "linalg", "autodiff") is not flagged here
-NAME_LITERAL = name_pattern([n for n in [*kernel_names(helpers=True), *BACKENDS]
+NAME_LITERAL = name_pattern([n for n in [*kernel_names(suite_only=False), *BACKENDS]
                              if n not in report_classes()])
 #: (module, literal) pairs where the word is another thing's name that happens to equal a
 #: kernel's: a bound (:data:`gpubench.spec.BOUNDS`), a report section, a matrix aspect

@@ -380,11 +380,11 @@ def _specs() -> dict[str, KernelSpec]:
     return {**specs, **_registered}
 
 
-def kernel_names(helpers: bool = False) -> tuple[str, ...]:
+def kernel_names(suite_only: bool = True) -> tuple[str, ...]:
     """The suite's kernels in the order they run and appear in the report
-    (:attr:`KernelSpec.order`); ``helpers``: the kernels of no suite case too
+    (:attr:`KernelSpec.order`); not ``suite_only``: the kernels of no suite case too
     (:attr:`KernelSpec.suite` false, by name after them)."""
-    specs = {n: s for n, s in _specs().items() if helpers or s.suite}
+    specs = {n: s for n, s in _specs().items() if s.suite or not suite_only}
     return tuple(sorted(specs, key=lambda n: (not specs[n].suite, _order(specs[n]), n)))
 
 
