@@ -109,7 +109,7 @@ def run_halo(ctx: Context, take: HaloStep, prepare: Callable[[Any, Any], None] |
         u0 = np.zeros(n + 2, dtype)
         u0[1:-1] = ctx.rng(4).random(n).astype(dtype)
         u, out = ad.to_device(u0), ad.to_device(u0)
-        ad.block(ctx.operations(STENCIL, dtype)["interior"](u, out, HALO_ALPHA))  # compile
+        ad.block(ctx.operations(STENCIL, u.dtype)["interior"](u, out, HALO_ALPHA))  # compile
         if prepare is not None:
             prepare(u, out)
         return {"u0": u0, "u": u, "out": out}
