@@ -2,8 +2,10 @@
 "Adding a framework" (``GPUBENCH_PLUGINS=standin_plugin``, tests/test_standin_framework.py).
 
 Everything a framework needs is here, and nothing else was edited: the adapter (a thin
-NumPy-based ``Backend``: the defaults serve it, including every method the MPI jobs
-call), the one registration line, and one kernel implementation. In-tree the same
+NumPy-based ``Backend``: the defaults serve it, including what the MPI jobs ask of it to
+move buffers), the one registration line, and one kernel implementation (the one the
+reduction job computes with; the halo and grad_avg jobs would need the stencil,
+linear_grad and axpy kernels' too). In-tree the same
 pieces are a folder ``src/gpubench/backends/standin/`` (the adapter, and
 ``BACKENDS = (StandinCPU,)`` in its ``__init__``) and
 ``src/gpubench/kernels/reduction/with_standin.py``; a plugin may be laid out as that

@@ -50,6 +50,8 @@ def _set(cfg: dict, path: str, value) -> dict:
         ("kernels.vector_add.enabled", "yes", "kernels.vector_add.enabled"),
         ("kernels.vector_add.sise", [1], "kernels.vector_add"),
         ("kernels.stencil", {"sizes": [8]}, "kernels.stencil"),
+        ("mpi.jobs.stencil", {"sizes": [8]}, "mpi.jobs.stencil"),
+        ("mpi.jobs.halo.sise", [8], "mpi.jobs.halo"),
         ("harness.min_samples", 0, "harness.min_samples"),
         ("harness.max_time_s", -1, "harness.max_time_s"),
         ("harness.target_rel_spread", "5%", "harness.target_rel_spread"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import shutil
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -339,20 +340,6 @@ def test_collect_adds_efficiency(tmp_path):
     assert frame.loc[2, "efficiency"] == pytest.approx(1 / 1.1)
 
 
-def test_mpi_kernels_compile_with_nvrtc_for_h100():
-    """The CUDA Python ranks' own kernels compile for sm_90 (no GPU needed)."""
-    from test_cuda_sources import nvrtc_compile
-
-    from gpubench.mpi import KERNEL_SOURCE
-
-    ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
-                                 ["--gpu-architecture=compute_90", "-std=c++17"])
-    assert ok, log
-    for name in ("mpi_stencil_f64", "mpi_stencil_f32", "mpi_residual_f64", "mpi_grad_f32",
-                 "mpi_axpy_f64"):
-        assert f".entry {name}" in ptx.decode()
-
-
 def test_halo_error_checks_each_slab_against_the_periodic_reference():
     """The per-rank check (edge cells from the neighbours) equals the global np.roll
     reference, and sees a single wrong cell at a slab's edge."""
@@ -360,7 +347,7 @@ def test_halo_error_checks_each_slab_against_the_periodic_reference():
 
     from mpi4py import MPI
 
-    from gpubench.mpi.jobs import HALO_ALPHA, halo_error
+    from gpubench.mpi.jobs.halo import HALO_ALPHA, halo_error
 
     ctx = SimpleNamespace(comm=MPI.COMM_SELF, rank=0, size=1)
     u0 = np.random.default_rng(3).random(50)
@@ -426,7 +413,7 @@ def test_warm_up_runs_the_count_then_until_the_time_has_passed(warmup, warmup_s,
 RNG_SCRIPT = r"""
 import json
 from gpubench.backends import load_backend
-from gpubench.mpi.jobs import rank_seed
+from gpubench.mpi.jobs.monte_carlo_pi import rank_seed
 be = load_backend("numba-gpu"); be.start_rank(None)
 def first(rank):
     mc = be.build_kernel("monte_carlo_pi", "default", 3000, "float64", {},
@@ -459,37 +446,35 @@ def test_numba_monte_carlo_ranks_draw_reproducible_independent_streams():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cuda_python_rank_launches_match_the_ptx(dtype):
-    """What a CUDA Python rank launches, recorded instead of run: the jobs' own kernels
-    (mpi_kernels.cu) and the matmul kernel's tiled implementation on a rank's rows of A
+    """What a CUDA Python rank launches, recorded instead of run: the kernels the jobs
+    compute with between messages (stencil.cu, linear_grad.cu, axpy.cu, built as any
+    kernel is) and the matmul kernel's tiled implementation on a rank's rows of A
     (fewer than n: matmul.cu's m) take the arguments their PTX entries declare, on a
     grid that covers the rows."""
     from test_cuda_sources import (
         FakeArray,
         _fake_cuda_python_backend,
         arg_bytes,
-        nvrtc_compile,
         ptx_entries,
         ptx_of,
     )
 
-    from gpubench.mpi import KERNEL_SOURCE
-
-    ok, log, ptx = nvrtc_compile(KERNEL_SOURCE.read_text(), "mpi_kernels.cu",
-                                 ["--gpu-architecture=compute_90", "-std=c++17"])
-    assert ok, log
-    entries = {**ptx_entries(ptx.decode()), **ptx_entries(ptx_of("matmul"))}
+    entries = {}
+    for kernel in ("stencil", "linear_grad", "axpy", "matmul"):
+        entries.update(ptx_entries(ptx_of(kernel)))
     be = _fake_cuda_python_backend()
     u, out = FakeArray((66,), dtype), FakeArray((66,), dtype)
-    assert be.stencil(u, out, 0.25) is out
+    assert be.build_kernel("stencil", "interior", 64, dtype, {})(u, out, 0.25) is out
     p, x, y = FakeArray((1010,), dtype), FakeArray((7, 100), dtype), FakeArray((7, 10), dtype)
-    assert be.linear_grad(p, x, y).shape == (1010,)
-    assert be.axpy(p, FakeArray((1010,), dtype), 1e-3).shape == (1010,)
+    assert be.build_kernel("linear_grad", "default", 7, dtype, {})(p, x, y).shape == (1010,)
+    axpy = be.build_kernel("axpy", "default", 1010, dtype, {})
+    assert axpy(p, FakeArray((1010,), dtype), 1e-3).shape == (1010,)
     a, b, c = FakeArray((5, 40), dtype), FakeArray((40, 40), dtype), FakeArray((5, 40), dtype)
     be.build_kernel("matmul", "default", 40, dtype, {"a": a, "b": b}, {"c": c})()
     names = [launch[1] for launch in be.launches]
     sfx = "f32" if dtype == "float32" else "f64"
-    assert names == [f"mpi_stencil_{sfx}", f"mpi_residual_{sfx}", f"mpi_grad_{sfx}",
-                     f"mpi_axpy_{sfx}", f"matmul_tiled_{sfx}"]
+    assert names == [f"stencil_{sfx}", f"linear_grad_residual_{sfx}", f"linear_grad_{sfx}",
+                     f"axpy_{sfx}", f"matmul_tiled_{sfx}"]
     for _src, name, _grid, _block, args, _shmem in be.launches:
         assert [arg_bytes(arg) for arg in args] == entries[name]["params"], name
     grid, args = be.launches[-1][2], be.launches[-1][4]
@@ -686,6 +671,7 @@ class _Ring:
 def _ring_ctx():
     from gpubench.backends.numpy.adapter import NumpyCPU
     from gpubench.mpi import jobs
+    from gpubench.mpi.jobs import halo, halo_overlap
 
     ring = _Ring()
 
@@ -706,7 +692,10 @@ def _ring_ctx():
             return ring.now
 
     Mpi.Request = Request
-    return jobs.Context(ring, Mpi(), NumpyCPU(), {}, jobs.Settings(), seed=1), jobs
+    steps = SimpleNamespace(halo_blocking_step=halo.halo_blocking_step,
+                            halo_overlap_step=halo_overlap.halo_overlap_step,
+                            HALO_ALPHA=halo.HALO_ALPHA)
+    return jobs.Context(ring, Mpi(), NumpyCPU(), {}, jobs.Settings(), seed=1), steps
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 97])

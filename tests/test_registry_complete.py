@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from conftest import ROOT, _plugin
 
 import gpubench.kernels
@@ -82,7 +83,29 @@ def backend_problems(cls: type[Backend]) -> list[str]:
 
 def test_every_kernel_package_is_found_by_the_scan() -> None:
     packages = {m.name for m in pkgutil.iter_modules(gpubench.kernels.__path__) if m.ispkg}
-    assert packages <= set(kernel_names())
+    assert packages <= set(kernel_names(suite_only=False))
+
+
+def test_the_kernels_only_mpi_jobs_use_are_no_suite_cases() -> None:
+    """The kernels only the MPI jobs compute with (the halo's stencil, the linear model's
+    gradient and update) have implementations but no single-device case: the run, the
+    config, the catalogue and the report, which read kernel_names, never list them."""
+    from gpubench import catalog
+    from gpubench.config import ConfigError, validate_config
+    from gpubench.spec import get_kernel, implementations
+
+    jobs_only = [n for n in kernel_names(suite_only=False) if not get_kernel(n).suite]
+    assert {"stencil", "linear_grad", "axpy"} <= set(jobs_only)
+    assert not set(jobs_only) & set(kernel_names())
+    assert not set(jobs_only) & {s.name for s in kernel_specs()}
+    assert not set(jobs_only) & set(report_classes())
+    shipped = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    for name in jobs_only:
+        assert implementations(name, "numpy", "cpu"), name  # what CPU ranks compute with
+        assert not any(name in row[0] for row in catalog.rows()), name
+        cfg = {**shipped, "kernels": {name: {"sizes": [8]}}}
+        with pytest.raises(ConfigError, match=f"kernels.{name}: unknown kernel"):
+            validate_config(cfg)
 
 
 @pytest.mark.parametrize("name", kernel_names())
@@ -247,7 +270,7 @@ def name_pattern(names: list[str]) -> re.Pattern[str]:
 #: framework added later is guarded too). Workload classes are the verdicts' names (each
 #: kernel declares its ``report_class``); a class named like a kernel ("elementwise",
 #: "linalg", "autodiff") is not flagged here
-NAME_LITERAL = name_pattern([n for n in [*kernel_names(), *BACKENDS]
+NAME_LITERAL = name_pattern([n for n in [*kernel_names(suite_only=False), *BACKENDS]
                              if n not in report_classes()])
 #: (module, literal) pairs where the word is another thing's name that happens to equal a
 #: kernel's: a bound (:data:`gpubench.spec.BOUNDS`), a report section, a matrix aspect
@@ -291,7 +314,7 @@ def test_the_name_literal_check_bites(tmp_path: Path) -> None:
 
 
 def test_every_mpi_job_declares_its_facts() -> None:
-    from gpubench.mpi import JOBS, catalog, catalog_of_jobs, jobs
+    from gpubench.mpi import JOBS, catalog, catalog_of_jobs, jobs, schema
 
     facts = catalog_of_jobs()
     assert tuple(facts) == JOBS and len(JOBS) == len(set(JOBS))
@@ -299,9 +322,23 @@ def test_every_mpi_job_declares_its_facts() -> None:
     assert jobs.JOB_FUNCTIONS == {name: j.run for name, j in facts.items()}
     for name, job in facts.items():
         assert job.run.__name__ == f"job_{name}"
+        assert job.run.__module__ == f"{jobs.__name__}.{name}"  # one module per job
         assert job.scaling in catalog.SCALING
         assert job.kernel is None or job.kernel.name == name
         assert job.size_meaning or job.scaling == "by_mode", name
+        # what the report pairs and reads against the link names a job and a column
+        assert not job.overlaps or job.overlaps in facts, name
+        assert job.link_rate in schema.COLUMN_NAMES, name
+        assert not job.link_reference or job.message, name
+
+
+def test_every_mpi_job_module_is_found_by_the_scan() -> None:
+    """Each module of ``gpubench.mpi.jobs`` but the shared one declares the job it is
+    named after; the scan registers them all."""
+    from gpubench.mpi import catalog_of_jobs, jobs
+
+    modules = {m.name for m in pkgutil.iter_modules(jobs.__path__)} - {jobs.SHARED}
+    assert modules == set(catalog_of_jobs())
 
 
 def test_mpi_facts_drive_the_step_and_the_report() -> None:

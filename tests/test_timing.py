@@ -167,7 +167,7 @@ def test_multi_gpu_job_stops_within_its_wall_time_cap():
     ctx = jobs.Context(comm, mpi, JaxCPU(), item,
                        Settings.mpi(warmup=0, min_samples=3, target_rel_spread=1e-12,
                                     max_time_s=cap), seed=1)
-    res = jobs.job_multi_gpu(ctx)
+    res = jobs.JOB_FUNCTIONS["multi_gpu"](ctx)
     assert res["status"] == "ok", res
     samples = res["_samples"]
     assert all(s in (pytest.approx(1e-6), pytest.approx(2e-6)) for s in samples)
@@ -329,8 +329,8 @@ def test_torch_several_devices_split_and_sum(monkeypatch):
     item = {"size": 1001, "dtype": "float32", "mode": "torch_devices", "devices": 3}
     ctx = jobs.Context(comm, mpi, TorchGPU(), item,
                        Settings.mpi(warmup=0, min_samples=3, max_samples=3), seed=1)
-    res = jobs.job_multi_gpu(ctx)
+    res = jobs.JOB_FUNCTIONS["multi_gpu"](ctx)
     assert res["status"] == "ok" and res["rel_err"] <= res["tolerance"], res
     item["mode"] = "no_such_mode"
     with pytest.raises(ValueError, match="unknown multi_gpu mode"):
-        jobs.job_multi_gpu(ctx)
+        jobs.JOB_FUNCTIONS["multi_gpu"](ctx)

@@ -141,15 +141,20 @@ def check_sizes(config: Mapping[str, Any]) -> None:
 
 
 def check_mpi(mpi: Mapping[str, Any]) -> None:
-    """MPI backends must have an MPI version; byte ranges must be ordered."""
-    from gpubench.mpi import mpi_backends
+    """MPI jobs must be registered ones (the scan of :mod:`gpubench.mpi.jobs`), MPI
+    backends must have an MPI version; byte ranges must be ordered."""
+    from gpubench.mpi import catalog_of_jobs, mpi_backends
 
     known = mpi_backends()
     for i, name in enumerate(mpi.get("backends", [])):
         if name not in known:
             raise ConfigError(f"config key mpi.backends[{i}]: {name!r} has no MPI version; "
                               f"known: {list(known)}")
+    jobs = catalog_of_jobs()
     for job, jcfg in (mpi.get("jobs") or {}).items():
+        if job not in jobs:
+            raise ConfigError(f"config key mpi.jobs.{job}: unknown MPI job; known: "
+                              f"{list(jobs)}")
         jcfg = jcfg or {}
         if jcfg.get("min_bytes", 1) > jcfg.get("max_bytes", 2**62):
             raise ConfigError(f"config key mpi.jobs.{job}.min_bytes: larger than max_bytes")

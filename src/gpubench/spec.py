@@ -117,6 +117,12 @@ class KernelSpec:
     #: its first call is the framework's own (False: a hand-off that starts another
     #: framework, which no claim about compilation reads)
     own_first_call: bool = True
+    #: a case of the single-device suite (run, checked, catalogued and reported). False:
+    #: a computation other parts of the package build from its implementations (the MPI
+    #: jobs' local work that no suite kernel does: ``stencil``, ``linear_grad``,
+    #: ``axpy``), which :func:`kernel_names` and everything reading it leave out; its
+    #: builders return an operation with arguments, not the zero-argument call to time
+    suite: bool = True
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,
@@ -374,10 +380,12 @@ def _specs() -> dict[str, KernelSpec]:
     return {**specs, **_registered}
 
 
-def kernel_names() -> tuple[str, ...]:
-    """Kernels in the order they run and appear in the report (:attr:`KernelSpec.order`)."""
-    specs = _specs()
-    return tuple(sorted(specs, key=lambda n: (_order(specs[n]), n)))
+def kernel_names(suite_only: bool = True) -> tuple[str, ...]:
+    """The suite's kernels in the order they run and appear in the report
+    (:attr:`KernelSpec.order`); not ``suite_only``: the kernels of no suite case too
+    (:attr:`KernelSpec.suite` false, by name after them)."""
+    specs = {n: s for n, s in _specs().items() if s.suite or not suite_only}
+    return tuple(sorted(specs, key=lambda n: (not specs[n].suite, _order(specs[n]), n)))
 
 
 def _order(spec: KernelSpec) -> float:

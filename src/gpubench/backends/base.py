@@ -56,8 +56,8 @@ class Backend:
 
     One adapter serves the single-device harness and the MPI jobs (:mod:`gpubench.mpi`)
     alike: device choice, placement, copies, waits, clocks, and what MPI may read and
-    write in place. The MPI jobs' local computations are the kernels' own
-    implementations (:meth:`build_kernel`) where a kernel computes the same thing.
+    write in place. The MPI jobs' local computations are kernels' implementations
+    (:meth:`build_kernel`), never methods of the adapter.
     """
 
     framework: str = ""
@@ -335,12 +335,14 @@ class Backend:
         dst[...] = host
         return dst
 
-    # -- local computations of the MPI jobs ----------------------------------------------
+    # -- local computations of the MPI jobs: kernels' implementations -------------------
     def build_kernel(self, kernel: str, variant: str, size: int, dtype: str,
                      inputs: dict[str, Any], outputs: dict[str, Any] | None = None,
                      seed: int = 0) -> Callable[[], Any]:
         """The callable of this backend's implementation of ``kernel`` (the one the
-        single-device rows time) on these device inputs and outputs.
+        single-device rows time) on these device inputs and outputs; for a kernel of no
+        suite case (:attr:`~gpubench.spec.KernelSpec.suite` false: the halo's stencil,
+        the linear model's gradient and update) the operation it builds.
 
         The MPI jobs compute with it, so a kernel is written once per framework and a
         fix to it reaches both. Which implementation: :attr:`local_implementations`,
@@ -361,51 +363,6 @@ class Backend:
                                                  seed))
         raise LookupError(f"{self.backend_id} has no implementation of {kernel}/{variant} "
                           f"{dtype}" + (f" named {wanted!r}" if wanted else ""))
-
-    def array_module(self) -> Any:
-        """The NumPy-like module of this backend's arrays (the MPI-only computations
-        below are written once against it)."""
-        return np
-
-    def stencil(self, u: Any, out: Any, alpha: float) -> Any:
-        """One explicit heat-equation step of the interior of a slab with one ghost cell
-        each side (the halo job); returns the new state."""
-        out[1:-1] = u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:])
-        return out
-
-    def stencil_cells(self, u: Any, out: Any, alpha: float, start: int, stop: int) -> Any:
-        """:meth:`stencil` of cells ``start..stop-1`` only (1 <= start < stop <= n): the
-        halo_overlap job computes the interior while the ghosts are in flight, then the
-        edge cells. The whole stencil on a view one cell wider each side, so the same
-        code computes each cell as in :meth:`stencil`; returns the new state."""
-        self.stencil(self.view(u, start - 1, stop + 1), self.view(out, start - 1, stop + 1),
-                     alpha)
-        return out
-
-    def set_ghosts(self, u: Any, left: np.ndarray, right: np.ndarray) -> Any:
-        """Write the two ghost cells from host buffers; returns the state."""
-        self.upload(left, self.view(u, 0, 1))
-        self.upload(right, self.view(u, u.shape[0] - 1, u.shape[0]))
-        return u
-
-    def edges_to_host(self, u: Any, n: int, last: np.ndarray, first: np.ndarray) -> None:
-        """The last and the first interior cell of a slab of n cells into host buffers."""
-        self.download(self.view(u, n, n + 1), last)
-        self.download(self.view(u, 1, 2), first)
-
-    def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
-        """Gradient of sum((x W^T + b - y)^2) for the flat parameters p = [W (O*F), b (O)],
-        flattened the same way (the linear model of the workshop book's §9.8.2, the grad_avg
-        job)."""
-        xp = self.array_module()
-        outs, feats = y.shape[1], x.shape[1]
-        w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]
-        r = x @ w.T + b - y
-        return xp.concatenate([(2 * (r.T @ x)).ravel(), 2 * r.sum(axis=0)])
-
-    def axpy(self, p: Any, g: Any, scale: float) -> Any:
-        """p - scale * g (the grad_avg job's update); returns a new array."""
-        return p - scale * g
 
     # -- timing: primitives only; the loop is gpubench.timing's ------------------------
     #: whether flush_cache() really evicts the device cache (enables the cold mode)

@@ -3,23 +3,19 @@
 The step's parent (:mod:`gpubench.mpi.step`) never imports MPI or a framework: it
 checks that they can run, builds the launcher command (:mod:`gpubench.mpi.launch`),
 runs the ranks (:mod:`gpubench.mpi.worker`) under a time limit and turns whatever came
-back into tidy rows (:mod:`gpubench.mpi.schema`). Each job is written once
-(:mod:`gpubench.mpi.jobs`) against the framework's backend (:mod:`gpubench.backends`),
-the same adapter the single-device rows use.
+back into tidy rows (:mod:`gpubench.mpi.schema`). Each job is written once, in its own
+module of :mod:`gpubench.mpi.jobs` (found by a scan of that package), against the
+framework's backend (:mod:`gpubench.backends`), the same adapter the single-device rows
+use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpubench.mpi.catalog import MpiJob
-
-#: CUDA C of the jobs' own kernels (CUDA Python ranks compile it with NVRTC)
-KERNEL_SOURCE = Path(__file__).resolve().parent / "mpi_kernels.cu"
-
 
 def backend_class(backend_id: str) -> type:
     """The Backend class of a backend id, without importing its framework."""
@@ -70,8 +66,9 @@ def job_runs_on(job: str, backend_id: str) -> bool:
 
 def catalog_of_jobs() -> dict[str, MpiJob]:
     """Every MPI job's facts (:class:`~gpubench.mpi.catalog.MpiJob`), in the order the
-    report lists them: declared once each, on the job's function in :mod:`gpubench.mpi.jobs`
-    (which imports NumPy, never MPI or a framework)."""
+    report lists them: declared once each, on the job's function in its module of
+    :mod:`gpubench.mpi.jobs` (the package's scan imports them all; they import NumPy,
+    never MPI or a framework)."""
     from gpubench.mpi import catalog, jobs  # noqa: F401  (jobs declares them)
 
     return catalog.registered()

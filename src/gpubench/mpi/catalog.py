@@ -1,10 +1,11 @@
-"""The MPI jobs' facts, each job's stated once: on its function in :mod:`gpubench.mpi.jobs`
-(``@mpi_job(...)``), its name the function's (``job_<name>``).
+"""The MPI jobs' facts, each job's stated once: on its function in its module
+``gpubench/mpi/jobs/<name>.py`` (``@mpi_job(...)``), its name the function's
+(``job_<name>``).
 
 Everything that lists jobs or asks what a job is (the step's plan and skips, the scaling
 columns, the report's curves, the workflow's job list) reads these facts through
 :func:`gpubench.mpi.catalog_of_jobs`, never a list of names of its own. This module
-imports nothing: the facts are plain data, the jobs module only needs NumPy.
+imports nothing: the facts are plain data, the jobs' modules only need NumPy.
 """
 
 from __future__ import annotations
@@ -53,6 +54,15 @@ class MpiJob:
     needs: str = "mpi"
     #: fewest ranks (or devices) the job means anything at (p2p: a pair)
     min_ranks: int = 1
+    #: the blocking job this one overlaps with computation (halo_overlap: ``halo``): its
+    #: rows get ``hidden_s`` from that job's rows, and the report sets the two side by side
+    overlaps: str = ""
+    #: its rows are the link between GPUs measured on the host, which the device-buffer
+    #: messages between ranks are read against (``link_ref_gbps``; peer_copy)
+    link_reference: bool = False
+    #: the column of its rows read against the link (allreduce: ``bus_gbps``, the
+    #: nccl-tests convention)
+    link_rate: str = "gbps"
 
 
 _registered: dict[str, MpiJob] = {}

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 
 from gpubench import results
-from gpubench.mpi import jobs_where
+from gpubench.mpi import catalog_of_jobs, jobs_where
 
 #: 2: mean_s and the compute / communication split (compute_s ... hidden_s);
 #: 3: the measured link (link_ref_gbps, pct_of_link_ref) and the peer_copy job
@@ -193,7 +193,15 @@ def add_scaling(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 #: the overlapped job of a blocking one: its rows get ``hidden_s`` from the blocking rows
-OVERLAPPED = {"halo_overlap": "halo"}
+#: (:attr:`~gpubench.mpi.catalog.MpiJob.overlaps`)
+OVERLAPPED = {name: job.overlaps for name, job in catalog_of_jobs().items() if job.overlaps}
+#: jobs whose rows are the link measured on the host (peer_copy)
+LINK_JOBS = jobs_where(link_reference=True)
+#: jobs whose messages cross the link between ranks (p2p, allreduce)
+BETWEEN_RANKS = jobs_where(message=True, single_process=False)
+#: job -> the column of its rows read against the link, where not ``gbps``
+LINK_RATES = {name: job.link_rate for name, job in catalog_of_jobs().items()
+              if job.link_rate != "gbps"}
 
 
 def add_hidden(frame: pd.DataFrame) -> pd.DataFrame:
@@ -226,7 +234,7 @@ def link_reference(frame: pd.DataFrame) -> dict[str, float]:
     mean (a ping-pong's round trip crosses the link once each way). A direction whose
     largest message is not ok is left out, not replaced by a smaller one (a smaller
     message is further from the link's rate); one direction alone where only it is."""
-    rows = frame[frame["job"] == "peer_copy"]
+    rows = frame[frame["job"].isin(LINK_JOBS)]
     out: dict[str, float] = {}
     for host, g in rows.groupby("host", sort=True):
         rates = []
@@ -251,10 +259,11 @@ def add_link(frame: pd.DataFrame) -> pd.DataFrame:
     1-rank NCCL allreduce is a local copy) or with host buffers (they never touch the
     GPU link)."""
     frame = frame.copy()
-    bus = frame["bus_gbps"] if "bus_gbps" in frame else math.nan
-    rate = frame["gbps"].where(frame["job"] != "allreduce", bus)
-    between_ranks = frame["job"].isin(["p2p", "allreduce"])
-    has = ((between_ranks | (frame["job"] == "peer_copy")) & (frame["link_gbps"] > 0)
+    rate = frame["gbps"]
+    for job, column in LINK_RATES.items():
+        rate = rate.where(frame["job"] != job, frame[column] if column in frame else math.nan)
+    between_ranks = frame["job"].isin(BETWEEN_RANKS)
+    has = ((between_ranks | frame["job"].isin(LINK_JOBS)) & (frame["link_gbps"] > 0)
            & (rate > 0) & (frame["ranks"] >= 2) & (frame["path"] != "host"))
     frame["pct_of_link"] = math.nan
     frame.loc[has, "pct_of_link"] = 100.0 * rate[has] / frame.loc[has, "link_gbps"]

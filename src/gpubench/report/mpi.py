@@ -19,6 +19,7 @@ import pandas as pd
 
 from gpubench import results
 from gpubench.mpi import catalog_of_jobs, jobs_where
+from gpubench.mpi.schema import LINK_JOBS, LINK_RATES, OVERLAPPED
 from gpubench.report import figures, render, stats
 from gpubench.report.base import fmt_int, fmt_sig, fmt_time
 from gpubench.report.render import Figure, text_table
@@ -276,7 +277,7 @@ def _separate_gpus(row: pd.Series) -> bool:
 
 def _rate(row: pd.Series) -> float:
     """A message row's bandwidth: the allreduce's bus bandwidth, else the algorithm's."""
-    v = row["bus_gbps"] if row["job"] == "allreduce" else row["gbps"]
+    v = row[LINK_RATES.get(row["job"], "gbps")]
     return float(v) if _finite(v) else math.nan
 
 
@@ -297,7 +298,9 @@ def link_table(ok: pd.DataFrame) -> pd.DataFrame | None:
     rows = ok[ok["job"].isin(MESSAGE_JOBS) & (ok["ranks"] >= 2) & (ok["size"] > 0)]
     if rows.empty:
         return None
-    order = {job: i for i, job in enumerate(("peer_copy", "p2p", "allreduce"))}
+    # the measured link first, then the jobs read against it, in report order
+    order = {job: i for i, job in enumerate(sorted(MESSAGE_JOBS,
+                                                    key=lambda j: j not in LINK_JOBS))}
     out = []
     keys = ["job", "backend", "path", "mode", "ranks"]
     for key, g in sorted(rows.groupby(keys, sort=True),
@@ -471,12 +474,17 @@ def split_table(ok: pd.DataFrame) -> pd.DataFrame | None:
 
 def overlap_table(ok: pd.DataFrame) -> pd.DataFrame | None:
     """The halo exchange blocking (``Sendrecv``) against overlapped (``Isend``/``Irecv``
-    behind the interior), row by row on the same backend, ranks, size, path and mode."""
+    behind the interior), row by row on the same backend, ranks, size, path and mode
+    (each overlapped job against the one it overlaps: :data:`gpubench.mpi.schema.
+    OVERLAPPED`)."""
     keys = ["backend", "ranks", "size", "dtype", "path", "mode"]
-    blocking = ok[ok["job"] == "halo"].drop_duplicates(keys).set_index(keys)
-    overlap = ok[ok["job"] == "halo_overlap"].drop_duplicates(keys).set_index(keys)
-    both = blocking.merge(overlap, how="inner", left_index=True, right_index=True,
-                          suffixes=("_b", "_o"))
+    pairs = []
+    for over, blocks in OVERLAPPED.items():
+        blocking = ok[ok["job"] == blocks].drop_duplicates(keys).set_index(keys)
+        overlap = ok[ok["job"] == over].drop_duplicates(keys).set_index(keys)
+        pairs.append(blocking.merge(overlap, how="inner", left_index=True,
+                                    right_index=True, suffixes=("_b", "_o")))
+    both = pd.concat(pairs) if pairs else pd.DataFrame()
     if both.empty:
         return None
     out = []
@@ -513,7 +521,8 @@ def _finite(x: Any) -> bool:
 def multi_gpu_note(frame: pd.DataFrame) -> str:
     """What the GPU columns of the split and overlap tables cover so far: CPU ranks
     only, ranks sharing one GPU, or one GPU per rank."""
-    ok = frame[(frame["status"] == "ok") & frame["job"].isin(["halo", "halo_overlap"])]
+    ok = frame[(frame["status"] == "ok") & frame["job"].isin([*OVERLAPPED,
+                                                               *OVERLAPPED.values()])]
     gpu = ok[ok["device"] == "gpu"]
     spread = gpu[(gpu["ranks"] > 1) & gpu.apply(
         lambda r: len({u for u in str(r["gpu_uuids"]).split(";") if u}) > 1, axis=1)] \

@@ -17,7 +17,6 @@ start() turns every failure (no package, no driver, no device) into
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 import io
 import json
@@ -248,14 +247,6 @@ def _readable_log(source: str, text: str) -> str:
     return text.replace("\x00", "").replace("default_program", label).strip()
 
 
-@functools.cache
-def _mpi_source() -> str:
-    """CUDA C of the MPI jobs' computations that no kernel of ``kernels/`` has."""
-    from gpubench.mpi import KERNEL_SOURCE
-
-    return KERNEL_SOURCE.read_text()
-
-
 def _timing_event_options(core: Any) -> Any:
     """EventOptions with timing: ``timing_enabled`` (cuda-core 1.x) or ``enable_timing`` (0.x)."""
     for field in ("timing_enabled", "enable_timing"):
@@ -475,38 +466,6 @@ class CudaPythonGPU(CudaBuffersBackend):
         self.copy_to_device(dst, host)
         self._stream.sync()
         return dst
-
-    # -- the MPI jobs' own computations (gpubench/mpi/mpi_kernels.cu) ---------------------
-    def _launch_mpi(self, name: str, dtype: Any, items: int, *args: Any) -> None:
-        from gpubench import cuda_sources
-
-        kernel = self.kernel(_mpi_source(),
-                             f"mpi_{name}_{cuda_sources.suffix(np.dtype(dtype).name)}")
-        self.launch(kernel, self.grid_for(kernel, max(1, items)), THREADS, *args)
-
-    def stencil(self, u: DeviceArray, out: DeviceArray, alpha: float) -> DeviceArray:
-        n = u.size - 2
-        self._launch_mpi("stencil", u.dtype, n, u.ptr, out.ptr, np.int64(n),
-                         u.dtype.type(alpha))
-        return out
-
-    def linear_grad(self, p: DeviceArray, x: DeviceArray, y: DeviceArray) -> DeviceArray:
-        rows, feats = x.shape
-        outs = y.shape[1]
-        b_ptr = p.ptr + outs * feats * p.dtype.itemsize
-        r = self.empty((rows, outs), x.dtype.name)
-        g = self.empty((outs * feats + outs,), x.dtype.name)
-        dims = (np.int64(rows), np.int64(feats), np.int64(outs))
-        self._launch_mpi("residual", x.dtype, rows * outs, x.ptr, y.ptr, p.ptr, b_ptr,
-                         r.ptr, *dims)
-        self._launch_mpi("grad", x.dtype, g.size, x.ptr, r.ptr, g.ptr, *dims)
-        return g
-
-    def axpy(self, p: DeviceArray, g: DeviceArray, scale: float) -> DeviceArray:
-        out = self.empty((p.size,), p.dtype.name)
-        self._launch_mpi("axpy", p.dtype, p.size, p.ptr, g.ptr, out.ptr, np.int64(p.size),
-                         p.dtype.type(scale))
-        return out
 
     def zero(self, buffer: DeviceArray) -> None:
         """Set every byte of ``buffer`` to 0 (stream-ordered, not waited for)."""

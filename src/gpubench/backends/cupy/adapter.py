@@ -206,9 +206,6 @@ class CupyGPU(CudaBuffersBackend):
             return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
         return selection_uuid(self.selection)
 
-    def array_module(self) -> Any:
-        return self._cupy
-
     def free_memory(self) -> int | None:
         """Free device memory plus what CuPy's pool holds but no array uses (reusable)."""
         free = int(self._cupy.cuda.runtime.memGetInfo()[0])

@@ -126,62 +126,6 @@ class JaxBase(Backend):
     def upload(self, host: np.ndarray, dst: Any) -> Any:
         return self.to_device(host.reshape(dst.shape).astype(dst.dtype))
 
-    def array_module(self) -> Any:
-        import jax.numpy as jnp
-
-        return jnp
-
-    def _jitted(self) -> dict[str, Any]:
-        """The MPI jobs' own computations, jitted once per backend."""
-        if getattr(self, "_mpi_fns", None) is None:
-            jax = self._jax
-            jnp = self.array_module()
-            hi = jax.lax.Precision.HIGHEST
-
-            def loss(p: Any, x: Any, y: Any) -> Any:
-                outs, feats = y.shape[1], x.shape[1]
-                w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]
-                r = jnp.matmul(x, w.T, precision=hi) + b - y
-                return jnp.sum(r * r)
-
-            self._mpi_fns = {
-                "stencil": jax.jit(lambda u, alpha: u.at[1:-1].set(
-                    u[1:-1] + alpha * (u[:-2] - 2 * u[1:-1] + u[2:]))),
-                # cells start..stop-1 into out (halo_overlap; start, stop fixed per
-                # trace), out donated as the ghosts' state is below
-                "cells": jax.jit(lambda u, out, alpha, a, b: out.at[a:b].set(
-                    u[a:b] + alpha * (u[a - 1:b - 1] - 2 * u[a:b] + u[a + 1:b + 1])),
-                    static_argnums=(3, 4),
-                    donate_argnums=(1,) if self.platform == "gpu" else ()),
-                # The state is donated: XLA writes the two ghost cells in place instead
-                # of copying all of it (512 MiB a step at 2**26 float64 cells).
-                "ghosts": jax.jit(lambda u, lft, rgt: u.at[0].set(lft[0]).at[-1].set(rgt[0]),
-                                  donate_argnums=(0,) if self.platform == "gpu" else ()),
-                "edges": jax.jit(lambda u: jnp.stack([u[-2], u[1]])),
-                "grad": jax.jit(jax.grad(loss)),
-                "axpy": jax.jit(lambda p, g, s: p - s * g),
-            }
-        return self._mpi_fns
-
-    def stencil(self, u: Any, out: Any, alpha: float) -> Any:
-        return self._jitted()["stencil"](u, alpha)
-
-    def stencil_cells(self, u: Any, out: Any, alpha: float, start: int, stop: int) -> Any:
-        return self._jitted()["cells"](u, out, alpha, start, stop)
-
-    def set_ghosts(self, u: Any, left: np.ndarray, right: np.ndarray) -> Any:
-        return self._jitted()["ghosts"](u, left, right)
-
-    def edges_to_host(self, u: Any, n: int, last: np.ndarray, first: np.ndarray) -> None:
-        """Both edge cells in one dispatch and one transfer (two slices cost two)."""
-        last[0], first[0] = np.asarray(self._jitted()["edges"](u))
-
-    def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
-        return self._jitted()["grad"](p, x, y)
-
-    def axpy(self, p: Any, g: Any, scale: float) -> Any:
-        return self._jitted()["axpy"](p, g, scale)
-
 
 class JaxCPU(JaxBase):
     registry_order = 3

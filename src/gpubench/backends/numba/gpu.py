@@ -316,25 +316,6 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
         dst.copy_to_device(host)
         return dst
 
-    # -- the MPI jobs' own computations (no kernel of kernels/ computes them) -------------
-    def stencil(self, u: Any, out: Any, alpha: float) -> Any:
-        launch(mpi_kernels()["stencil"], u.shape[0] - 2, u, out, alpha)
-        return out
-
-    def linear_grad(self, p: Any, x: Any, y: Any) -> Any:
-        outs, feats = y.shape[1], x.shape[1]
-        w, b = p[:outs * feats].reshape(outs, feats), p[outs * feats:]
-        r = self._cuda.device_array(y.shape, dtype=y.dtype)
-        g = self._cuda.device_array(outs * feats + outs, dtype=y.dtype)
-        launch(mpi_kernels()["residual"], y.shape[0] * y.shape[1], x, y, w, b, r)
-        launch(mpi_kernels()["grad"], g.shape[0], x, r, g)
-        return g
-
-    def axpy(self, p: Any, g: Any, scale: float) -> Any:
-        out = self._cuda.device_array(p.shape[0], dtype=p.dtype)
-        launch(mpi_kernels()["axpy"], p.shape[0], p, g, scale, out)
-        return out
-
     # -- timing ------------------------------------------------------------------------
     def flush_cache(self) -> None:
         # Not synchronised: the flush also keeps the GPU busy while the timed call is
@@ -393,51 +374,3 @@ def launch(kernel: Any, items: int, *args: Any) -> None:
     """Launch a grid-stride kernel over ``items`` work items (at least one block)."""
     blocks, threads = grid_1d(max(1, items))
     kernel[blocks, threads](*args)
-
-
-@functools.cache
-def mpi_kernels() -> dict[str, Any]:
-    """The MPI jobs' computations that no kernel of ``kernels/`` has: the halo job's
-    stencil, the grad_avg job's residual, gradient and update. Made once per process."""
-    global cuda
-    cuda = import_cuda()
-
-    @cuda.jit
-    def stencil(u, out, alpha):
-        n = u.shape[0] - 2
-        for i in range(cuda.grid(1) + 1, n + 1, cuda.gridsize(1)):
-            out[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-
-    @cuda.jit
-    def residual(x, y, w, b, r):
-        for i in range(cuda.grid(1), r.shape[0] * r.shape[1], cuda.gridsize(1)):
-            row = i // r.shape[1]
-            o = i % r.shape[1]
-            acc = b[o]
-            for f in range(x.shape[1]):
-                acc += x[row, f] * w[o, f]
-            r[row, o] = acc - y[row, o]
-
-    @cuda.jit
-    def grad(x, r, g):
-        nout = r.shape[1]
-        nfeat = x.shape[1]
-        for e in range(cuda.grid(1), nout * nfeat + nout, cuda.gridsize(1)):
-            acc = 0.0
-            if e < nout * nfeat:
-                o = e // nfeat
-                f = e % nfeat
-                for row in range(x.shape[0]):
-                    acc += r[row, o] * x[row, f]
-            else:
-                o = e - nout * nfeat
-                for row in range(x.shape[0]):
-                    acc += r[row, o]
-            g[e] = 2.0 * acc
-
-    @cuda.jit
-    def axpy(a, b, scale, out):
-        for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
-            out[i] = a[i] - scale * b[i]
-
-    return {"stencil": stencil, "residual": residual, "grad": grad, "axpy": axpy}
