@@ -37,6 +37,7 @@ from gpubench import hostload, results
 from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
 from gpubench.report import (
+    cells,
     conditions,
     figures,
     headline,
@@ -245,8 +246,8 @@ class Inputs:
                                                       self.samples.note),
         }
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
-                                        code.sizes, matrix.energy_uncertainty(self.env.data),
-                                        matrix.power_limit(self.env.data))
+                                        code.sizes, cells.energy_uncertainty(self.env.data),
+                                        cells.power_limit(self.env.data))
         self.machine = headline.machine(self.env, df)
         self.machine.suite = str(self.suite.get("suite") or "")
         self.overview = headline.overview(
