@@ -253,7 +253,7 @@ OTHER_MEANINGS = {
     ("gpubench/spec.py", "transfer"): "the bound of BOUNDS",
     ("gpubench/ceilings.py", "transfer"): "kernel_bound's answer",
     ("gpubench/plausibility.py", "transfer"): "kernel_bound's answer",
-    ("gpubench/report/__init__.py", "allocation"): "the report section's name",
+    ("gpubench/report/outline.py", "allocation"): "the report section's name",
     ("gpubench/report/sections/__init__.py", "allocation"): "the report section's name",
     ("gpubench/report/matrix.py", "autodiff"): "the matrix aspect's name",
 }
@@ -364,3 +364,24 @@ def test_mpi_job_names_follow_their_kernel() -> None:
         mpi_job(order=99, size_meaning="x", kernel=Spec())(lambda ctx: None)
     with pytest.raises(ValueError, match="scaling"):
         mpi_job(order=99, size_meaning="x", scaling="sideways")(lambda ctx: None)
+
+
+# -- the report's sections: one list, read by the analysis, the contents and the pages ------
+
+def test_every_section_is_listed_once_and_its_templates_exist() -> None:
+    """The table of contents links each section's anchor, which its page template must
+    carry; its summary.md piece must exist; no key or anchor twice."""
+    from gpubench.report import outline
+
+    root = ROOT / "src" / "gpubench" / "report" / "templates"
+    keys = [s.key for s in outline.SECTIONS]
+    anchors = [s.anchor for s in outline.SECTIONS]
+    assert len(keys) == len(set(keys)) and len(anchors) == len(set(anchors))
+    for sec in outline.SECTIONS:
+        if sec.html:
+            assert f'id="{sec.anchor}"' in (root / sec.html).read_text(), sec.key
+        if sec.md:
+            assert (root / sec.md).exists(), sec.md
+    # a piece no section names would never be rendered
+    pieces = {p.name for p in root.glob("section_*.md.j2")}
+    assert pieces == {s.md for s in outline.SECTIONS if s.md}
