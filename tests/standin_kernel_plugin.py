@@ -37,7 +37,7 @@ class Scale(KernelSpec):
     bound = "memory"
     ceiling = "copy"
     unit = "GB/s"
-    report_class = "elementwise"
+    report_class = "elementwise work"
     target_pct = 80.0
     default_sizes = (1 << 10, 1 << 14)
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gpubench import plausibility
-from gpubench.ceilings import L2_MULTIPLE, ceiling_for
+from gpubench.ceilings import FALLBACK_L2_BYTES, L2_MULTIPLE, ceiling_for
 from gpubench.plausibility import MAX_OVER_CEILING, SYNC_BELOW_MIN_S, SYNC_BELOW_TOLERANCE
 
 L2 = 50 * 2**20
@@ -94,7 +94,7 @@ def test_with_an_l2_ceiling_small_rows_read_their_percent_against_it():
 
 def test_unknown_l2_size_falls_back_to_a_large_l2():
     ceilings = {k: v for k, v in CEILINGS.items() if k != "l2_bytes"}
-    inside = plausibility.FALLBACK_L2_BYTES * L2_MULTIPLE
+    inside = FALLBACK_L2_BYTES * L2_MULTIPLE
     assert plausibility.reason(_row(bytes=inside, gbps=5000.0), ceilings) == ""
     assert "faster than memory" in plausibility.reason(_row(bytes=inside + 1, gbps=5000.0),
                                                        ceilings)

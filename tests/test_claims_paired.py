@@ -12,6 +12,7 @@ import pytest
 from report_data import _sample_frame, row, write_set
 
 from gpubench import results
+from gpubench.report import claims as guide
 from gpubench.report import load_inputs, matrix
 
 NUMBA_CLAIM = "Numba matches CUDA C (hand-written kernels, same algorithm)"
@@ -28,22 +29,20 @@ def _frame(specs: list[tuple]) -> pd.DataFrame:
 
 
 def _numba(pairs: pd.DataFrame) -> list[str]:
-    return matrix.cuda_c_claim(pairs, "numba-gpu", "cuda_python-gpu", NUMBA_CLAIM)
+    return guide.cuda_c_claim(pairs, "numba-gpu", "cuda_python-gpu", NUMBA_CLAIM)
 
 
 def _jax(pairs: dict[str, pd.DataFrame]) -> list[str]:
-    return matrix.often_fast_claim(pairs, "jax-cpu", JAX_CLAIM)
+    return guide.often_fast_claim(pairs, "jax-cpu", JAX_CLAIM)
 
 
-def test_the_claims_are_the_backend_classes_facts() -> None:
-    """The claim texts the report judges come from the backend classes, so the tests
-    here check the rows the report shows."""
-    from gpubench.backends import backend_classes
-
-    said = {c for cls in backend_classes().values() for _k, _e, c in cls.claims}
+def test_the_claims_are_the_guides_data() -> None:
+    """The claim texts the report judges come from the guide's data, so the tests here
+    check the rows the report shows."""
+    said = {c for g in guide.GUIDE.values() for _k, _e, c in g.claims}
     assert {NUMBA_CLAIM, JAX_CLAIM} <= said
-    assert backend_classes()["numba-gpu"].cuda_c_reference == "cuda_python-gpu"
-    assert backend_classes()["jax-cpu"].fast_against[0] == "numpy-cpu"
+    assert guide.guide("numba-gpu").cuda_c_reference == "cuda_python-gpu"
+    assert guide.guide("jax-cpu").fast_against[0] == "numpy-cpu"
 
 
 def _pairs(ratios: list[float], **extra: str) -> pd.DataFrame:
@@ -67,15 +66,15 @@ def test_paired_cases_take_each_sides_fastest_row_of_shared_cases_only() -> None
         ("cuda_python-gpu", "nvrtc", "vector_add", "default", 16384, 2.0),
         ("numba-gpu", "cuda_jit", "vector_add", "default", 16384, 1.0),
     ])
-    p = matrix.paired_cases(df, ("cuda_python-gpu", ("nvrtc",)), ("numba-gpu", ("cuda_jit",)),
+    p = guide.paired_cases(df, ("cuda_python-gpu", ("nvrtc",)), ("numba-gpu", ("cuda_jit",)),
                             "median_s")
     assert list(p["size_key"]) == [1024, 16384]
     assert p["ratio"].tolist() == [1.25, 0.5]
     assert list(p["row"]) == [0, 5] and list(p["other_row"]) == [1, 6]
     # no implementation named: the fastest of any
-    anyone = matrix.paired_cases(df, ("cuda_python-gpu", ()), ("numba-gpu", ()), "median_s")
+    anyone = guide.paired_cases(df, ("cuda_python-gpu", ()), ("numba-gpu", ()), "median_s")
     assert anyone.loc[0, "other_implementation"] == "vectorize_cuda"
-    assert matrix.paired_cases(df, ("jax-gpu", ()), ("numba-gpu", ()), "median_s").empty
+    assert guide.paired_cases(df, ("jax-gpu", ()), ("numba-gpu", ()), "median_s").empty
 
 
 def test_numba_pairs_compare_the_same_algorithm() -> None:
@@ -89,7 +88,7 @@ def test_numba_pairs_compare_the_same_algorithm() -> None:
         ("numba-gpu", "xoroshiro", "monte_carlo_pi", "default", 1024, 1.0),  # not paired
         ("cuda_python-gpu", "nvrtc", "monte_carlo_pi", "default", 1024, 1.0),
     ])
-    p = matrix.cuda_c_pairs(df, "numba-gpu")
+    p = guide.cuda_c_pairs(df, "numba-gpu")
     assert dict(zip(p["pair"], p["ratio"], strict=True)) == {
         "cuda_jit_naive/naive": 1.0, "cuda_jit_tiled/tiled": 2.0}
 
@@ -105,13 +104,13 @@ def test_numba_pairs_compare_the_same_algorithm() -> None:
 def test_the_numba_claim_at_its_threshold(ratios: list[float], verdict: str) -> None:
     got = _numba(_pairs(ratios, pair="cuda_jit/nvrtc"))
     assert got[0] == NUMBA_CLAIM and got[2] == verdict
-    within = sum(r <= matrix.CUDA_C_MATCH for r in ratios)
+    within = sum(r <= guide.CUDA_C_MATCH for r in ratios)
     assert f"{len(ratios)} shared cases" in got[1] and f"in {within};" in got[1]
     assert "device clock" in got[1] and "vector_add cuda_jit/nvrtc" in got[1]
 
 
 def test_the_numba_claim_without_shared_rows_is_not_measured() -> None:
-    got = _numba(matrix.cuda_c_pairs(_frame([
+    got = _numba(guide.cuda_c_pairs(_frame([
         ("numba-gpu", "cuda_jit", "vector_add", "default", 1024, 1.0)]), "numba-gpu"))
     assert got[2] == "not measured" and got[1].startswith("not measured: no numba-gpu")
 
@@ -131,23 +130,23 @@ def test_the_fusion_claim_at_its_threshold() -> None:
     edge = 1 + matrix.stats.MIN_EFFECT
     pairs = {("cupy-gpu", "fuse"): _pairs([edge, 3.0]),
              ("torch-gpu", "compile"): _pairs([2.0])}
-    got = matrix.fusion_claim(pairs)
+    got = guide.fusion_claim(pairs)
     assert got[2] == "holds" and "faster in 2 of 2 cases" in got[1]
     pairs[("cupy-gpu", "fuse")] = _pairs([edge - 1e-4, 3.0])
-    got = matrix.fusion_claim(pairs)
+    got = guide.fusion_claim(pairs)
     assert got[2] == "partly" and "faster in 1 of 2 cases" in got[1]
     assert "not faster: vector_add/default float32 at 1,024" in got[1]
-    got = matrix.fusion_claim({("cupy-gpu", "fuse"): _pairs([1.0, 0.5])})
+    got = guide.fusion_claim({("cupy-gpu", "fuse"): _pairs([1.0, 0.5])})
     assert got[2] == "does not hold"
 
 
 def test_the_fusion_claim_names_what_it_could_not_pair() -> None:
     empty = _pairs([]).iloc[0:0]
-    got = matrix.fusion_claim({("cupy-gpu", "fuse"): _pairs([2.0]),
+    got = guide.fusion_claim({("cupy-gpu", "fuse"): _pairs([2.0]),
                                ("jax-gpu", "jit"): empty})
     assert got[2] == "holds" and "not measured (no shared rows): jax-gpu jit" in got[1]
-    assert matrix.fusion_claim({("jax-gpu", "jit"): empty})[2] == "not measured"
-    assert matrix.fusion_claim({})[2] == "not measured"
+    assert guide.fusion_claim({("jax-gpu", "jit"): empty})[2] == "not measured"
+    assert guide.fusion_claim({})[2] == "not measured"
 
 
 def test_fusion_pairs_stay_within_one_backend_and_the_fusable_kernels() -> None:
@@ -159,7 +158,7 @@ def test_fusion_pairs_stay_within_one_backend_and_the_fusable_kernels() -> None:
         ("cupy-gpu", "array_ops", "vector_add", "default", 1024, 6.0),  # nothing to fuse
         ("cupy-gpu", "elementwise_kernel", "vector_add", "default", 1024, 2.0),
     ])
-    p = matrix.fusion_pairs(df)
+    p = guide.fusion_pairs(df)
     assert p[("cupy-gpu", "fuse")]["ratio"].tolist() == [3.0]
     assert p[("cupy-gpu", "elementwise_kernel")]["ratio"].tolist() == [2.0]
     assert p[("torch-gpu", "compile")].empty
@@ -250,7 +249,7 @@ DROP = ("cupyx_scipy_fft", "numpy-cpu", "scipy_fft", "fft")
 
 
 def _drop(ratios: list[float]) -> list[str]:
-    return matrix.drop_in_claim(_pairs(ratios).assign(kernel="fft", variant="1d"),
+    return guide.drop_in_claim(_pairs(ratios).assign(kernel="fft", variant="1d"),
                                 "cupy-gpu", DROP, "drop-in")
 
 
@@ -268,22 +267,20 @@ def test_drop_in_claim_at_its_edge(ratios: list[float], verdict: str) -> None:
 
 
 def test_drop_in_claim_without_shared_cases_is_not_measured() -> None:
-    row = matrix.drop_in_claim(pd.DataFrame(columns=["ratio"]), "cupy-gpu", DROP, "drop-in")
+    row = guide.drop_in_claim(pd.DataFrame(columns=["ratio"]), "cupy-gpu", DROP, "drop-in")
     assert row[2].startswith("not measured") and "cupyx_scipy_fft" in row[1]
 
 
 def test_drop_in_pairs_only_the_named_implementations_of_shared_cases() -> None:
     """cupyx.scipy.fft is paired with scipy.fft, not with cupy.fft or numpy.fft, and only
-    on the sizes both measured; the claim is CuPy's fact."""
-    from gpubench.backends import backend_classes
-
-    assert backend_classes()["cupy-gpu"].drop_in == DROP
+    on the sizes both measured; the claim is said of CuPy."""
+    assert guide.guide("cupy-gpu").drop_in == DROP
     df = _frame([("cupy-gpu", "cupyx_scipy_fft", "fft", "1d", 1 << 24, 1e-4),
                  ("cupy-gpu", "cufft", "fft", "1d", 1 << 24, 1e-5),
                  ("numpy-cpu", "scipy_fft", "fft", "1d", 1 << 24, 0.2),
                  ("numpy-cpu", "pocketfft", "fft", "1d", 1 << 24, 0.1),
                  ("numpy-cpu", "scipy_fft", "fft", "1d", 1 << 20, 0.01)])
-    pairs = matrix.claim_pairs(df)[("drop_in", "cupy-gpu")]
+    pairs = guide.claim_pairs(df)[("drop_in", "cupy-gpu")]
     assert len(pairs) == 1 and pairs.iloc[0]["implementation"] == "cupyx_scipy_fft"
     assert pairs.iloc[0]["other_implementation"] == "scipy_fft"
     assert pairs.iloc[0]["ratio"] == pytest.approx(2000.0)
@@ -307,7 +304,7 @@ def test_often_fast_compares_at_equal_thread_counts_and_says_which() -> None:
         ("numpy-cpu", "ufunc", "vector_add", "default", 16384, 1.0),
     ])
     df["threads"] = [1, 1, 16, 16, 16, 1, 1, 1]
-    p = matrix.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s",
+    p = guide.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s",
                             equal_threads=True)
     assert list(p["size_key"]) == [1024, 16384] and list(p["threads"]) == [16, 1]
     assert list(p["ratio"]) == [1.0, 0.5]
@@ -315,5 +312,5 @@ def test_often_fast_compares_at_equal_thread_counts_and_says_which() -> None:
     assert "faster in 0 of 2" in text[1] and "at 1 and 16 threads each" in text[1], text
     assert text[2] == "does not hold"
     # any thread count, as before: JAX's 16 threads against NumPy's 1 win both cases
-    anyone = matrix.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s")
+    anyone = guide.paired_cases(df, ("jax-cpu", ()), ("numpy-cpu", ()), "caller_s")
     assert list(anyone["ratio"]) == [1.0, 4.0, 0.5]

@@ -336,11 +336,11 @@ def test_code_size_counts_the_kernels_inside_the_builders_helpers() -> None:
 def test_cupy_sliding_row_counts_as_a_user_written_kernel() -> None:
     """The CuPy claim "no compilation overhead for standard operations" leaves out CuPy's
     user-written kernels: the sliding RawKernel row is one."""
-    from gpubench.backends import backend_class
+    from gpubench.report.claims import guide
 
     names = {i.name for i in implementations("moving_average", "cupy", "gpu")}
     assert "raw_kernel_sliding" in names
-    assert "raw_kernel_sliding" in backend_class("cupy-gpu").compiled_implementations
+    assert "raw_kernel_sliding" in guide("cupy-gpu").compiled_implementations
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["triton-worker"]:

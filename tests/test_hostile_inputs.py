@@ -92,7 +92,7 @@ def test_cpu_rows_are_checked_against_the_probe(tmp_path: Path) -> None:
     from sysfs (each shared cache once); an older record without it says so."""
     record = {**ENV, "ceilings": {**ENV["ceilings"], "cpu_cache_bytes": 32.0 * 2**20},
               "timer_overhead_s": {"per_sample_s": 1e-7, "loop_s": 5e-7}}
-    gates = plausibility.gate_ceilings(record)
+    gates = ceilings.from_record(record)
     big = row("numpy", "cpu", "ufunc", "vector_add", 1 << 23, "float64", 1e-2)[0]
     assert big["bytes"] > 2 * 32 * 2**20 and plausibility.reason(big, gates) == ""
     fast = {**big, "median_s": big["median_s"] / 100, "gbps": big["gbps"] * 100}
@@ -124,7 +124,7 @@ def test_cpu_rows_within_the_caches_are_bounded_by_what_their_cores_move(tmp_pat
     """Within the caches no copy rate bounds a row; what its cores can move at all does:
     256 bytes a cycle per thread at twice the clock the probe read (3 GHz: 1,536 GB/s a
     thread). The clock: cpufreq's highest where the kernel has it, else /proc/cpuinfo's."""
-    gates = {**plausibility.gate_ceilings(ENV), "cpu_clock_hz": 3e9}
+    gates = {**ceilings.from_record(ENV), "cpu_clock_hz": 3e9}
     small = {**row("numpy", "cpu", "ufunc", "vector_add", 1 << 16, "float32", 1e-5)[0],
              "threads": 1}
     assert plausibility.reason(small, gates) == ""  # 78.6 GB/s

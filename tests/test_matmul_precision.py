@@ -151,4 +151,4 @@ def test_the_gemm_verdict_and_its_line_state_the_precision():
     lin = frame([("numpy-cpu", "vector_add", "default", "float32", 1 << 24, 1.0),
                  ("a-gpu", "vector_add", "default", "float32", 1 << 24, 0.01)])
     lin["matmul_precision"] = ""
-    assert verdicts.verdicts(lin)["elementwise"]["large"].precision == ""
+    assert verdicts.verdicts(lin)["elementwise work"]["large"].precision == ""

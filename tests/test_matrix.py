@@ -10,7 +10,9 @@ import pandas as pd
 import pytest
 from report_data import scale_times, write_set
 
-from gpubench.report import load_inputs, matrix, render_markdown
+from gpubench.report import cells as report_cells
+from gpubench.report import claims as guide
+from gpubench.report import load_inputs, matrix, render_markdown, verdicts
 from gpubench.report.compare import build_compare
 
 TIME_COLS = [c for c in ("median_s", "min_s", "max_s", "q1_s", "q3_s", "mean_s",
@@ -90,7 +92,7 @@ def test_the_energy_fallback_says_why_the_read_rows_have_none(tmp_path: Path) ->
 
 def test_the_sources_claims_get_a_verdict(tmp_path: Path) -> None:
     m = _inputs(write_set(tmp_path)).choice[0]
-    table = matrix.claims(m)
+    table = guide.claims(m)
     verdicts = {r[0]: r[2] for r in table.itertuples(index=False)}
     assert set(verdicts.values()) <= {"holds", "does not hold", "partly", "not measured"}
     # no CUDA Python rows in the synthetic set: its claim cannot be judged
@@ -147,9 +149,9 @@ def test_the_full_matrix_fits_in_tables_and_says_a_shared_reason_once(tmp_path: 
     assert ("speedup: reductions: not measured: no ok reduction rows with a NumPy baseline "
             "(every framework but the NumPy baseline)") in notes
     # a reason shared by some frameworks (not all) is one note naming them
-    cells = {(b, a): matrix.Cell("not measured: no rows") for b in ("x-gpu", "y-gpu")
+    cells = {(b, a): report_cells.Cell("not measured: no rows") for b in ("x-gpu", "y-gpu")
              for a in matrix.ASPECTS}
-    cells.update({("z-gpu", a): matrix.Cell("3 s") for a in matrix.ASPECTS})
+    cells.update({("z-gpu", a): report_cells.Cell("3 s") for a in matrix.ASPECTS})
     costs = matrix.Matrix(["x-gpu", "y-gpu", "z-gpu"], cells).tables()[1]
     assert costs[1]["call overhead"].tolist() == ["not measured (see below)"] * 2 + ["3 s"]
     assert "call overhead: not measured: no rows (x-gpu, y-gpu)" in costs[2]
@@ -207,11 +209,11 @@ def test_two_machines_side_by_side_with_noise_aware_labels(tmp_path: Path) -> No
     assert "SAME" in same
 
 
-@pytest.mark.parametrize("cls", list(matrix.classes()))
+@pytest.mark.parametrize("cls", list(verdicts.classes()))
 def test_every_class_has_kernels_the_suite_knows(cls: str) -> None:
     from gpubench.spec import kernel_names
 
-    assert set(matrix.classes()[cls]) <= set(kernel_names())
+    assert set(verdicts.classes()[cls]) <= set(kernel_names())
 
 
 def test_multi_gpu_scaling_comes_from_the_mpi_rows() -> None:
@@ -219,10 +221,10 @@ def test_multi_gpu_scaling_comes_from_the_mpi_rows() -> None:
                         "framework": ["cupy"] * 4, "device": ["gpu"] * 4,
                         "ranks": [1, 2, 4, 4], "efficiency": [1.0, 0.95, 0.9, 0.8],
                         "status": ["ok", "ok", "ok", "error"]})
-    cell = matrix.mpi_cell(mpi, "cupy", "gpu")
+    cell = report_cells.mpi_cell(mpi, "cupy", "gpu")
     assert cell.text.startswith("4 GPUs: efficiency 0.90 (median of 1 MPI rows: halo)")
-    assert matrix.mpi_cell(mpi, "jax", "gpu").text.startswith("not measured")
-    assert matrix.mpi_cell(mpi.iloc[0:0], "cupy", "gpu").text.startswith("not measured")
+    assert report_cells.mpi_cell(mpi, "jax", "gpu").text.startswith("not measured")
+    assert report_cells.mpi_cell(mpi.iloc[0:0], "cupy", "gpu").text.startswith("not measured")
 
 
 def test_ranks_that_shared_one_gpu_are_not_called_gpus() -> None:
@@ -231,7 +233,7 @@ def test_ranks_that_shared_one_gpu_are_not_called_gpus() -> None:
     mpi = pd.DataFrame({"job": ["halo"] * 2, "framework": ["cupy"] * 2, "device": ["gpu"] * 2,
                         "ranks": [1, 2], "efficiency": [1.0, 0.4], "status": ["ok", "ok"],
                         "gpu_uuids": ["GPU-a", "GPU-a;GPU-a"]})
-    assert matrix.mpi_cell(mpi, "cupy", "gpu").text.startswith(
+    assert report_cells.mpi_cell(mpi, "cupy", "gpu").text.startswith(
         "2 ranks sharing 1 GPU: efficiency 0.40")
     mpi.loc[1, "gpu_uuids"] = "GPU-a;GPU-b"
-    assert matrix.mpi_cell(mpi, "cupy", "gpu").text.startswith("2 GPUs: efficiency 0.40")
+    assert report_cells.mpi_cell(mpi, "cupy", "gpu").text.startswith("2 GPUs: efficiency 0.40")

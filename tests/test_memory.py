@@ -23,6 +23,7 @@ from gpubench.backends.jax import memory as jax_memory
 from gpubench.backends.numba import memory as numba_memory
 from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, measure
+from gpubench.report import cells as report_cells
 from gpubench.report import load_inputs, matrix
 from gpubench.spec import Case, Implementation, get_kernel
 
@@ -653,7 +654,7 @@ def test_kernels_without_data_to_scale_by_stay_out_of_the_memory_column(kernel: 
     df = pd.DataFrame({"status": "ok", "mode": "hot", "implementation": "x",
                        "backend": "cupy-gpu", "kernel": [kernel, "vector_add"],
                        "memory_multiple": [1.3e8, 1.5]})
-    got = matrix._memory_rows(df, "cupy-gpu")
+    got = report_cells._memory_rows(df, "cupy-gpu")
     assert list(got["kernel"]) == ["vector_add"]
     assert get_kernel(kernel).memory_relative is False
     assert get_kernel("vector_add").memory_relative is True

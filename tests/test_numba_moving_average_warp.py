@@ -131,9 +131,9 @@ def test_v_and_the_fallback(length: int, window: int, dtype: str, v: int | None)
 
 def test_the_pair_is_in_the_numba_claim() -> None:
     """Same algorithm again: cuda_jit_sliding is paired with nvrtc_sliding."""
-    from gpubench.backends import backend_class
+    from gpubench.report.claims import guide
 
-    pairs = backend_class("numba-gpu").cuda_c_pairs
+    pairs = guide("numba-gpu").cuda_c_pairs
     assert ("moving_average", "cuda_jit_sliding", "nvrtc_sliding") in pairs
 
 

@@ -132,12 +132,12 @@ def test_the_sentence_gives_the_speedup_over_a_reference_that_is_not_numpy(
     paths = write_set(tmp_path / "numba")
     _with_numba(paths)
     m = _overview(paths)[0].choice[0]
-    winner = next(v for v in headline.headline_verdicts(m) if v.cls == "elementwise").winner
+    winner = next(v for v in headline.headline_verdicts(m) if v.cls == "elementwise work").winner
     assert winner.backend == "cupy-gpu"
     # vector_add float32 against numba-cpu (3× NumPy's speed), float64 against NumPy
     by_case = dict(zip(winner.cases, winner.speedups, strict=True))
     want = [x / 3 if c[2] == "float32" else x for c, x in by_case.items()]
-    median, names = m.against_reference[("elementwise", "cupy-gpu")]
+    median, names = m.against_reference[("elementwise work", "cupy-gpu")]
     assert names == ["numba-cpu, 4 threads", "numpy-cpu, 4 threads"]
     assert median == pytest.approx(float(np.median(want)), rel=0.05)
     assert median < 0.8 * winner.median

@@ -15,6 +15,7 @@ from report_data import _sample_frame, row, write_set
 
 from gpubench import results
 from gpubench.harness import Settings, measure
+from gpubench.report import claims as guide
 from gpubench.report import load_inputs, matrix
 from gpubench.runner import plan
 from gpubench.spec import Case, get_kernel, implementations
@@ -102,12 +103,12 @@ def test_loop_speedups_pair_the_best_one_thread_rows_of_shared_cases() -> None:
         ("python-cpu", "reduction", "dot", 1024, 1e-4, "loop", 1),
         ("numba-cpu", "reduction", "dot", 1024, 1e-6, "njit_loop", 1),
     ])
-    s = matrix.loop_speedups(df, "numba-cpu")
+    s = guide.loop_speedups(df, "numba-cpu")
     assert list(s["kernel"]) == ["reduction", "vector_add"]
     assert list(s["implementation"]) == ["njit_loop", "vectorize_cpu"]
     assert s["speedup"].tolist() == pytest.approx([100.0, 50.0])
     assert list(s["row"]) == [6, 2] and list(s["loop_row"]) == [5, 0]
-    assert matrix.loop_speedups(df, "jax-cpu").empty
+    assert guide.loop_speedups(df, "jax-cpu").empty
 
 
 @pytest.mark.parametrize(("speedups", "verdict"), [
@@ -117,19 +118,19 @@ def test_the_loops_claim_verdict(speedups: list[float], verdict: str) -> None:
     rows = pd.DataFrame({"kernel": "vector_add", "size_key": 1024 * (1 + np.arange(
         len(speedups))), "speedup": speedups})
     m = matrix.Matrix(["numba-cpu"], {}, loops={"numba-cpu": rows})
-    got = matrix.loop_claim(m, "numba-cpu", CLAIM, True)
+    got = guide.loop_claim(m, "numba-cpu", CLAIM, True)
     assert got[0] == CLAIM and got[2] == verdict
     assert f"{len(speedups)} shared cases" in got[1]
     inverse = {"holds": "does not hold", "does not hold": "holds", "partly": "partly"}
-    assert matrix.loop_claim(m, "numba-cpu", CLAIM, False)[2] == inverse[verdict]
+    assert guide.loop_claim(m, "numba-cpu", CLAIM, False)[2] == inverse[verdict]
 
 
 def test_the_loops_claim_without_shared_rows_is_not_measured() -> None:
     empty = matrix.Matrix(["numba-cpu"], {}, loops={"numba-cpu": pd.DataFrame(
         columns=["kernel", "size_key", "speedup"])})
-    got = matrix.loop_claim(empty, "numba-cpu", CLAIM, True)
+    got = guide.loop_claim(empty, "numba-cpu", CLAIM, True)
     assert got[2] == "not measured" and "python-cpu" in got[1]
-    assert matrix.loop_claim(matrix.Matrix([], {}), "numba-cpu", CLAIM, True)[2] == \
+    assert guide.loop_claim(matrix.Matrix([], {}), "numba-cpu", CLAIM, True)[2] == \
         "not measured"
 
 

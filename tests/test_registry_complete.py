@@ -26,11 +26,11 @@ from gpubench.spec import (
     kernel_specs,
     report_classes,
 )
+from gpubench.workloads import WORKLOAD_CLASSES
 
 #: the facts each backend class (or a framework base class of its own) must declare
 BACKEND_FACTS = ("environment", "display_name", "order", "version_keys", "key_packages",
                  "probe_packages", "multi_device")
-CLAIM_KINDS = ("verbosity", "jit", "loops", "cuda_c", "often_fast", "drop_in")
 
 
 def kernel_problems(spec: KernelSpec) -> list[str]:
@@ -77,7 +77,6 @@ def backend_problems(cls: type[Backend]) -> list[str]:
         out.append("probe_packages empty")
     out += [f"multi_device {m!r}" for m in cls.multi_device
             if m not in cls.multi_device_steps()]
-    out += [f"claim kind {k!r}" for k, _, _ in cls.claims if k not in CLAIM_KINDS]
     return out
 
 
@@ -233,7 +232,7 @@ def test_a_plugin_kernel_gets_its_report_class_unit_and_target(standin_kernel: s
     from gpubench.report.base import throughput_unit
     from gpubench.report.sections import targets
 
-    assert "standin_scale" in verdicts.classes()["elementwise"]
+    assert "standin_scale" in verdicts.classes()["elementwise work"]
     assert throughput_unit("standin_scale", pd.DataFrame({"flops": [0.0]})) == "GB/s"
     assert ("standin_scale", "copy bandwidth", 80.0) in targets()
 
@@ -265,31 +264,38 @@ def name_pattern(names: list[str]) -> re.Pattern[str]:
     return re.compile(rf'"({alternatives})"')
 
 
-#: every registered kernel's name and every backend id, written as a string: what no module
-#: outside the kernels and backends may hold (read from the registries, so a kernel or
-#: framework added later is guarded too). Workload classes are the verdicts' names (each
-#: kernel declares its ``report_class``); a class named like a kernel ("elementwise",
-#: "linalg", "autodiff") is not flagged here
-NAME_LITERAL = name_pattern([n for n in [*kernel_names(suite_only=False), *BACKENDS]
-                             if n not in report_classes()])
+#: every registered kernel's name, every backend id and every workload class's key, written
+#: as a string: what no module outside the kernels, the backends and the classes' records
+#: (:mod:`gpubench.workloads`) may hold (read from the registries and the records, so a
+#: kernel, framework or class added later is guarded too)
+CLASS_KEYS = [c.key for c in WORKLOAD_CLASSES]
+NAME_LITERAL = name_pattern([*kernel_names(suite_only=False), *BACKENDS, *CLASS_KEYS])
 #: (module, literal) pairs where the word is another thing's name that happens to equal a
 #: kernel's: a bound (:data:`gpubench.spec.BOUNDS`), a report section, a matrix aspect
 OTHER_MEANINGS = {
     ("gpubench/spec.py", "transfer"): "the bound of BOUNDS",
     ("gpubench/ceilings.py", "transfer"): "kernel_bound's answer",
     ("gpubench/plausibility.py", "transfer"): "kernel_bound's answer",
-    ("gpubench/report/__init__.py", "allocation"): "the report section's name",
+    ("gpubench/report/outline.py", "allocation"): "the report section's name",
     ("gpubench/report/sections/__init__.py", "allocation"): "the report section's name",
+    ("gpubench/report/matrix.py", "autodiff"): "the matrix aspect's name",
 }
 
 
+#: modules whose data name kernels, backends or classes by design: the workload classes'
+#: records, and the comparison guide's claims (what the source documents say of each
+#: backend, with the kernels and implementations its checks pair)
+RECORDS = ("gpubench/workloads.py", "gpubench/report/claims.py")
+
+
 def name_literals(root: Path, pattern: re.Pattern[str] = NAME_LITERAL) -> list[str]:
-    """``path:line: text`` of every line under ``root`` (``*.py``, outside ``kernels/`` and
-    ``backends/``) that names a kernel or a backend id in a string literal."""
+    """``path:line: text`` of every line under ``root`` (``*.py``, outside ``kernels/``,
+    ``backends/`` and :data:`RECORDS`) that names a kernel, a backend id or a workload
+    class in a string literal."""
     out = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
-        if "/kernels/" in f"/{rel}" or "/backends/" in f"/{rel}":
+        if "/kernels/" in f"/{rel}" or "/backends/" in f"/{rel}" or rel in RECORDS:
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if any((rel, m.group(1)) not in OTHER_MEANINGS for m in pattern.finditer(line)):
@@ -297,10 +303,33 @@ def name_literals(root: Path, pattern: re.Pattern[str] = NAME_LITERAL) -> list[s
     return out
 
 
-def test_no_kernel_or_backend_name_is_listed_outside_its_package() -> None:
-    """Each kernel's and backend's name stands in its own package only: everything else
-    reads it from the spec, the backend class or the MPI jobs' facts."""
+def test_no_kernel_backend_or_class_name_is_listed_outside_its_package() -> None:
+    """Each kernel's, backend's and workload class's name stands in its own package or
+    record only: everything else reads it from the spec, the backend class, the class's
+    record or the MPI jobs' facts."""
     assert name_literals(ROOT / "src") == []
+
+
+def test_the_guides_claims_name_registered_backends_and_known_kinds() -> None:
+    """A renamed backend would silently lose its claims; an unknown kind is judged by
+    nothing."""
+    from gpubench.report.claims import CLAIM_KINDS, GUIDE
+
+    assert set(GUIDE) <= set(BACKENDS)
+    for backend, said in GUIDE.items():
+        assert [k for k, _, _ in said.claims if k not in CLAIM_KINDS] == [], backend
+        others = [*said.fast_against, *(said.drop_in[1:2] if said.drop_in else ())]
+        others += [said.cuda_c_reference] if said.cuda_c_pairs else []
+        assert set(others) <= set(BACKENDS), backend
+    assert sum(g.plain_loops for g in GUIDE.values()) == 1
+
+
+def test_every_kernels_class_has_a_record_and_no_key_is_a_kernels_name() -> None:
+    """A kernel's class without a record would be bound by no ceiling and missing from
+    every view; a key equal to a kernel's name would make a name in the code ambiguous."""
+    assert set(report_classes()) <= set(CLASS_KEYS)
+    assert not set(CLASS_KEYS) & set(kernel_names())
+    assert len(CLASS_KEYS) == len(set(CLASS_KEYS))
 
 
 def test_the_name_literal_check_bites(tmp_path: Path) -> None:
@@ -308,9 +337,11 @@ def test_the_name_literal_check_bites(tmp_path: Path) -> None:
     (tmp_path / "gpubench" / "kernels" / "k" / "m.py").write_text('K = "matmul"\n')
     (tmp_path / "gpubench" / "m.py").write_text('OK = "matmuls"\nJOBS = ("reduction",)\n'
                                                  'B = "cupy-gpu"\n')
-    pattern = name_pattern(["matmul", "reduction", "cupy-gpu"])
+    (tmp_path / "gpubench" / "c.py").write_text('C = "small arrays"\n')
+    (tmp_path / "gpubench" / "workloads.py").write_text('C = "small arrays"\n')
+    pattern = name_pattern(["matmul", "reduction", "cupy-gpu", "small arrays"])
     assert [h.split(":")[:2] for h in name_literals(tmp_path, pattern)] == [
-        ["gpubench/m.py", "2"], ["gpubench/m.py", "3"]]
+        ["gpubench/c.py", "1"], ["gpubench/m.py", "2"], ["gpubench/m.py", "3"]]
 
 
 def test_every_mpi_job_declares_its_facts() -> None:
@@ -370,3 +401,24 @@ def test_mpi_job_names_follow_their_kernel() -> None:
         mpi_job(order=99, size_meaning="x", kernel=Spec())(lambda ctx: None)
     with pytest.raises(ValueError, match="scaling"):
         mpi_job(order=99, size_meaning="x", scaling="sideways")(lambda ctx: None)
+
+
+# -- the report's sections: one list, read by the analysis, the contents and the pages ------
+
+def test_every_section_is_listed_once_and_its_templates_exist() -> None:
+    """The table of contents links each section's anchor, which its page template must
+    carry; its summary.md piece must exist; no key or anchor twice."""
+    from gpubench.report import outline
+
+    root = ROOT / "src" / "gpubench" / "report" / "templates"
+    keys = [s.key for s in outline.SECTIONS]
+    anchors = [s.anchor for s in outline.SECTIONS]
+    assert len(keys) == len(set(keys)) and len(anchors) == len(set(anchors))
+    for sec in outline.SECTIONS:
+        if sec.html:
+            assert f'id="{sec.anchor}"' in (root / sec.html).read_text(), sec.key
+        if sec.md:
+            assert (root / sec.md).exists(), sec.md
+    # a piece no section names would never be rendered
+    pieces = {p.name for p in root.glob("section_*.md.j2")}
+    assert pieces == {s.md for s in outline.SECTIONS if s.md}

@@ -19,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from gpubench.report import cells as report_cells
+from gpubench.report import claims as guide
 from gpubench.report import headline, matrix, stats, verdicts
 from gpubench.report.base import baseline_quartiles, speedup_range
 from gpubench.report.sections.crossover import Crossing, crossover
@@ -135,8 +137,9 @@ def test_gemm_and_linalg_are_separate_classes() -> None:
     df = frame(rows)
     found = verdicts.verdicts(df)
     assert found["GEMM"]["large"].winner.backend == "cupy-gpu"
-    assert found["linalg"]["medium"].winner.backend == "cupy-gpu"
-    assert verdicts.classes()["GEMM"] == ("matmul",) and verdicts.classes()["linalg"] == ("linalg",)
+    assert found["linear algebra"]["medium"].winner.backend == "cupy-gpu"
+    assert verdicts.classes()["GEMM"] == ("matmul",)
+    assert verdicts.classes()["linear algebra"] == ("linalg",)
 
 
 def test_when_nobody_measured_everything_the_rarest_cases_are_left_out_and_named() -> None:
@@ -379,7 +382,7 @@ def test_one_crossover_per_framework_and_class_with_its_range() -> None:
              ((1_000, 1e5), (5_000, 2e5), (20_000, math.nan))]
     found.append(_crossing("a-gpu", "reduction", 40_000, math.nan))
     summary = verdicts.class_crossovers(found)
-    c = summary[("a-gpu", "elementwise")]
+    c = summary[("a-gpu", "elementwise work")]
     assert c.n == 3 and c.median == 5_000 and c.lo == 1_000 and c.hi == 20_000
     assert c.t_never == 1 and c.t_median == 2e5
     assert "≈ 5,000 elements (cases 1,000–20,000 over 3 cases)" == c.text()
@@ -459,8 +462,8 @@ def test_a_first_call_at_each_new_size_is_read_beside_the_first_sizes() -> None:
     later = verdicts.first_call_rows(df, "jax-gpu", new_shape=True)
     assert list(later["size_key"]) == [65_536, 1_048_576]
     assert later["extra"].median() == pytest.approx(0.13 - 1.5e-5)
-    jax_cell = matrix.first_call_cell(df, "jax-gpu").text
-    numba_cell = matrix.first_call_cell(df, "numba-gpu").text
+    jax_cell = report_cells.first_call_cell(df, "jax-gpu").text
+    numba_cell = report_cells.first_call_cell(df, "numba-gpu").text
     assert "at each new size: median 130 ms over 2 rows" in jax_cell, jax_cell
     assert "at each new size: median 385 µs over 2 rows" in numba_cell, numba_cell
     table = first_call.first_call_backend_table(df)
@@ -472,7 +475,7 @@ def test_a_first_call_at_each_new_size_is_read_beside_the_first_sizes() -> None:
                    for impl in ("eager", "compile")])
     torch["first_call_s"], torch["setup_s"] = [1e-4, 0.568], 0.0
     torch["cache_state"] = ["warm", "cold"]
-    cell = matrix.first_call_cell(torch, "torch-gpu").text
+    cell = report_cells.first_call_cell(torch, "torch-gpu").text
     assert "(all compile: the others met warm caches)" in cell, cell
 
 
@@ -480,9 +483,9 @@ def test_the_jit_claim_holds_on_the_first_size() -> None:
     df = _first_call_frame()
     m = matrix.Matrix(["numba-gpu"], {}, first_calls={
         "numba-gpu": verdicts.first_call_rows(df, "numba-gpu")})
-    row = matrix._jit_claim(m, "numba-gpu", "claim", True)
+    row = guide._jit_claim(m, "numba-gpu", "claim", True)
     assert row[2] == "holds" and "from_torch" not in row[1]
-    assert matrix._jit_claim(m, "numba-gpu", "claim", False)[2] == "does not hold"
+    assert guide._jit_claim(m, "numba-gpu", "claim", False)[2] == "does not hold"
 
 
 def test_jit_visibility_edge() -> None:
@@ -563,38 +566,38 @@ def test_baseline_sizes_run_for_numpy_only_at_the_full_thread_count() -> None:
 def test_work_per_joule_states_the_cross_checks_uncertainty() -> None:
     from gpubench.probe import energy_crosscheck
 
-    assert matrix.energy_uncertainty({"energy_crosscheck": {"rel_diff": -0.021}}) == \
+    assert report_cells.energy_uncertainty({"energy_crosscheck": {"rel_diff": -0.021}}) == \
         pytest.approx(0.021)
-    assert matrix.energy_uncertainty({"energy_crosscheck": {"reason": "no GPU"}}) is None
-    assert matrix.energy_uncertainty({}) is None
+    assert report_cells.energy_uncertainty({"energy_crosscheck": {"reason": "no GPU"}}) is None
+    assert report_cells.energy_uncertainty({}) is None
     assert energy_crosscheck(False) == {"reason": "no GPU"}
     df = frame([("cupy-gpu", "vector_add", "default", "float32", 1 << 24, 1e-4, "a")])
     df["energy_j"], df["bytes"], df["energy_power_w"] = 0.5, 1e9, 400.0
     df["energy_reason"] = ""
-    cell = matrix.energy_cell(df, "cupy-gpu", 0.021)
+    cell = report_cells.energy_cell(df, "cupy-gpu", 0.021)
     assert cell.text.startswith("2 ±2 % GB/J memory-bound")
-    assert matrix.energy_cell(df, "cupy-gpu").text.startswith("2 GB/J")
+    assert report_cells.energy_cell(df, "cupy-gpu").text.startswith("2 GB/J")
 
 
 def test_a_window_above_the_boards_power_limit_leaves_work_per_joule_unresolved() -> None:
     """Six 0.5 s windows of one H100 read 735-778 W against its 700 W limit: no board
     draws that, so the figure is unresolved and not ranked; at the limit it stands."""
-    assert matrix.power_limit({"gpus": [{"power_limit_w": 700.0}]}) == 700.0
-    assert matrix.power_limit({"gpus": [{"power_limit_w": None}]}) is None
-    assert matrix.power_limit({"gpus": []}) is None and matrix.power_limit({}) is None
+    assert report_cells.power_limit({"gpus": [{"power_limit_w": 700.0}]}) == 700.0
+    assert report_cells.power_limit({"gpus": [{"power_limit_w": None}]}) is None
+    assert report_cells.power_limit({"gpus": []}) is None and report_cells.power_limit({}) is None
     df = frame([("cupy-gpu", "vector_add", "default", "float32", 1 << 24, 1e-4, "a"),
                 ("cupy-gpu", "elementwise", "hypot", "float32", 1 << 24, 1e-4, "a")])
     df["energy_j"], df["bytes"], df["energy_reason"] = 0.5, 1e9, ""
     df["energy_power_w"] = [700.0, 778.0]
-    cell = matrix.energy_cell(df, "cupy-gpu", None, 700.0)
+    cell = report_cells.energy_cell(df, "cupy-gpu", None, 700.0)
     assert cell.text.startswith("unresolved: 1 of 2 energy windows read above the "
                                 "board's 700 W power limit (up to 778 W)"), cell.text
     assert math.isnan(cell.value)
     df["energy_power_w"] = [700.0, 690.0]
-    cell = matrix.energy_cell(df, "cupy-gpu", None, 700.0)
+    cell = report_cells.energy_cell(df, "cupy-gpu", None, 700.0)
     assert cell.text.startswith("2 GB/J") and cell.value == pytest.approx(2.0)
-    assert not matrix.energy_cell(df.assign(energy_power_w=900.0), "cupy-gpu").text.startswith(
-        "unresolved")  # no limit read: nothing to judge against
+    unread = report_cells.energy_cell(df.assign(energy_power_w=900.0), "cupy-gpu")
+    assert not unread.text.startswith("unresolved")  # no limit read: nothing to judge against
 
 
 def test_tally_counts_each_label_of_the_shared_cases() -> None:
@@ -766,15 +769,15 @@ def test_a_jit_claim_is_partly_when_only_the_largest_first_call_compiles() -> No
     mixed = pd.concat([rows.assign(extra=1e-3), rows.assign(extra=1e-3),
                        rows.assign(extra=0.5)], ignore_index=True)
     m.first_calls["numba-gpu"] = mixed
-    assert matrix._jit_claim(m, "numba-gpu", "c", True)[2] == "partly"
-    assert matrix._jit_claim(m, "numba-gpu", "c", False)[2] == "partly"
+    assert guide._jit_claim(m, "numba-gpu", "c", True)[2] == "partly"
+    assert guide._jit_claim(m, "numba-gpu", "c", False)[2] == "partly"
     m.first_calls["numba-gpu"] = mixed.assign(extra=1e-3)
-    assert matrix._jit_claim(m, "numba-gpu", "c", True)[2] == "does not hold"
-    assert matrix._jit_claim(m, "numba-gpu", "c", False)[2] == "holds"
+    assert guide._jit_claim(m, "numba-gpu", "c", True)[2] == "does not hold"
+    assert guide._jit_claim(m, "numba-gpu", "c", False)[2] == "holds"
     m.first_calls["numba-gpu"] = mixed.iloc[0:0]
-    assert matrix._jit_claim(m, "numba-gpu", "c", True)[1:] == ["not measured", "not measured"]
-    assert matrix._jit_claim(m, "jax-gpu", "c", True)[2] == "not measured"
-    row = matrix._jit_claim(matrix.Matrix(["numba-gpu"], {}, first_calls={"numba-gpu": mixed}),
+    assert guide._jit_claim(m, "numba-gpu", "c", True)[1:] == ["not measured", "not measured"]
+    assert guide._jit_claim(m, "jax-gpu", "c", True)[2] == "not measured"
+    row = guide._jit_claim(matrix.Matrix(["numba-gpu"], {}, first_calls={"numba-gpu": mixed}),
                             "numba-gpu", "claim", True)
     assert row[1] == ("first size of 3 cases, cold caches: median 1 ms, largest 500 ms "
                       "(vector_add cuda_jit)")
@@ -917,7 +920,7 @@ def test_a_class_is_compared_at_one_size_per_kernel_and_band() -> None:
     rows = [("numpy-cpu", *c, 1.0) for c in lin] + [("a-gpu", *c, 0.1) for c in lin]
     odd = ("linalg", "svd", "float32", 256)
     rows += [("numpy-cpu", *odd, 1.0), ("a-gpu", *odd, 0.01)]
-    v = verdict(frame(rows), "linalg", "medium")
+    v = verdict(frame(rows), "linear algebra", "medium")
     assert {c[3] for c in v.cases} == {512} and len(v.cases) == 3
     assert v.other_sizes == [("linalg", "svd", "float32")]
     assert "left out, not measured at the comparison size: linalg/svd float32" in \
@@ -948,7 +951,7 @@ def test_a_speedups_range_is_the_quartiles_crossed() -> None:
     a = df[df["backend"] == "a-gpu"].iloc[0]
     assert a["speedup_lo"] == pytest.approx(0.99 / 0.101)
     assert a["speedup_hi"] == pytest.approx(1.01 / 0.099)
-    st = verdict(df, "elementwise").winner
+    st = verdict(df, "elementwise work").winner
     assert (st.range_lo, st.range_hi) == (pytest.approx(0.99 / 0.101),
                                           pytest.approx(1.01 / 0.099))
 
@@ -998,7 +1001,7 @@ def test_the_class_crossover_carries_the_median_of_its_cases_ranges() -> None:
     cs = [_crossing("g-gpu", "vector_add", x) for x in (1e3, 2e3, 4e3)]
     for c, r in zip(cs, ((900, 1100), (1500, 3000), (3000, 5000)), strict=True):
         c.device_range, c.reference = (float(r[0]), float(r[1])), "a-cpu, 16 threads"
-    s = verdicts.class_crossovers(cs)[("g-gpu", "elementwise")]
+    s = verdicts.class_crossovers(cs)[("g-gpu", "elementwise work")]
     assert (s.r_lo, s.r_hi) == (1500.0, 3000.0)
     assert s.text() == "≈ 2,000 elements (range 1,500–3,000; cases 1,000–4,000 over 3 cases)"
     assert s.sentence().endswith("(against a-cpu, 16 threads)")

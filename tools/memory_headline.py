@@ -16,7 +16,7 @@ sys.path.insert(0, str(HERE))
 import memory_combine as combine  # noqa: E402
 
 from gpubench.report.base import prepare  # noqa: E402
-from gpubench.report.matrix import loop_claim, loop_speedups  # noqa: E402
+from gpubench.report.claims import loop_claim, loop_speedups  # noqa: E402
 
 
 def us(s: float) -> str:
@@ -112,7 +112,7 @@ def loops(cpu_timings: Path) -> None:
                       ["kernel", "dtype", "size_key"]).itertuples()]))
     _, text, verdict = loop_claim(SimpleNamespace(loops={"numba-cpu": rows}), "numba-cpu",
                                       "Numba: 10–100× faster than plain Python loops", True)
-    print(f"\nReport's verdict (gpubench.report.matrix.loop_claim): **{verdict}** — {text}")
+    print(f"\nReport's verdict (gpubench.report.claims.loop_claim): **{verdict}** — {text}")
 
 
 def fft(t: pd.DataFrame) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from gpubench import spec
 from gpubench.backends import BACKENDS, split_backend_id
+from gpubench.workloads import class_title
 
 #: the markers around a pasted catalogue in a Markdown file
 BEGIN, END = "<!-- catalog:begin -->", "<!-- catalog:end -->"
@@ -64,7 +65,8 @@ def rows() -> Iterable[list[str]]:
         variants = ", ".join(f"`{v}`" for v in s.variants) if s.variants != ("default",) \
             else "—"
         yield [f"`{s.name}`", s.description, variants, s.size_meaning,
-               s.report_class or "—", s.unit, implementations_text(s.name, "cpu"),
+               class_title(s.report_class) if s.report_class else "—", s.unit,
+               implementations_text(s.name, "cpu"),
                implementations_text(s.name, "gpu")]
 
 

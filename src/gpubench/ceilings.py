@@ -18,6 +18,12 @@ Which ceiling a row is read against (:func:`ceiling_for`):
   rates depend on the size and on the host (its memory copy, its page faults), so they
   are results (``pageable_gbps``, ``h2d_pageable_gbps``), never a ceiling: a pageable copy
   is staged through pinned memory and cannot beat the pinned rate.
+
+This module is also the one reader of a probe record's ceilings, for the plausibility
+gates (:mod:`gpubench.plausibility`) and the report alike: :func:`from_record`,
+:func:`cleaned`, :func:`number`, :func:`positive`, :func:`has`, :func:`l2_size`,
+:func:`gemm_key`, :func:`link_table`, :func:`link_reference`, :func:`in_l2` and
+:func:`ceiling_for`.
 """
 
 from __future__ import annotations
@@ -373,12 +379,67 @@ def fmt_bytes(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
-def _positive(value: Any) -> float:
+# Reading a probe record: the one place the plausibility gates and the report read a
+# ceiling from (an environment record is data, not trusted: every figure goes through
+# :func:`number` or :func:`positive`).
+
+def number(value: Any) -> float:
+    """``value`` as a finite float; NaN where it is not one (None, text, inf)."""
     try:
         x = float(value)
     except (TypeError, ValueError):
         return math.nan
-    return x if math.isfinite(x) and x > 0 else math.nan
+    return x if math.isfinite(x) else math.nan
+
+
+def positive(value: Any) -> float:
+    """``value`` as a finite positive float; NaN otherwise."""
+    x = number(value)
+    return x if x > 0 else math.nan
+
+
+#: the GEMM ceiling each dtype's FLOP rate is read against (complex: its real type's)
+GEMM_KEY = {"float32": "sgemm_gflops", "complex64": "sgemm_gflops",
+            "float64": "dgemm_gflops", "complex128": "dgemm_gflops"}
+#: the key :func:`from_record` gives the probe's empty-call time under
+CALL_FLOOR_KEY = "cpu_call_floor_s"
+
+
+def gemm_key(dtype: Any) -> str:
+    """The ceilings' key of the GEMM rate a row of ``dtype`` is read against; '' if none."""
+    return GEMM_KEY.get(str(dtype), "")
+
+
+def l2_size(ceilings: Mapping[str, Any]) -> tuple[float, bool]:
+    """(bytes of the GPU's L2, whether the probe read it): :data:`FALLBACK_L2_BYTES`
+    where it could not."""
+    l2 = positive(ceilings.get("l2_bytes"))
+    return (l2, True) if l2 > 0 else (float(FALLBACK_L2_BYTES), False)
+
+
+def has(ceilings: Mapping[str, Any], key: str) -> bool:
+    """Whether the record holds a positive figure under ``key``."""
+    return positive(ceilings.get(key)) > 0
+
+
+def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The ceilings of a probe record (host.json): its ``ceilings``, and the time of
+    timing an empty CPU call (``timer_overhead_s.per_sample_s``) as
+    :data:`CALL_FLOOR_KEY`; empty where the record has neither."""
+    ceilings = record.get("ceilings")
+    out = dict(ceilings) if isinstance(ceilings, Mapping) else {}
+    overhead = record.get("timer_overhead_s")
+    floor = number(overhead.get("per_sample_s")) if isinstance(overhead, Mapping) else math.nan
+    if floor > 0:
+        out[CALL_FLOOR_KEY] = floor
+    return out
+
+
+def cleaned(ceilings: Mapping[str, Any]) -> dict[str, Any]:
+    """The positive figures of ``ceilings`` as floats, and its nested tables (the
+    per-direction pinned rates, read by :func:`link_table`) as they are."""
+    return {k: (v if isinstance(v, Mapping) else float(v)) for k, v in ceilings.items()
+            if isinstance(v, Mapping) or number(v) > 0}
 
 
 def link_table(ceilings: Mapping[str, Any], key: str = "pinned_gbps"
@@ -400,8 +461,8 @@ def link_table(ceilings: Mapping[str, Any], key: str = "pinned_gbps"
                 nbytes = int(float(size))
             except (TypeError, ValueError, OverflowError):  # Overflow: "inf"
                 continue
-            if nbytes > 0 and _positive(gbps) > 0:
-                rates[nbytes] = _positive(gbps)
+            if nbytes > 0 and positive(gbps) > 0:
+                rates[nbytes] = positive(gbps)
         if rates:
             out[direction] = dict(sorted(rates.items()))
     return out
@@ -427,12 +488,12 @@ def link_reference(row: Mapping[str, Any], ceilings: Mapping[str, Any]
         return "", math.nan
     table = link_table(ceilings).get(direction)
     if table:
-        nbytes = _positive(row.get("bytes"))
+        nbytes = positive(row.get("bytes"))
         size = int(nbytes) if nbytes in table else max(table)
         note = "" if nbytes in table else ", largest probed"
         return (f"{direction}_pinned {table[size]:.0f} GB/s at {fmt_bytes(size)}{note}",
                 table[size])
-    old = _positive(ceilings.get("h2d_pinned_gbps"))
+    old = positive(ceilings.get("h2d_pinned_gbps"))
     if direction == "h2d" and old > 0:
         return f"h2d_pinned {old:.0f} GB/s", old
     return "", math.nan
@@ -441,9 +502,9 @@ def link_reference(row: Mapping[str, Any], ceilings: Mapping[str, Any]
 def in_l2(row: Mapping[str, Any], ceilings: Mapping[str, Any], fallback_l2: float) -> bool:
     """Whether a row's counted bytes are at most :data:`L2_MULTIPLE` L2 caches (the
     probe's L2 size, or ``fallback_l2`` where it could not read it); False if unknown."""
-    l2 = _positive(ceilings.get("l2_bytes"))
-    l2 = l2 if l2 > 0 else fallback_l2
-    nbytes = _positive(row.get("bytes"))
+    l2, measured = l2_size(ceilings)
+    l2 = l2 if measured else fallback_l2
+    nbytes = positive(row.get("bytes"))
     return nbytes <= L2_MULTIPLE * l2
 
 
@@ -459,7 +520,7 @@ def ceiling_for(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> tuple[st
     gpu = row["device"] == "gpu"
     if bound == "memory":
         key = "d2d_copy_gbps" if gpu else "cpu_copy_gbps"
-        if gpu and _positive(ceilings.get("l2_copy_gbps")) > 0 and in_l2(
+        if gpu and positive(ceilings.get("l2_copy_gbps")) > 0 and in_l2(
                 row, ceilings, FALLBACK_L2_BYTES):
             key = "l2_copy_gbps"
         value = row["gbps"]
@@ -469,13 +530,13 @@ def ceiling_for(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> tuple[st
         value = row["gflops"]
     elif bound == "transfer" and gpu:
         label, reference = link_reference(row, ceilings)
-        value = _positive(row.get("gbps"))
+        value = positive(row.get("gbps"))
         if not label or not value > 0:
             return "", float("nan")
         return label, 100.0 * value / reference
     else:
         return "", float("nan")
-    ceiling = _positive(ceilings.get(key))
+    ceiling = positive(ceilings.get(key))
     if not ceiling > 0 or value is None or not np.isfinite(value):
         return "", float("nan")
     unit = "GFLOP/s" if key.endswith("gflops") else "GB/s"

@@ -307,6 +307,7 @@ def check_sample_files(paths: list[str], parts: list[pd.DataFrame],
 def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
     """Fill ``ceiling`` and ``pct_of_ceiling`` from the probe's measured ceilings, and
     turn rows faster than those ceilings allow into ``implausible`` (gpubench.plausibility)."""
+    from gpubench import ceilings as ceiling_record
     from gpubench import inputs, plausibility
 
     try:
@@ -317,7 +318,7 @@ def add_ceilings(frame: pd.DataFrame, env_json: str) -> None:
     if not isinstance(record, dict):
         print(f"collect: no ceilings from {env_json}: not a JSON object", file=sys.stderr)
         return
-    ceilings = plausibility.gate_ceilings(record)
+    ceilings = ceiling_record.from_record(record)
     before = int((frame["status"] == "implausible").sum())
     plausibility.judge(frame, ceilings)
     refused = frame[frame["status"] == "implausible"]

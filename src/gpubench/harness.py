@@ -44,7 +44,6 @@ from gpubench import memory as memory_meter
 from gpubench.backends.base import Backend
 from gpubench.ledger import Ledger
 from gpubench.spec import (
-    PRECISION_CLASSES,
     BuildContext,
     Case,
     Implementation,
@@ -52,6 +51,7 @@ from gpubench.spec import (
     WrongResult,
 )
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
+from gpubench.workloads import workload_class
 
 __all__ = [
     "CallerClock",
@@ -624,7 +624,7 @@ def measure(
             ledger.enter("cache scans")
             fields["cache_state"] = ("none" if not cache_dirs else
                                      cache_state(cache_before, cache_snapshot(cache_dirs)))
-        if spec.report_class in PRECISION_CLASSES:
+        if spec.report_class and workload_class(spec.report_class).precision:
             fields["matmul_precision"] = backend.matmul_precision(case.dtype)
         ledger.enter("checks")
         check = spec.check(case, _result_on_host(backend, result, outputs), ref)

@@ -98,12 +98,16 @@ from typing import Any
 import pandas as pd
 
 from gpubench.ceilings import (
-    FALLBACK_L2_BYTES,
+    CALL_FLOOR_KEY,
     L2_MULTIPLE,
     ceiling_for,
+    cleaned,
     fmt_bytes,
+    gemm_key,
+    l2_size,
     link_reference,
     link_table,
+    number,
 )
 from gpubench.spec import kernel_bound
 
@@ -132,16 +136,6 @@ PIPELINED_BELOW_RATIO = 0.1
 ESCAPE_RATIO = 0.5
 #: ... where the work needs at least this long at the measured ceilings
 ESCAPE_MIN_WORK_S = 100e-6
-_GEMM_KEY = {"float32": "sgemm_gflops", "complex64": "sgemm_gflops",
-             "float64": "dgemm_gflops", "complex128": "dgemm_gflops"}
-
-
-def _num(value: Any) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return x if math.isfinite(x) else math.nan
 
 
 def is_device_timer(timer: Any) -> bool:
@@ -159,10 +153,10 @@ def device_clocked(row: Mapping[str, Any]) -> bool:
 def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:
     """The least device time the row's counted work needs on this GPU: its bytes at the
     copy ceiling or its flops at the GEMM ceiling, whichever is longer; NaN if unknown."""
-    copy = _num(ceilings.get("d2d_copy_gbps"))
-    gemm = _num(ceilings.get(_GEMM_KEY.get(str(row.get("dtype")), ""), math.nan))
+    copy = number(ceilings.get("d2d_copy_gbps"))
+    gemm = number(ceilings.get(gemm_key(row.get("dtype")), math.nan))
     times = []
-    nbytes, flops = _num(row.get("bytes")), _num(row.get("flops"))
+    nbytes, flops = number(row.get("bytes")), number(row.get("flops"))
     if kernel_bound(row.get("kernel")) != "transfer":
         if nbytes > 0 and copy > 0:
             times.append(nbytes / (copy * 1e9))
@@ -174,7 +168,7 @@ def least_work_s(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> float:
 def _bandwidth_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """The memory and transfer gates: throughput above the row's ceiling."""
     bound = kernel_bound(row.get("kernel"))
-    gbps, nbytes = _num(row.get("gbps")), _num(row.get("bytes"))
+    gbps, nbytes = number(row.get("gbps")), number(row.get("bytes"))
     if bound == "transfer":
         label, ref = link_reference(row, ceilings)
         if label and gbps > MAX_OVER_CEILING * ref:
@@ -184,13 +178,12 @@ def _bandwidth_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> st
         return ""
     if bound != "memory" or not nbytes > 0:
         return ""
-    l2 = _num(ceilings.get("l2_bytes"))
-    l2 = l2 if l2 > 0 else FALLBACK_L2_BYTES
+    l2, _ = l2_size(ceilings)
     if nbytes > L2_MULTIPLE * l2:  # from memory: the copy ceiling
-        ceiling, what = _num(ceilings.get("d2d_copy_gbps")), "copy ceiling"
+        ceiling, what = number(ceilings.get("d2d_copy_gbps")), "copy ceiling"
         where, faster = f"{nbytes / 2**20:,.0f} MiB, over", "memory"
     else:  # from the L2
-        ceiling, what = _num(ceilings.get("l2_copy_gbps")), "L2-resident copy ceiling"
+        ceiling, what = number(ceilings.get("l2_copy_gbps")), "L2-resident copy ceiling"
         where, faster = f"{fmt_bytes(nbytes)}, within", "the cache"
     if ceiling > 0 and gbps > MAX_OVER_CEILING * ceiling:
         return (f"device time gives {gbps:,.0f} GB/s, {100 * gbps / ceiling:.0f} % of the "
@@ -204,11 +197,11 @@ def _sync_reason(row: Mapping[str, Any]) -> str:
     """The caller's sync median below the device median (module docstring)."""
     if not device_clocked(row):
         return ""
-    count = _num(row.get("sync_samples"))
+    count = number(row.get("sync_samples"))
     if count < SYNC_MIN_SAMPLES:  # NaN (not recorded) compares False: judged
         return ""
-    device = _num(row.get("median_s"))
-    sync, sync_q3 = _num(row.get("sync_median_s")), _num(row.get("sync_q3_s"))
+    device = number(row.get("median_s"))
+    sync, sync_q3 = number(row.get("sync_median_s")), number(row.get("sync_q3_s"))
     gap = device - sync
     if gap > SYNC_BELOW_TOLERANCE * device and gap > SYNC_BELOW_MIN_S:
         quartile = (f" (upper quartile {sync_q3 * 1e6:,.1f} µs)"
@@ -225,8 +218,8 @@ def _pipelined_reason(row: Mapping[str, Any]) -> str:
     """The caller's pipelined clock far below the device clock (module docstring)."""
     if not device_clocked(row):
         return ""
-    device, pipelined = _num(row.get("median_s")), _num(row.get("pipelined_median_s"))
-    q1, q3 = _num(row.get("q1_s")), _num(row.get("pipelined_q3_s"))
+    device, pipelined = number(row.get("median_s")), number(row.get("pipelined_median_s"))
+    q1, q3 = number(row.get("q1_s")), number(row.get("pipelined_q3_s"))
     overlap = q3 >= q1 if math.isfinite(q1) and math.isfinite(q3) else False
     if (pipelined < PIPELINED_BELOW_RATIO * device and device - pipelined > SYNC_BELOW_MIN_S
             and not overlap):
@@ -238,35 +231,18 @@ def _pipelined_reason(row: Mapping[str, Any]) -> str:
     return ""
 
 
-#: the key :func:`gate_ceilings` gives the probe's empty-call time under
-CALL_FLOOR_KEY = "cpu_call_floor_s"
-
-
-def gate_ceilings(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the gates read from a probe record (host.json): its ``ceilings``, and the
-    time of timing an empty CPU call (``timer_overhead_s.per_sample_s``) as
-    :data:`CALL_FLOOR_KEY`; empty where the record has neither."""
-    ceilings = record.get("ceilings")
-    out = dict(ceilings) if isinstance(ceilings, Mapping) else {}
-    overhead = record.get("timer_overhead_s")
-    floor = _num(overhead.get("per_sample_s")) if isinstance(overhead, Mapping) else math.nan
-    if floor > 0:
-        out[CALL_FLOOR_KEY] = floor
-    return out
-
-
 def _cpu_reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     """A CPU call faster than timing an empty one, or a memory-bound CPU row past the
     caches above its threads' copy rate (module docstring)."""
-    floor, median = _num(ceilings.get(CALL_FLOOR_KEY)), _num(row.get("median_s"))
+    floor, median = number(ceilings.get(CALL_FLOOR_KEY)), number(row.get("median_s"))
     if median < CALL_FLOOR_SHARE * floor:
         return (f"{median * 1e9:,.3g} ns per call is less than half the "
                 f"{floor * 1e9:,.3g} ns the probe measured for timing an empty call on "
                 "this host: faster than the clock that timed it")
-    copy, cache = _num(ceilings.get("cpu_copy_gbps")), _num(ceilings.get("cpu_cache_bytes"))
-    nbytes, gbps = _num(row.get("bytes")), _num(row.get("gbps"))
-    threads = _num(row.get("threads"))
-    clock = _num(ceilings.get("cpu_clock_hz"))
+    copy, cache = number(ceilings.get("cpu_copy_gbps")), number(ceilings.get("cpu_cache_bytes"))
+    nbytes, gbps = number(row.get("bytes")), number(row.get("gbps"))
+    threads = number(row.get("threads"))
+    clock = number(ceilings.get("cpu_clock_hz"))
     cores_gbps = threads * CPU_BYTES_PER_CYCLE * CPU_CLOCK_MARGIN * clock / 1e9
     if kernel_bound(row.get("kernel")) == "memory" and cores_gbps > 0 \
             and gbps > cores_gbps:
@@ -294,23 +270,23 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     text = _bandwidth_reason(row, ceilings)
     if text:
         return text
-    gemm_key = _GEMM_KEY.get(str(row.get("dtype")), "")
-    gemm = _num(ceilings.get(gemm_key, math.nan))
-    gflops = _num(row.get("gflops"))
+    key = gemm_key(row.get("dtype"))
+    gemm = number(ceilings.get(key, math.nan))
+    gflops = number(row.get("gflops"))
     if gemm > 0 and gflops > MAX_OVER_CEILING * gemm:
         return (f"device time gives {gflops:,.0f} GFLOP/s, {100 * gflops / gemm:.0f} % of "
-                f"the measured {gemm_key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
+                f"the measured {key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
                 "GFLOP/s): faster than the arithmetic units")
     text = _sync_reason(row) or _pipelined_reason(row)
     if text:
         return text
     work = least_work_s(row, ceilings)
-    device, busy = _num(row.get("median_s")), _num(row.get("pipelined_wait_s"))
+    device, busy = number(row.get("median_s")), number(row.get("pipelined_wait_s"))
     if (device_clocked(row) and work >= ESCAPE_MIN_WORK_S
             and busy > 0 and device < ESCAPE_RATIO * busy):
         return (f"device time {device * 1e6:,.1f} µs is {100 * device / busy:.1f} % of the "
                 f"{busy * 1e6:,.1f} µs per call a caller waited for the device after its "
-                f"calls had returned (pipelined {_num(row.get('pipelined_median_s')) * 1e6:,.1f}"
+                f"calls had returned (pipelined {number(row.get('pipelined_median_s')) * 1e6:,.1f}"
                 f" µs per call; the counted work needs at least {work * 1e6:,.1f} µs at the "
                 "measured ceilings): work escaped the timed stream")
     return ""
@@ -319,20 +295,20 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
 def gate_notes(ceilings: Mapping[str, Any]) -> list[str]:
     """What the gates could not check with this probe record (an older probe's, without
     the newer ceilings), one sentence each; empty when every gate had its ceiling."""
-    if not any(_num(ceilings.get(k)) > 0 for k in ("d2d_copy_gbps", "sgemm_gflops",
+    if not any(number(ceilings.get(k)) > 0 for k in ("d2d_copy_gbps", "sgemm_gflops",
                                                     "dgemm_gflops")):
         return []  # no GPU ceilings at all: nothing on the GPU was gated
     notes = []
-    if not _num(ceilings.get("l2_copy_gbps")) > 0:
+    if not number(ceilings.get("l2_copy_gbps")) > 0:
         notes.append(f"the probe record has no L2-resident copy ceiling (an older probe): "
                      f"memory-bound GPU rows moving at most {L2_MULTIPLE:g}x the L2 were "
                      "not checked against a bandwidth ceiling, and read their % against "
                      "the device-to-device copy")
-    if _num(ceilings.get("cpu_copy_gbps")) > 0 and not _num(
+    if number(ceilings.get("cpu_copy_gbps")) > 0 and not number(
             ceilings.get("cpu_cache_bytes")) > 0:
         notes.append("the probe record has no size of the CPU's caches (an older probe): "
                      "CPU rows were not checked against the CPU copy ceiling")
-    if _num(ceilings.get("cpu_copy_gbps")) > 0 and not _num(
+    if number(ceilings.get("cpu_copy_gbps")) > 0 and not number(
             ceilings.get("cpu_clock_hz")) > 0:
         notes.append("the probe record has no CPU clock (an older probe): CPU rows within "
                      "the caches were not checked against what their cores can move")
@@ -356,8 +332,7 @@ def judge(frame: pd.DataFrame, ceilings: Mapping[str, Any], keep: bool = False
     Returns the frame (changed in place). Ceilings that are not positive numbers are
     ignored (an environment record is data, not trusted); the per-direction pinned
     rates are a nested mapping, read by :func:`gpubench.ceilings.link_table`."""
-    ceilings = {k: (v if isinstance(v, Mapping) else float(v)) for k, v in ceilings.items()
-                if isinstance(v, Mapping) or _num(v) > 0}
+    ceilings = cleaned(ceilings)
     judged = frame["status"].isin(["ok", "implausible"])
     ceil_txt, pct, status, why = [], [], [], []
     for good, (_, row) in zip(judged, frame.iterrows(), strict=True):

@@ -107,7 +107,8 @@ class KernelSpec:
     #: its throughput unit, one of :data:`UNITS`: GB/s counts :meth:`bytes_moved`,
     #: GFLOP/s :meth:`flops` (GB/s where none are counted), Msamples/s the case's size
     unit: str = ""
-    #: its workload class in the verdicts ("elementwise", "GEMM", ...); None: in no class
+    #: the key of its workload class (a record of :mod:`gpubench.workloads`); None: in
+    #: no class
     report_class: str | None = ""
     #: the share (%) of its ceiling the best implementation of every GPU framework should
     #: reach at the largest size; 0: no target
@@ -474,12 +475,9 @@ def kernel_bound(name: object) -> str | None:
     return CEILINGS.get(spec.ceiling) if spec is not None else None
 
 
-#: the classes whose rows record ``matmul_precision``: their work is matrix products
-PRECISION_CLASSES = ("GEMM", "linalg")
-
-
 def report_classes() -> dict[str, tuple[str, ...]]:
-    """Workload class -> its kernels, classes in the order of their first kernel."""
+    """Workload class key (:mod:`gpubench.workloads`) -> its kernels, classes in the
+    order of their first kernel."""
     out: dict[str, tuple[str, ...]] = {}
     for spec in kernel_specs():
         if spec.report_class:

@@ -69,9 +69,6 @@ class Backend:
     #: the framework every other is compared with (one in-tree framework says so:
     #: :data:`gpubench.backends.BASELINE_FRAMEWORK`)
     baseline: bool = False
-    #: it runs the kernels as plain interpreted loops: the baseline of the ("loops", ...)
-    #: claims (:func:`gpubench.report.matrix.loops_backend`)
-    plain_loops: bool = False
 
     # -- facts the workflow, the environments, the probe and the report read (each
     # backend declares its own: tests/test_registry_complete.py) ---------------------------
@@ -99,32 +96,9 @@ class Backend:
     peer_copy: bool = False
     #: the MPI p2p/allreduce jobs also move device buffers through NCCL
     nccl: bool = False
-    #: what the comparison guide says of this framework, checked by the report's claims
-    #: table: ("verbosity", True: verbose / False: gentle, claim) or ("jit", True: the
-    #: first call compiles / False: no compilation for standard operations, claim),
-    #: ("loops", ...), ("cuda_c", True, claim: matches CUDA C, :attr:`cuda_c_pairs`) or
-    #: ("often_fast", True, claim: faster than :attr:`fast_against`'s first in >= half)
-    #: or ("drop_in", True, claim: :attr:`drop_in`'s implementation replaces the other's)
-    claims: tuple[tuple[str, bool, str], ...] = ()
     #: the probe of its allocator that reads a call's peak device memory, as
     #: "module:Class" (a :class:`gpubench.memory.Probe`); '' on CPUs, which get none
     memory_probe: str = ""
-    #: implementations compiled on first use (user-written kernels), left out of a
-    #: ("jit", False, ...) claim about its standard operations
-    compiled_implementations: frozenset[str] = frozenset()
-    #: a ("cuda_c", ...) claim's pairs: (kernel, own implementation, the same algorithm's
-    #: implementation in :attr:`cuda_c_reference`, the backend running the CUDA C)
-    cuda_c_pairs: tuple[tuple[str, str, str], ...] = ()
-    cuda_c_reference: str = ""
-    #: the report's fusion claim: (fused implementations, the unfused ones, the kernels
-    #: where both compute the same expression); None: no fusion to judge
-    fusion: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
-    #: an ("often_fast", ...) claim's comparison: the backends it is compared with, the
-    #: first judged, the rest shown beside it
-    fast_against: tuple[str, ...] = ()
-    #: a ("drop_in", ...) claim's pair: (own implementation, the backend it replaces, that
-    #: backend's implementation, the kernel): the same calls, correct, and faster
-    drop_in: tuple[str, str, str, str] | None = None
 
     # -- what the toolkit asks of a framework beyond the adapter: each framework's package
     # answers in its own terms, so no module outside the packages imports a framework ---

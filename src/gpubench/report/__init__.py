@@ -37,11 +37,13 @@ from gpubench import hostload, results
 from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
 from gpubench.report import (
+    cells,
     conditions,
     figures,
     headline,
     matrix,
     mpi,
+    outline,
     render,
     sections,
     stats,
@@ -229,25 +231,11 @@ class Inputs:
                                                sections.primary_mode(df), "device")
         self.crossings = sections.crossings(df, self.env.data)
         self.busy = conditions.notice(df)
-        code = sections.code.build(df)
-        self.sections = {
-            "summary": sections.summary.build(df, self.picks, self.device_picks),
-            "speedup": sections.speedup.build(df),
-            "ceilings": sections.ceilings.build(df, self.env.data),
-            "crossover": sections.crossover.build(df, self.crossings),
-            "launch_floor": sections.launch_floor.build(df),
-            "allocation": sections.allocation.build(df),
-            "threads": sections.threads.build(df),
-            "first_call": sections.first_call.build(df),
-            "code": code,
-            "correctness": sections.correctness.build(df),
-            "failures": sections.failures.build(df),
-            "environment": sections.environment.build(df, self.env, self.timings_name,
-                                                      self.samples.note),
-        }
+        self.sections = outline.built(self)
         self.choice = matrix.for_inputs(df, self.samples, self.crossings, self.mpi.frame,
-                                        code.sizes, matrix.energy_uncertainty(self.env.data),
-                                        matrix.power_limit(self.env.data))
+                                        self.sections["code"].sizes,
+                                        cells.energy_uncertainty(self.env.data),
+                                        cells.power_limit(self.env.data))
         self.machine = headline.machine(self.env, df)
         self.machine.suite = str(self.suite.get("suite") or "")
         self.overview = headline.overview(
@@ -295,22 +283,13 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue, csv_name: str = "") -
     df, env = inputs.df, inputs.env
     machine_line = inputs.machine or headline.machine(env, df)
     kernels = _ordered(df["kernel"], kernel_names())
+    details = sections.details.build(df, csv_name)
+    # the page's own parts before the sections (gpubench.report.outline)
     toc = [("which", "Which framework?"),
            *([("input-files", "About the input files")]
              if inputs.notes or env.problem else []),
-           ("summary", "Summary")]
-    details = sections.details.build(df, csv_name)
-    if details.n_rows:
-        toc.insert(-1, ("details", "Per-kernel results"))
-    toc += [("speedup", "Speedup"), ("ceilings", "Ceilings and roofline"),
-            ("crossover", "Crossover"), ("launch-floor", "Launch floor"),
-            *([("allocation-loop", "Allocating in a loop")]
-              if inputs.sections["allocation"].table is not None else []),
-            *([("threads", "Threads")]
-              if inputs.sections["threads"].table is not None else []),
-            ("first-call", "First call"), ("correctness", "Correctness"),
-            ("code-size", "Code size"), ("mpi", "MPI"), ("failures", "Failures and skips"),
-            ("environment", "Environment")]
+           *([("details", "Per-kernel results")] if details.n_rows else []),
+           *outline.toc(inputs.sections)]
     return str(render.render_html(
         "page.html.j2", css=Markup(CSS), timings_name=inputs.timings_name,
         host=env.get("host"), commit=env.get("git_commit"), toc=toc,
@@ -330,7 +309,7 @@ def render_html(inputs: Inputs, figs: figures.FigureQueue, csv_name: str = "") -
         queue=sections.figure_queuer(figs),
         sections=inputs.sections, figure=sections.figure_drawer(figs),
         figure_pick=sections.common.figure_picker(figs),
-        mpi=Markup(mpi.mpi_html(inputs.mpi, figs))))
+        outline=outline.SECTIONS, parts={"mpi": Markup(mpi.mpi_html(inputs.mpi, figs))}))
 
 
 def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
@@ -352,7 +331,7 @@ def render_markdown(inputs: Inputs, overview_png: str | None = None) -> str:
         matrix=matrix.render_markdown(*inputs.choice, inputs.overview, overview_png)
         if inputs.choice else None,
         sections=inputs.sections, n_wrong=int((df["status"] == "wrong_result").sum()),
-        mpi=mpi.mpi_markdown(inputs.mpi), failures=failure_groups(df),
+        outline=outline.SECTIONS, mpi=mpi.mpi_markdown(inputs.mpi), failures=failure_groups(df),
         environment=environment_table(env), backends=backend_table(df),
         locks=lock_table(env), data=data_table(df, inputs.timings_name, inputs.samples.note))
 

@@ -226,10 +226,10 @@ def judged(frame: pd.DataFrame, env: Environment) -> pd.DataFrame:
     and the probe record's ceilings, before any verdict reads them: a file collected by
     older code (or none) gets the same refusals as a new one. Without ceilings the
     file's refusals stand, and only the gates that need none are applied."""
-    from gpubench import plausibility
+    from gpubench import ceilings, plausibility
 
     measured = env.data.get("ceilings")
-    return plausibility.judge(frame, plausibility.gate_ceilings(env.data),
+    return plausibility.judge(frame, ceilings.from_record(env.data),
                               keep=not (isinstance(measured, Mapping) and measured))
 
 

@@ -52,6 +52,13 @@ from gpubench.report.base import (
 from gpubench.report.render import Figure, Markup, text_table
 from gpubench.report.verdicts import band_of, classes
 from gpubench.spec import kernel_names, link_kernel
+from gpubench.workloads import (
+    GEMM,
+    HOST_TRANSFERS,
+    KERNEL_CLASSES,
+    class_title,
+    workload_class,
+)
 
 MATCH = ["framework", "device", "backend", "implementation", "kernel", "variant", "size_key",
          "dtype", "match_threads", "mode"]
@@ -299,8 +306,9 @@ def changed_table(rows: pd.DataFrame) -> pd.DataFrame:
     rows = by_class_and_significance(rows)
     out, css = [], []
     for _, r in rows.iterrows():
-        out.append([r["cls"], r["kernel"], r["variant"], r["dtype"], fmt_int(r["size_key"]),
-                    r["backend"], r["implementation"], fmt_threads(r["match_threads"]),
+        out.append([class_title(r["cls"]), r["kernel"], r["variant"], r["dtype"],
+                    fmt_int(r["size_key"]), r["backend"], r["implementation"],
+                    fmt_threads(r["match_threads"]),
                     r["mode"], fmt_time(r["median_base"]), fmt_time(r["median_new"]),
                     change_cell(float(r["ratio"])), _fmt_ratio(r["ratio"]),
                     _fmt_p(r["p_value"]), r["label"]])
@@ -349,12 +357,11 @@ def ratio_figure(data: pd.DataFrame, base_label: str, new_label: str) -> str:
 
 #: the conclusion's classes: the verdicts' workload classes (:func:`verdicts.classes`),
 #: then the rows a host link bounds (the ``transfer`` kernel and every ``+transfers``
-#: implementation); each with the measured ceiling that bounds it
-TRANSFERS = "host-device transfers"
-CLASS_BOUND = {"elementwise": "copy", "reductions": "copy", "FFT": "copy",
-               "random numbers": "copy", "GEMM": "GEMM", "linalg": "GEMM",
-               "autodiff": "GEMM", TRANSFERS: "link"}
-BOUND_TEXT = {"copy": "device copy", "GEMM": "SGEMM/DGEMM", "link": "pinned host link"}
+#: implementation); each with the measured ceiling that bounds it (its record's
+#: :attr:`~gpubench.workloads.WorkloadClass.bound`)
+TRANSFERS = HOST_TRANSFERS.key
+BOUND_TEXT = {"copy": "device copy", "gemm": "SGEMM/DGEMM", "link": "pinned host link",
+              "": "no"}
 
 
 def class_of(kernel: str, implementation: str = "") -> str:
@@ -386,12 +393,12 @@ def _link(env: Environment) -> float:
 
 def ceiling_ratios(base: ResultSet, new: ResultSet) -> dict[str, float]:
     """new / base of each measured ceiling: ``copy`` (device-to-device), ``sgemm``,
-    ``dgemm``, ``GEMM`` (their geometric mean), ``link`` (pinned host-to-device); NaN
+    ``dgemm``, ``gemm`` (their geometric mean), ``link`` (pinned host-to-device); NaN
     where either record lacks it."""
     out = {k: _ceiling(new.env, key) / _ceiling(base.env, key)
            for k, key in (("copy", "d2d_copy_gbps"), ("sgemm", "sgemm_gflops"),
                           ("dgemm", "dgemm_gflops"))}
-    out["GEMM"] = math.sqrt(out["sgemm"] * out["dgemm"])
+    out["gemm"] = math.sqrt(out["sgemm"] * out["dgemm"])
     out["link"] = _link(new.env) / _link(base.env)
     return out
 
@@ -466,6 +473,11 @@ class ClassRatio:
     n_large: int = 0
 
     @property
+    def title(self) -> str:
+        """The class as the report shows it."""
+        return class_title(self.cls)
+
+    @property
     def expected(self) -> float:
         """The time ratio the ceilings predict: base ceiling / new ceiling."""
         return 1.0 / self.ceiling_ratio if self.ceiling_ratio > 0 else math.nan
@@ -485,7 +497,7 @@ def class_ratios(cases: pd.DataFrame, ceilings: dict[str, float]) -> list[ClassR
         q1, q3 = np.quantile(r, [0.25, 0.75])
         faster = int((g["label"] == stats.FASTER).sum())
         slower = int((g["label"] == stats.SLOWER).sum())
-        bound = CLASS_BOUND[cls]
+        bound = workload_class(cls).bound
         big = g.loc[g["band"] == "large", "time_ratio"].to_numpy(float)
         out.append(ClassRatio(cls, len(g), float(np.exp(np.log(r).mean())), float(q1),
                               float(q3), float(r.min()), float(r.max()), faster, slower,
@@ -514,10 +526,10 @@ def _x(v: float) -> str:
 #: the verdict's groups, in the order the first line names them: the classes a reader
 #: weighs together (the memory-bound ones share one ceiling, the device copy)
 VERDICT_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("memory-bound work", tuple(c for c, b in CLASS_BOUND.items() if b == "copy")),
-    ("GEMM", ("GEMM",)),
+    ("memory-bound work", tuple(c.key for c in KERNEL_CLASSES if c.bound == "copy")),
+    (GEMM.title, (GEMM.key,)),
     ("linear algebra and autodiff",
-     tuple(c for c, b in CLASS_BOUND.items() if b == "GEMM" and c != "GEMM")),
+     tuple(c.key for c in KERNEL_CLASSES if c.bound == "gemm" and c != GEMM)),
     (TRANSFERS, (TRANSFERS,)),
 )
 #: the table's class of a row the verdict's classes do not hold
@@ -631,7 +643,7 @@ def class_lines(classes: list[ClassRatio], ecases: pd.DataFrame, ceilings: dict[
     what the measured ceiling predicts, and the work per joule where both read it."""
     out = []
     for c in classes:
-        text = (f"{c.cls}: {change_words(c.geomean, c.q1, c.q3, min_effect)} over "
+        text = (f"{c.title}: {change_words(c.geomean, c.q1, c.q3, min_effect)} over "
                 f"{_n(c.n, 'case')} ({c.faster:,} surely faster, {c.slower:,} surely slower, "
                 f"{c.unchanged:,} the same or too close to call)")
         if c.n_large and math.isfinite(c.large):
@@ -713,7 +725,7 @@ def conclusion_text(base: ResultSet, new: ResultSet, cmp: pd.DataFrame,
 
 
 def class_table(classes: list[ClassRatio]) -> pd.DataFrame:
-    rows = [[c.cls, str(c.n), _x(c.geomean), f"{_x(c.q1)}–{_x(c.q3)}",
+    rows = [[c.title, str(c.n), _x(c.geomean), f"{_x(c.q1)}–{_x(c.q3)}",
              f"{_x(c.lo)}–{_x(c.hi)}", f"{_x(c.large)} ({c.n_large})", str(c.faster),
              str(c.slower), str(c.unchanged),
              f"{BOUND_TEXT[c.bound]} {_x(c.ceiling_ratio)}", _x(c.expected)]
@@ -728,7 +740,7 @@ def class_table(classes: list[ClassRatio]) -> pd.DataFrame:
 
 def class_frame(classes: list[ClassRatio]) -> pd.DataFrame:
     """The figure's data: one row per class."""
-    return pd.DataFrame([{"cls": f"{c.cls} ({c.n})", "geomean": c.geomean, "q1": c.q1,
+    return pd.DataFrame([{"cls": f"{c.title} ({c.n})", "geomean": c.geomean, "q1": c.q1,
                           "q3": c.q3, "lo": c.lo, "hi": c.hi, "expected": c.expected,
                           "large": c.large,
                           "bound": BOUND_TEXT[c.bound]} for c in classes])
@@ -859,7 +871,7 @@ def comparison(base: ResultSet, new: ResultSet, cmp: pd.DataFrame, alpha: float,
                "cases (log scale; dot: geometric mean, bar: middle half, line: range, "
                "triangle: large sizes only; open diamond: the ratio the measured ceilings "
                "predict): "
-               + "; ".join(f"{c.cls} {_x(c.geomean)} over {c.n} cases, large sizes "
+               + "; ".join(f"{c.title} {_x(c.geomean)} over {c.n} cases, large sizes "
                            f"{_x(c.large)}, predicted {_x(c.expected)}" for c in classes)
                + ".")
         class_fig = Figure(alt, class_figure, (frame, base.label, new.label), "compare")

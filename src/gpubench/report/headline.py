@@ -38,6 +38,7 @@ from gpubench.report.sections.crossover import (
     speedup_curve,
 )
 from gpubench.report.verdicts import NOT_MEASURED
+from gpubench.workloads import WORKLOAD_CLASSES, class_title, crossover_class
 
 
 def framework_names() -> dict[str, tuple[str, tuple[str, ...], float]]:
@@ -271,7 +272,7 @@ def short_line(v: verdicts.ClassVerdict,
     the crossover with and without host transfers; there, where the crossovers' CPU
     reference is not NumPy, the speedup over that reference too (``against``), so that
     the line's two baselines are both named."""
-    head = f"{v.cls[0].upper()}{v.cls[1:]} ({v.bounds_text()})"
+    head = f"{v.title[0].upper()}{v.title[1:]} ({v.bounds_text()})"
     w = v.winner
     assert w is not None
     if w.median < 1:
@@ -281,7 +282,7 @@ def short_line(v: verdicts.ClassVerdict,
     leaders = v.leaders
     # beside the crossover only: the one figure of the line read against that reference
     beside = (_against(v, leaders if len(leaders) > 1 else [w], against or {})
-              if v.cls == "elementwise" else "")
+              if v.cls == crossover_class() else "")
     if len(leaders) > 1:
         said = [f"{s.backend} {said_against_numpy(s, 'NumPy' if not i else '')}"
                 for i, s in enumerate(leaders)]
@@ -292,7 +293,7 @@ def short_line(v: verdicts.ClassVerdict,
         r = v.runner_up
         if r is not None:
             text += f"; {r.backend}, {said_against_numpy(r)}, lies below"
-    if v.cls == "elementwise":
+    if v.cls == crossover_class():
         cs = [c for _, c in verdicts.leader_crossovers(v, cross) if math.isfinite(c.median)]
         if cs:
             lo, hi = min(c.median for c in cs), max(c.median for c in cs)
@@ -337,8 +338,6 @@ def short_lines(matrix: Any) -> list[str]:
 
 # -- the figure ---------------------------------------------------------------------------------
 
-#: the class whose case the overview plots, and the one it falls back to
-OVERVIEW_CLASSES = ("elementwise", "reductions")
 
 
 @dataclass
@@ -365,8 +364,9 @@ def _pick_case(ok: pd.DataFrame) -> tuple[str, str, str] | None:
     measured at the most sizes inside the range of the case's CPU reference
     (:func:`~.sections.crossover.cpu_reference`); a case with measured host transfers
     first, float32 before float64."""
-    for cls in OVERVIEW_CLASSES:
-        rows = ok[ok["kernel"].isin(verdicts.classes()[cls])]
+    # the classes whose records say overview, in their order: the first with rows wins
+    for cls in (c.key for c in WORKLOAD_CLASSES if c.overview):
+        rows = ok[ok["kernel"].isin(verdicts.classes().get(cls, ()))]
         if rows.empty:
             continue
         best, key = None, None
@@ -519,7 +519,7 @@ def _against_class(case: tuple[str, str, str], cross: pd.DataFrame, matrix: Any)
     if c is None or not c.n or mine.empty or not math.isfinite(c.median):
         return ""
     return (f" One case, not the class: the recommendation's figure for {w.backend}, "
-            f"{c.text()}, is the median over the {cls} class's cases.")
+            f"{c.text()}, is the median over the {class_title(cls)} class's cases.")
 
 
 def _label(backend: str, transfers: bool, measured: bool) -> str:
@@ -564,8 +564,6 @@ def overview_figure(lines: pd.DataFrame, crossovers: pd.DataFrame, title: str,
 
 # -- the compact matrix -----------------------------------------------------------------------
 
-#: the compact matrix's speedup classes
-COMPACT_CLASSES = ("elementwise", "reductions", "GEMM", verdicts.SMALL)
 
 
 def _num(v: float) -> str:
@@ -579,7 +577,8 @@ def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
     the notes that explain its dashes (one per distinct reason)."""
     if not m.backends:
         return None, []
-    headers = ["framework", *(f"{c}, × NumPy" for c in COMPACT_CLASSES),
+    compact_classes = [c.key for c in WORKLOAD_CLASSES if c.compact]
+    headers = ["framework", *(f"{class_title(c)}, × NumPy" for c in compact_classes),
                "crossover, elements (device / with transfers)", "call overhead, µs",
                "first call, extra ms (median)"]
     notes: dict[str, list[str]] = {}
@@ -592,18 +591,18 @@ def compact(m: Any) -> tuple[pd.DataFrame | None, list[str]]:
 
     for b in m.backends:
         row = [b]
-        for cls in COMPACT_CLASSES:
-            cell = m.cells[(b, f"speedup: {cls}")]
+        for cls in compact_classes:
+            cell = m.cells[(b, verdicts.speedup_aspect(cls))]
             if split_backend_id(b)[0] == BASELINE_FRAMEWORK:
                 row.append("1 (baseline)")
             elif not cell.measured or not math.isfinite(cell.value):
-                row.append(dash(cls, b, cell.text))
+                row.append(dash(class_title(cls), b, cell.text))
             else:
                 extra = " not ranked" if "not ranked" in cell.text else ""
                 spread = (f" ({_num(cell.lo)}–{_num(cell.hi)})"
                           if math.isfinite(cell.lo) and cell.lo != cell.hi else "")
                 row.append(f"{_num(cell.value)}{spread}{extra}")
-        c = m.crossovers.get((b, "elementwise"))
+        c = m.crossovers.get((b, crossover_class()))
         if split_backend_id(b)[1] == "cpu":
             row.append("— (CPU)")
         elif c is None or not c.n:

@@ -49,7 +49,8 @@ import pandas as pd
 from gpubench.backends import split_backend_id
 from gpubench.report import stats
 from gpubench.report.base import BASELINE_FRAMEWORK, _kernel_spec
-from gpubench.spec import PRECISION_CLASSES, kernel_specs, report_classes
+from gpubench.spec import kernel_specs, report_classes
+from gpubench.workloads import SMALL_ARRAYS, class_title, crossover_class, workload_class
 
 
 def classes() -> dict[str, tuple[str, ...]]:
@@ -59,7 +60,7 @@ def classes() -> dict[str, tuple[str, ...]]:
 
 
 #: the class of small arrays: the small band of these classes, where fixed costs rule
-SMALL = "small arrays"
+SMALL = SMALL_ARRAYS.key
 #: a cell or claim this run has no rows for
 NOT_MEASURED = "not measured"
 #: a crossover's device-resident cell where the rows have no caller's clock (schema 1)
@@ -69,7 +70,22 @@ NO_CALLER_CLOCK = "— (no caller's clock)"
 def speedup_classes() -> tuple[str, ...]:
     """The speedup columns: one per workload class, then small arrays."""
     return (*classes(), SMALL)
-SMALL_OF = ("elementwise", "reductions")
+
+
+def speedup_aspect(cls: str) -> str:
+    """The matrix's aspect (its column) of a class's speedup: "speedup: <title>"."""
+    return f"speedup: {class_title(cls)}"
+
+
+def aspect_class(aspect: str) -> str:
+    """The class key of a :func:`speedup_aspect`; '' if ``aspect`` is none."""
+    return next((c for c in speedup_classes() if speedup_aspect(c) == aspect), "")
+
+
+def small_kernels_of() -> tuple[str, ...]:
+    """The small-arrays class's kernels: those of every class whose record says
+    :attr:`~gpubench.workloads.WorkloadClass.small`."""
+    return tuple(k for c, ks in classes().items() if workload_class(c).small for k in ks)
 
 #: size bands, by what a kernel's size counts: (name, largest size in the band)
 ELEMENT_BANDS: tuple[tuple[str, float], ...] = (
@@ -246,6 +262,11 @@ class ClassVerdict:
     precision: str = ""
 
     @property
+    def title(self) -> str:
+        """The class as the report shows it."""
+        return class_title(self.cls)
+
+    @property
     def winner(self) -> Standing | None:
         return self.ranked[0] if self.ranked else None
 
@@ -351,7 +372,7 @@ def class_verdict(table: pd.DataFrame, cls: str, band: str,
     if verdict.winner is not None:
         for other in [*ranked[1:], *partial]:
             verdict.tallies[other.backend] = tally(verdict.winner, other, df, samples)
-    if df is not None and cls in PRECISION_CLASSES:
+    if df is not None and workload_class(cls).precision:
         verdict.precision = precision_note(df.loc[verdict.rows])
     return verdict
 
@@ -460,7 +481,8 @@ def headline_band(table: pd.DataFrame, cls: str) -> str | None:
 def verdicts(df: pd.DataFrame, samples: stats.Samples | None = None,
              mode: str = "hot") -> dict[str, dict[str, ClassVerdict]]:
     """Every class's verdict per band, and the small-arrays class (the small band of
-    :data:`SMALL_OF`): ``{class: {band: verdict}}``."""
+    the classes whose record says :attr:`~gpubench.workloads.WorkloadClass.small`):
+    ``{class: {band: verdict}}``."""
     table = case_table(df, mode)
     out: dict[str, dict[str, ClassVerdict]] = {}
     for cls in classes():
@@ -471,7 +493,7 @@ def verdicts(df: pd.DataFrame, samples: stats.Samples | None = None,
     for per in out.values():
         if "large" in per:
             per["large"].largest = largest_size_note(df, per["large"], mode)
-    small_kernels = tuple(k for c in SMALL_OF for k in classes()[c])
+    small_kernels = small_kernels_of()
     v = class_verdict(table, SMALL, "small", samples, small_kernels, df)
     if v is not None:
         out[SMALL] = {"small": v}
@@ -511,6 +533,11 @@ class CrossSummary:
     t_r_hi: float = math.nan
     #: the CPU references the cases were compared with ("numba-cpu, 16 threads")
     references: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        """The class as the report shows it."""
+        return class_title(self.cls)
 
     def text(self) -> str:
         """"≈ 23,000 elements (range 19,000–27,000; cases 16,000–95,000 over 10; never
@@ -725,5 +752,6 @@ def ordered_backends(backends: Iterable[str]) -> list[str]:
 
 
 def crossover_lookup(summaries: Mapping[tuple[str, str], CrossSummary], backend: str,
-                     cls: str = "elementwise") -> CrossSummary | None:
-    return summaries.get((backend, cls))
+                     cls: str = "") -> CrossSummary | None:
+    """A backend's crossover in ``cls`` (default: :func:`~gpubench.workloads.crossover_class`)."""
+    return summaries.get((backend, cls or crossover_class()))

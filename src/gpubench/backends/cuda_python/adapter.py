@@ -270,7 +270,6 @@ class CudaPythonGPU(CudaBuffersBackend):
     probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
     multi_device = ()
     compile_cache_vars = {NVRTC_CACHE_ENV: "nvrtc"}  # its NVRTC cubins
-    claims = (("verbosity", True, "CUDA Python: verbose"),)
     caller_timer = "perf_counter+cuCtxSynchronize"
     memory_probe = "gpubench.backends.cuda_python.memory:DriverProbe"
     probe_module = "cuda.core"

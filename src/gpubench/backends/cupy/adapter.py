@@ -111,22 +111,6 @@ class CupyGPU(CudaBuffersBackend):
 
         return peer_copy_setup(src, dst, pattern)
 
-    claims = (("verbosity", False, "CuPy: gentle, low verbosity"),
-              ("jit", False, "CuPy: no compilation overhead for standard operations"),
-              ("drop_in", True, "cupyx.scipy.fft: a drop-in for scipy.fft, at the GPU's "
-               "speed (Numba/CuPy guide)"))
-    drop_in = ("cupyx_scipy_fft", "numpy-cpu", "scipy_fft", "fft")
-    #: its user-written kernels (compiled on first use); the rest of its implementations
-    #: are its library's standard operations, which the comparison guide says need no
-    #: compilation
-    compiled_implementations = frozenset({"raw_kernel", "raw_kernel_sliding", "raw_naive",
-                                          "raw_tiled", "elementwise_kernel",
-                                          "reduction_kernel", "fuse"})
-    #: fused kernels against the array operations, where both compute one expression
-    #: (vector_add is one operation: nothing to fuse; the moving average's kernels use
-    #: another algorithm than cumsum)
-    fusion = (("fuse", "elementwise_kernel", "reduction_kernel"), ("array_ops", "array_op"),
-              ("elementwise", "reduction"))
     caller_timer = "perf_counter+cudaDeviceSynchronize"
     memory_probe = "gpubench.backends.cupy.memory:CupyProbe"
     probe_module = "cupy"

@@ -27,9 +27,6 @@ class JaxBase(Backend):
     platform = "cpu"
     mpi = True
     probe_module = "jax"
-    #: jax.jit (XLA fuses) against eager jax.numpy: no eager implementation is
-    #: registered, so the fusion claim says JAX is not measured
-    fusion = (("jit",), ("eager",), ("elementwise", "reduction"))
     #: MPI cannot receive into immutable arrays: communication is staged through host
     #: buffers, on CPU ranks too
     host_memory = False
@@ -132,9 +129,6 @@ class JaxCPU(JaxBase):
     device = "cpu"
     platform = "cpu"
     environment = "jax-cpu"
-    claims = (("often_fast", True, "JAX's CPU backend is often fast (faster than NumPy in "
-               "≥ half the cases)"),)
-    fast_against = ("numpy-cpu", "numba-cpu")
     #: several CPU "devices" for the sharding path (the XLA flag; newer JAX's option)
     multi_device = ("jax_sharding", "jax_shard_map")
 
@@ -170,7 +164,6 @@ class JaxGPU(JaxBase):
     platform = "gpu"
     environment = "jax"
     multi_device = ("jax_sharding", "jax_shard_map")
-    claims = (("jit", True, "JAX: JIT (XLA) compiles on the first call"),)
     timer = "perf_counter+sync"
     #: JAX has no device-wide wait: the result's, and every pending effect's
     caller_timer = "perf_counter+block_until_ready"

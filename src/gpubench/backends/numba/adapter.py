@@ -17,9 +17,6 @@ class NumbaFacts(Backend):
     version_keys = ("numba", "numba-cuda")
     key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
     multi_device = ()
-    # ("loops", True, claim): its compiled loops against the same loops in plain Python
-    # (python-cpu), judged in gpubench.report.matrix.loop_claim
-    claims = (("loops", True, "Numba: 10–100× faster than plain Python loops"),)
 
 
 class NumbaCPU(NumbaFacts):

@@ -156,18 +156,6 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
     registry_order = 6
     environment = "numba-cuda"
     probe_packages = ("numba", "numba-cuda")
-    claims = (("jit", True, "Numba: the first call pays JIT compilation"),
-              ("cuda_c", True, "Numba matches CUDA C (hand-written kernels, same algorithm)"))
-    #: the same algorithm hand-written in Numba and in the shared ``.cu`` files. Monte
-    #: Carlo is left out: Numba draws with xoroshiro128+ states, the CUDA C with Philox,
-    #: so a difference would be the generator's, not the compiler's
-    cuda_c_pairs = (("vector_add", "cuda_jit", "nvrtc"), ("elementwise", "cuda_jit", "nvrtc"),
-                    ("reduction", "cuda_jit", "nvrtc"),
-                    ("matmul", "cuda_jit_naive", "naive"),
-                    ("matmul", "cuda_jit_tiled", "tiled"),
-                    ("moving_average", "cuda_jit", "nvrtc"),
-                    ("moving_average", "cuda_jit_sliding", "nvrtc_sliding"))
-    cuda_c_reference = "cuda_python-gpu"
     #: numba.cuda.synchronize() waits for the whole context (every stream)
     caller_timer = "perf_counter+numba.cuda.synchronize"
     memory_probe = "gpubench.backends.numba.memory:NumbaProbe"

@@ -21,7 +21,6 @@ from gpubench.backends.base import Backend
 
 class PythonCPU(Backend):
     registry_order = 1
-    plain_loops = True
     framework = "python"
     device = "cpu"
     environment = "numpy"

@@ -44,8 +44,6 @@ class TorchBase(Backend):
     #: that may still be compiling (other rows' kernels) while later rows are timed
     step_settings = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
     torch_device = "cpu"
-    #: torch.compile (Inductor fuses) against eager, the same expression
-    fusion = (("compile",), ("eager",), ("elementwise", "reduction"))
 
     def start(self, threads: int) -> dict[str, str]:
         try:

@@ -145,7 +145,7 @@ class Autodiff(KernelSpec):
     bound = "compute"
     ceiling = "none"
     unit = "GB/s"
-    report_class = "autodiff"
+    report_class = "automatic differentiation"
     target_pct = 0
     description = "Rosenbrock gradient descent and a PINN loss gradient by autodiff"
     size_meaning = "rosenbrock: dimension d; pinn: collocation points N"

@@ -41,7 +41,7 @@ class Elementwise(KernelSpec):
     bound = "memory"
     ceiling = "copy"
     unit = "GB/s"
-    report_class = "elementwise"
+    report_class = "elementwise work"
     #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "hypot, sigmoid and a rational function, element by element"

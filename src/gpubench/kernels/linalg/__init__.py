@@ -74,7 +74,7 @@ class Linalg(KernelSpec):
     bound = "compute"
     ceiling = "none"
     unit = "GB/s"
-    report_class = "linalg"
+    report_class = "linear algebra"
     target_pct = 0
     description = "solve, inv, eigh and svd of a well-conditioned SPD matrix"
     size_meaning = "matrix order n (n×n)"

@@ -44,7 +44,7 @@ class MovingAverage(KernelSpec):
     bound = "memory"
     ceiling = "copy"
     unit = "GB/s"
-    report_class = "elementwise"
+    report_class = "elementwise work"
     #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "trailing windowed mean along each of many series"

@@ -15,7 +15,7 @@ class VectorAdd(KernelSpec):
     bound = "memory"
     ceiling = "copy"
     unit = "GB/s"
-    report_class = "elementwise"
+    report_class = "elementwise work"
     #: Every framework's best implementation at 2^26 elements
     target_pct = 95.0
     description = "c = a + b on two distinct random vectors"

@@ -164,5 +164,6 @@ __all__ = [
     "summary",
     "targets",
     "targets_table",
+    "threads",
     "wins_table",
 ]

@@ -22,8 +22,11 @@ from gpubench.ceilings import (
     FALLBACK_L2_BYTES,
     L2_MULTIPLE,
     fmt_bytes,
+    has,
     in_l2,
+    l2_size,
     link_table,
+    number,
 )
 from gpubench.devices import FLAG_ABOVE_PCT, Peak
 from gpubench.report import figures
@@ -117,13 +120,13 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
         return head + f"refused as implausible ({row.get('reason') or 'see Failures'})"
     bound = kernel_bound(row.get("kernel"))
     gpu = row.get("device") == "gpu"
-    nbytes = plausibility._num(row.get("bytes"))
+    nbytes = number(row.get("bytes"))
     if bound == "memory" and gpu and in_l2(row, ceilings, FALLBACK_L2_BYTES):
-        l2 = plausibility._num(ceilings.get("l2_bytes"))
-        l2_txt = fmt_bytes(l2) if l2 > 0 else f"{fmt_bytes(FALLBACK_L2_BYTES)} (assumed)"
+        l2, measured = l2_size(ceilings)
+        l2_txt = fmt_bytes(l2) if measured else f"{fmt_bytes(FALLBACK_L2_BYTES)} (assumed)"
         why = (f"its {fmt_bytes(nbytes)} fit in {L2_MULTIPLE:g}x the L2 cache ({l2_txt}), "
                "so they are served from L2, faster than DRAM")
-        if over_c and not plausibility._num(ceilings.get("l2_copy_gbps")) > 0:
+        if over_c and not has(ceilings, "l2_copy_gbps"):
             why += ("; this probe record has no L2-resident ceiling, so the row is read "
                     "against the DRAM copy")
         return head + why
@@ -143,9 +146,9 @@ def flag_reason(row: Mapping[str, Any], pct: float, vendor_pct: float,
 def _rate(r: Mapping[str, Any]) -> str:
     key = kernel_bound(r["kernel"])
     if key == "compute":
-        v = plausibility._num(r.get("gflops"))
+        v = number(r.get("gflops"))
         return f"{v / 1e3:,.3g} TFLOP/s" if v > 0 else "—"
-    v = plausibility._num(r.get("gbps"))
+    v = number(r.get("gbps"))
     return f"{fmt_sig(v, 4)} GB/s" if v > 0 else "—"
 
 
@@ -199,7 +202,7 @@ def flagged_table(df: pd.DataFrame, env_data: Mapping[str, Any]) -> pd.DataFrame
     peak = devices.vendor_peak(devices.gpu_name(env_data))
     rows = []
     for _, r in df[df["status"].isin(["ok", "implausible"])].iterrows():
-        pct = plausibility._num(r.get("pct_of_ceiling"))
+        pct = number(r.get("pct_of_ceiling"))
         _, v_pct = devices.pct_of_vendor(r, peak)
         flag = flag_reason(r, pct, v_pct, ceilings or {})
         if flag:
