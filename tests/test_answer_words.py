@@ -184,7 +184,8 @@ def test_the_h100_figure_legend_names_frameworks(h100: tuple[str, str]) -> None:
     html, md = h100
     assert "## About the input files" not in md  # a current file: nothing to say
     spec = html[html.index('id="which"'):html.index('id="summary"')]
-    names = re.findall(r'"name": ?"([^"]+), on the device"', spec)
+    # the overview is inline SVG, its legend's text as text
+    names = re.findall(r'<text[^>]*>([^<]+), on the device</text>', spec)
     assert "CuPy" in names and "PyTorch on GPU" in names, names
     assert not [n for n in names if JARGON.search(n)], names
 

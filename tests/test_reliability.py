@@ -747,13 +747,14 @@ def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 #: the real name a mapping of names is walked through (its key -> a name it takes)
-MAPPED_NAME = {"implementations": "numpy-cpu"}
+MAPPED_NAME = {"implementations": "numpy-cpu", "jobs": "halo"}
 
 
 def schema_keys() -> dict[str, dict[str, Any]]:
     """Every key the config schema defines (dotted path -> its schema); a mapping of
     names is walked through one real name: a backend for a kernel's ``implementations``,
-    a kernel (``vector_add``) for the others (``kernels``)."""
+    an MPI job (``halo``) for ``mpi.jobs``, a kernel (``vector_add``) for the others
+    (``kernels``)."""
     schema = load_schema()
     defs = schema.get("$defs", {})
     out: dict[str, dict[str, Any]] = {}

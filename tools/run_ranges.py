@@ -40,6 +40,7 @@ import repeatability
 
 from gpubench.report import load_inputs, verdicts
 from gpubench.report.sections.crossover import crossings
+from gpubench.workloads import class_title
 
 #: the device time from which a row's repeatability is judged (figure 4)
 LONG_ROW_S = 50e-6
@@ -83,7 +84,7 @@ def crossover_points(run: Run) -> dict[tuple[str, str], tuple[float, float, floa
             out[(c.backend, "vector_add float32")] = (
                 float(c.device_resident[1]), *map(float, c.device_range))
     for (backend, cls), s in verdicts.class_crossovers(found).items():
-        out[(backend, f"class {cls}")] = (s.median, s.r_lo, s.r_hi)
+        out[(backend, f"class {class_title(cls)}")] = (s.median, s.r_lo, s.r_hi)
     return out
 
 
@@ -134,7 +135,7 @@ def leader_sets(run: Run) -> dict[tuple[str, str], tuple[str, ...]]:
     out = {}
     for cls, per in verdicts.verdicts(run.df, run.samples).items():
         for band, v in per.items():
-            out[(cls, band)] = tuple(s.backend for s in v.leaders)
+            out[(class_title(cls), band)] = tuple(s.backend for s in v.leaders)
     return out
 
 

@@ -134,8 +134,9 @@ def guide(backend: str) -> Guide:
 def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
     """The rows behind the claims judged on paired cases: ("cuda_c", backend) and
     ("often_fast", backend) per backend the guide says it of (:func:`cuda_c_pairs`,
-    :func:`fast_pairs`), and "fusion" (:func:`fusion_pairs`)."""
-    out: dict[Any, Any] = {"fusion": fusion_pairs(df)}
+    :func:`fast_pairs`), "fusion" (:func:`fusion_pairs`) and "threads" (the thread counts'
+    verdict, :func:`thread_claim`)."""
+    out: dict[Any, Any] = {"fusion": fusion_pairs(df), "threads": thread_claim(df)}
     for b in backend_classes():
         said = guide(b)
         for kind, _expect, _claim in said.claims:
@@ -495,6 +496,22 @@ def drop_in_claim(pairs: pd.DataFrame, backend: str,
             verdict]
 
 
+def thread_claim(df: pd.DataFrame) -> list[str]:
+    """The workshop book's "test with different thread counts to find the optimum", as
+    the Threads section judges it (:mod:`.sections.threads`): holds where a count below
+    the most threads was surely fastest in some case and size."""
+    from gpubench.report.sections import threads
+
+    judged = threads.build(df)
+    statement = f"{threads.STATEMENT} (workshop book)"
+    if judged.table is None:
+        return [statement, f"{NOT_MEASURED}: no CPU case at two or more thread counts",
+                NOT_MEASURED]
+    verdict = {"holds": "holds", "does not hold here": "does not hold"}.get(
+        judged.verdict, NOT_MEASURED)
+    return [statement, judged.evidence, verdict]
+
+
 def claims(matrix: Any) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -558,4 +575,6 @@ def claims(matrix: Any) -> pd.DataFrame | None:
     for name, _expect, claim in ((b, e, c) for b, k, e, c in said if k == "drop_in"):
         rows.append(drop_in_claim(pairs.get(("drop_in", name), pd.DataFrame(
             columns=["ratio"])), name, guide(name).drop_in, claim))
+    if "threads" in pairs:
+        rows.append(pairs["threads"])
     return text_table(["claim", "measured here", "verdict"], rows)

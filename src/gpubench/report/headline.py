@@ -18,7 +18,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -477,9 +477,10 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
                    f"the probe's {link_gbps:,.0f} GB/s pageable host-to-device rate)")
     label = reference_label(ref, threads)
 
-    def said(transfers: bool) -> str:
+    def said(transfers: bool, name: Callable[[str], str] = str) -> str:
         rows = cross[np.isfinite(cross["size"]) & (cross["transfers"] == transfers)]
-        return ", ".join(f"{r.backend} ≈ {r.size:,.0f}" for r in rows.itertuples()) or "none"
+        return ", ".join(f"{name(r.backend)} ≈ {r.size:,.0f}"
+                         for r in rows.itertuples()) or "none"
 
     caption = (f"{k} {var} {d}, the memory-bound case the most GPU frameworks measured at "
                f"the most sizes ({int(lines['size_key'].min()):,}–"
@@ -490,13 +491,13 @@ def overview(df: pd.DataFrame, crossings: Sequence[Any], link_gbps: float | None
                + ". ✕: the crossover, from which the GPU wins for good: on the device "
                f"{said(False)}; with host transfers {said(True)}."
                + _against_class(case, cross, matrix))
-    alt = (f"Log-log plot of speedup over {label} against problem size for {k} {var} {d}, "
-           f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
-           f"with host transfers; crossovers on the device {said(False)}; with host "
-           f"transfers {said(True)}.")
-    # the figure speaks the answer's words: frameworks by name, in its title, axis and
-    # legend (reader_name), the rows keeping their ids
+    # the figure speaks the answer's words: frameworks by name, in its title, axis,
+    # legend and the text a screen reader reads (reader_name), the rows keeping their ids
     named = reference_label(reader_name(ref), threads)
+    alt = (f"Log-log plot of speedup over {named} against problem size for {k} {var} {d}, "
+           f"{lines['backend'].nunique()} GPU frameworks, solid on the device and dashed "
+           f"with host transfers; crossovers on the device {said(False, reader_name)}; with "
+           f"host transfers {said(True, reader_name)}.")
     title = f"{k} {d}: speedup over {named}, caller's clock"
     ov = Overview(case, lines.reset_index(drop=True), cross.reset_index(drop=True), caption,
                   alt, reference=label)

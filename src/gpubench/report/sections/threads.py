@@ -95,10 +95,14 @@ def size_result(rows: pd.DataFrame) -> SizeResult | None:
 def sweep_results(df: pd.DataFrame) -> dict[tuple[str, ...], list[SizeResult]]:
     """Per case (:data:`CASE`), its sizes measured at one thread and at least one more
     count, smallest first: the CPU rows that are ``ok`` in the report's primary mode."""
+    out: dict[tuple[str, ...], list[SizeResult]] = {}
+    needed = {*CASE, "status", "device", "mode", "threads", "size_key", "median_s", "q1_s",
+              "q3_s"}
+    if not needed <= set(df.columns):
+        return out  # rows without thread counts (a partial frame): nothing to sweep
     mode = primary_mode(df)
     ok = df[(df["status"] == "ok") & (df["device"] == "cpu") & (df["mode"] == mode)
             & (df["threads"] > 0)]
-    out: dict[tuple[str, ...], list[SizeResult]] = {}
     if ok.empty:
         return out
     multi = ok.groupby(CASE, dropna=False)["threads"].transform("nunique") > 1
