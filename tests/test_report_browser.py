@@ -195,17 +195,24 @@ class DevTools:
         return out
 
 
+def _load(dev: DevTools, page: Path) -> str:
+    """Open ``page`` in a new tab of ``dev``'s browser, wait for its load event and return
+    the tab's session (Page, Runtime and Log enabled)."""
+    target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = dev.send("Target.attachToTarget", {"targetId": target,
+                                                 "flatten": True})["sessionId"]
+    for domain in ("Page", "Runtime", "Log"):
+        dev.send(f"{domain}.enable", session=session)
+    dev.send("Page.navigate", {"url": page.as_uri()}, session)
+    dev.wait_for("Page.loadEventFired")
+    return session
+
+
 def open_page(page: Path, tmp: Path, shot: Path | None = None,
               sort: bool = False) -> dict[str, Any]:
     """Load ``page`` in a fresh headless Chromium, wait for every figure and inspect it."""
     with DevTools(_browser(), tmp / "profile") as dev:
-        target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = dev.send("Target.attachToTarget", {"targetId": target,
-                                                     "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            dev.send(f"{domain}.enable", session=session)
-        dev.send("Page.navigate", {"url": page.as_uri()}, session)
-        dev.wait_for("Page.loadEventFired")
+        session = _load(dev, page)
         result = dev.send("Runtime.evaluate", {"expression": INSPECT, "awaitPromise": True,
                                                "returnByValue": True}, session)
         info = result["result"]["value"]
@@ -502,13 +509,7 @@ def test_a_detail_selector_changes_the_figure(tmp_path: Path) -> None:
                  samples_csv=paths["samples"], mpi_csv=paths["mpi"])
     picks = [["kernel", "@second"], ["framework", "device:cpu"], ["clock", "device"]]
     with DevTools(_browser(), tmp_path / "profile-detail") as dev:
-        target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = dev.send("Target.attachToTarget", {"targetId": target,
-                                                     "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            dev.send(f"{domain}.enable", session=session)
-        dev.send("Page.navigate", {"url": page.as_uri()}, session)
-        dev.wait_for("Page.loadEventFired")
+        session = _load(dev, page)
         views = dev.send("Runtime.evaluate", {
             "expression": f"({DETAIL})({json.dumps(picks)})", "awaitPromise": True,
             "returnByValue": True}, session)["result"]["value"]
@@ -557,13 +558,7 @@ def test_the_speedup_selector_redraws_its_one_figure(tmp_path: Path) -> None:
     build_report(paths["timings"], paths["env"], page, tmp_path / "summary.md",
                  samples_csv=paths["samples"], mpi_csv=paths["mpi"])
     with DevTools(_browser(), tmp_path / "profile-pick") as dev:
-        target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = dev.send("Target.attachToTarget", {"targetId": target,
-                                                     "flatten": True})["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
-            dev.send(f"{domain}.enable", session=session)
-        dev.send("Page.navigate", {"url": page.as_uri()}, session)
-        dev.wait_for("Page.loadEventFired")
+        session = _load(dev, page)
         out = dev.send("Runtime.evaluate", {"expression": PICK, "awaitPromise": True,
                                             "returnByValue": True}, session)["result"]["value"]
         problems = dev.problems()
