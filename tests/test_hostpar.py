@@ -70,3 +70,56 @@ def test_a_forked_child_gets_its_own_pool(small_chunks):
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(1) as pool:
         assert pool.apply_async(hostpar.sum64, (x,)).get(timeout=30) == 5000.0
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+
+def test_blas_runs_in_the_caller_inside_and_as_before_after():
+    """Inside, every BLAS library is held to one thread; after, its own count is back."""
+    before = _blas_threads()
+    assert before, "NumPy's BLAS is loaded"
+    with hostpar.blas_in_caller():
+        assert _blas_threads() == [1] * len(before)
+    assert _blas_threads() == before
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_matmul64_is_the_float64_product_whatever_the_thread_count(monkeypatch, threads):
+    """Row blocks (some partial) give the product of the float64 inputs, bit for bit the
+    same at any thread count, and BLAS is held to one thread while they run."""
+    monkeypatch.setattr(hostpar, "MATMUL_ROWS", 16)
+    monkeypatch.setattr(hostpar, "host_threads", lambda: threads)
+    seen: list[list[int]] = []
+    matmul = np.matmul
+
+    def spy(x, y, **kw):
+        seen.append(_blas_threads())
+        return matmul(x, y, **kw)
+
+    rng = np.random.default_rng(3)
+    a = random_array(rng, (70, 50), "float32", -1.0, 1.0)
+    b = random_array(rng, (50, 40), "float32", -1.0, 1.0)
+    monkeypatch.setattr(hostpar.np, "matmul", spy)
+    got = hostpar.matmul64(a, b)
+    monkeypatch.setattr(hostpar.np, "matmul", matmul)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-13,
+                               atol=1e-13)
+    assert len(seen) == 5 and all(s and set(s) == {1} for s in seen)
+    serial = np.vstack([a[s:s + 16].astype(np.float64) @ b.astype(np.float64)
+                        for s in range(0, 70, 16)])
+    assert np.array_equal(got, serial)
+
+
+def test_the_harness_checks_a_result_with_blas_in_the_caller():
+    from gpubench import harness
+
+    class Spec:
+        def check(self, case, got, ref):
+            return _blas_threads()
+
+    assert set(harness._check(Spec(), None, None, None)) == {1}

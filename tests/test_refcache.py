@@ -76,3 +76,23 @@ def test_no_cache_dir_computes_every_time():
     refcache.reference(spec, case, inputs, 1, None)
     refcache.reference(spec, case, inputs, 1, None)
     assert spec.calls == 2
+
+
+def test_a_reference_leaves_no_blas_threads_running():
+    """The reference (a LAPACK eigensolver here) runs with BLAS held to the caller's
+    thread, so no BLAS threads spin on the cores of the samples that follow."""
+    from threadpoolctl import threadpool_info
+
+    seen: list[list[int]] = []
+
+    class Spy(Counting):
+        def reference(self, case, inputs):
+            seen.append([i["num_threads"] for i in threadpool_info()
+                         if i["user_api"] == "blas"])
+            return super().reference(case, inputs)
+
+    spec = Spy("linalg")
+    case = Case("linalg", "eigh", 24, "float64", {})
+    inputs = spec.spec.make_inputs(case, np.random.default_rng(1))
+    refcache.reference(spec, case, inputs, 1, None)
+    assert seen and seen[0] and set(seen[0]) == {1}

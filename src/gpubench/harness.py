@@ -42,6 +42,7 @@ import numpy as np
 from gpubench import energy as energy_meter
 from gpubench import memory as memory_meter
 from gpubench.backends.base import Backend
+from gpubench.hostpar import blas_in_caller
 from gpubench.ledger import Ledger
 from gpubench.spec import (
     BuildContext,
@@ -440,7 +441,7 @@ def measure_energy_again(spec: KernelSpec, impl: Implementation, case: Case,
         stage = "energy"
         fields, last = measure_energy(call, backend, settings, max(1, int(k)))
         if last is not None:
-            check = spec.check(case, _result_on_host(backend, last, outputs), ref)
+            check = _check(spec, case, _result_on_host(backend, last, outputs), ref)
             if not check.passed:
                 return energy_meter.not_measured(
                     f"the call built again for the energy reading failed its check: "
@@ -525,6 +526,13 @@ def _cache_dirs(backend: Backend, implementation: str) -> list[Path]:
         return [Path(d) for d in backend.compile_cache_dirs()] if uses else []
     except Exception:  # noqa: BLE001 - a framework that cannot say has none we can watch
         return []
+
+
+def _check(spec: Any, case: Any, got: Any, ref: Any) -> Any:
+    """``spec.check``, its host BLAS kept in this thread (no BLAS threads left spinning
+    on the cores of the samples that follow: :func:`gpubench.hostpar.blas_in_caller`)."""
+    with blas_in_caller():
+        return spec.check(case, got, ref)
 
 
 def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> Any:
@@ -627,7 +635,7 @@ def measure(
         if spec.report_class and workload_class(spec.report_class).precision:
             fields["matmul_precision"] = backend.matmul_precision(case.dtype)
         ledger.enter("checks")
-        check = spec.check(case, _result_on_host(backend, result, outputs), ref)
+        check = _check(spec, case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = check.rel_err
         if not check.passed:
             return Measurement({**fields, "status": "wrong_result",
@@ -681,7 +689,7 @@ def measure(
         # the last call of the last clock is checked: a result that only goes wrong when
         # calls run back to back (a buffer reused too early) fails here
         ledger.enter("checks")
-        check = spec.check(case, _result_on_host(backend, result, outputs), ref)
+        check = _check(spec, case, _result_on_host(backend, result, outputs), ref)
         fields["rel_err"] = max(fields["rel_err"], check.rel_err) if check.passed else check.rel_err
         if not check.passed:
             return Measurement({**fields, "status": "wrong_result",

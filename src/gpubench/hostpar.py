@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import numpy as np
@@ -107,6 +108,43 @@ def dot64(a: np.ndarray, b: np.ndarray) -> float:
     parts = map_chunks(lambda s, e: float(np.einsum("i,i->", x[s:e].astype(np.float64),
                                                     y[s:e].astype(np.float64))), x.size)
     return math.fsum(parts)
+
+
+@contextmanager
+def blas_in_caller() -> Iterator[None]:
+    """BLAS and LAPACK calls inside run in the calling thread only.
+
+    The host's float64 references and checks (a GEMM, eigenvalues, residuals) would
+    otherwise wake the BLAS library's own threads, which spin on the cores for a while
+    after each call, while the CPU framework under test waits for those cores (see
+    :func:`dot64`). Parallelism comes from :func:`map_chunks` instead, whose idle threads
+    block. Without threadpoolctl (a bare environment) nothing changes.
+    """
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+#: rows of the left matrix per task of :func:`matmul64` (fixed: the same blocks, so the
+#: same result, whatever the thread count)
+MATMUL_ROWS = 128
+
+
+def matmul64(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The float64 product of two matrices, by blocks of rows over the host's cores.
+
+    Each block is a single-threaded BLAS call (:func:`blas_in_caller`): no BLAS threads
+    are left spinning when the samples of a CPU row begin."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    out = np.empty((a64.shape[0], b64.shape[1]), dtype=np.float64)
+    with blas_in_caller():
+        map_chunks(lambda s, e: np.matmul(a64[s:e], b64, out=out[s:e]), a64.shape[0],
+                   chunk=MATMUL_ROWS)
+    return out
 
 
 def sum64(a: np.ndarray) -> float:
