@@ -48,6 +48,7 @@ from gpubench.spec import (
     Case,
     Implementation,
     KernelSpec,
+    NotOffered,
     WrongResult,
 )
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
@@ -699,6 +700,8 @@ def measure(
                             "reason": f"out of memory while {stage}: {exc}"}, [])
     except WrongResult as exc:
         return Measurement({**fields, "status": "wrong_result", "reason": f"{stage}: {exc}"}, [])
+    except NotOffered as exc:
+        return Measurement({**fields, "status": "skipped", "reason": f"{stage}: {exc}"}, [])
     except ImportError as exc:
         # a helper framework the implementation needs (interop's producer) is absent here
         return Measurement({**fields, "status": "unavailable",

@@ -53,6 +53,12 @@ class WrongResult(Exception):
     zero-copy hand-off that copied): recorded as ``wrong_result``, never timed."""
 
 
+class NotOffered(Exception):
+    """Raised by a builder for a case its framework has no meaningful path for on this
+    device (TF32 on a CPU, where the products would simply be float32): recorded as
+    ``skipped`` with the message as its reason, never timed."""
+
+
 @dataclass
 class Check:
     """Outcome of comparing a result with the reference."""
