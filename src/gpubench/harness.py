@@ -542,7 +542,11 @@ def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> A
 
 def skip_reason(spec: KernelSpec, impl: Implementation, case: Case, backend: Backend,
                 settings: Settings) -> str:
-    """Why a case must not run (too big for the implementation or for memory), or ''."""
+    """Why a case must not run (no path on this device, too big for the implementation
+    or for memory), or ''."""
+    unoffered = spec.unoffered(case, backend.device)
+    if unoffered:
+        return unoffered
     if impl.max_size is not None and case.size > impl.max_size:
         return (f"{impl.name} is capped at size {impl.max_size} "
                 f"(hand-written loop; see the implementation's max_size)")

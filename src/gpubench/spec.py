@@ -164,6 +164,12 @@ class KernelSpec:
         """Peak bytes the case needs on one device: inputs, outputs, reference, slack."""
         return 3.0 * self.bytes_moved(case)
 
+    def unoffered(self, case: Case, device: str) -> str:
+        """Why ``case`` has no meaningful path on ``device`` in any framework (a GPU-only
+        number format on a CPU), or '': such a row is ``skipped`` with this reason,
+        before inputs are made."""
+        return ""
+
     # -- how to check ----------------------------------------------------------------
     def tolerance(self, case: Case) -> float:
         return float(self.tolerances[case.dtype])

@@ -15,9 +15,9 @@ that format). Every path here accumulates in float32. The inputs are float32 dra
 [-1, 1], as ``matmul``'s, and the check compares C with the float64 product of those
 float32 inputs: the error of the rounded inputs is part of what a row reports.
 
-Where a framework has no meaningful path (TF32 and float16 on a CPU, TF32 and bfloat16
-on a GPU older than compute capability 8.0) the builder raises
-:class:`~gpubench.spec.NotOffered` and the row is ``skipped`` with that reason; CuPy has
+Where a format has no meaningful path (TF32 and float16 on a CPU: :meth:`GemmReduced.
+unoffered`; TF32 and bfloat16 on a GPU older than compute capability 8.0: the builder
+raises :class:`~gpubench.spec.NotOffered`) the row is ``skipped`` with the reason; CuPy has
 no bfloat16 dtype and offers ``tf32`` and ``fp16`` only.
 """
 
@@ -80,9 +80,9 @@ def reduced_tolerance(variant: str, n: int) -> float:
 
     - rounding the inputs: the inputs lie in [-1, 1], so C's entries are sums of n terms
       of either sign and both ||C|| and the error rounded inputs cause grow like √n;
-      their ratio stays near 0.53·u_in (simulated: TF32 2.6e-4, bfloat16 2.1e-3 at
-      n = 1024). 4·u_in covers a conversion that truncates instead of rounding (twice
-      the error) with room to spare;
+      their ratio stays near 0.53·u_in (simulated at n = 1024: TF32 2.6e-4, bfloat16
+      2.1e-3, 2.7e-3 with C stored in bfloat16). 4·u_in covers a conversion that
+      truncates instead of rounding (2.6 times the error: TF32 6.9e-4) with room;
     - storing C: at most u_out per element; 2·u_out leaves room for a split-K reduction
       that rounds its partial sums to C's format (PyTorch allows one for bfloat16 and
       float16 by default);
@@ -95,12 +95,21 @@ def reduced_tolerance(variant: str, n: int) -> float:
     return 4.0 * f.u_in + 2.0 * f.u_out + 2.0 * math.sqrt(n) * U_FLOAT32
 
 
+def unoffered(variant: str, device: str) -> str:
+    """Why ``variant``'s format is not run on ``device``, or ''."""
+    f = FORMATS[variant]
+    if device in f.devices:
+        return ""
+    return CPU_REASON.get(variant, f"{f.label} is not run on {device}")
+
+
 def not_offered(case: Case, device: str, capability: float | None = None) -> None:
     """Raise :class:`NotOffered` where ``case``'s format has no meaningful path on
-    ``device`` (``capability``: a GPU's CUDA compute capability, where known)."""
+    ``device`` (``capability``: a GPU's CUDA compute capability, where known); the
+    builders call it, since only the started framework knows its GPU."""
     f = FORMATS[case.variant]
-    if device not in f.devices:
-        raise NotOffered(CPU_REASON.get(case.variant, f"{f.label} is not run on {device}"))
+    if why := unoffered(case.variant, device):
+        raise NotOffered(why)
     if device == "gpu" and capability is not None and capability < f.min_capability:
         raise NotOffered(f"{f.label} tensor-core GEMMs need compute capability "
                          f"{f.min_capability:g}; this GPU has {capability:g}")
@@ -148,6 +157,9 @@ class GemmReduced(KernelSpec):
         # the float64 reference and the check's float64 temporaries
         n2 = float(case.size) ** 2
         return 2.0 * 3 * 4 * n2 + 3 * 2 * n2 + 3 * 8.0 * n2
+
+    def unoffered(self, case: Case, device: str) -> str:
+        return unoffered(case.variant, device)
 
     def tolerance(self, case: Case) -> float:
         return reduced_tolerance(case.variant, case.size)
