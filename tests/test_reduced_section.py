@@ -108,3 +108,32 @@ def test_no_reduced_rows_no_section() -> None:
     assert s.table is None
     sec = next(x for x in outline.SECTIONS if x.key == "reduced")
     assert not sec.shown(s)
+
+
+def test_the_section_renders_in_the_page_and_in_summary_md() -> None:
+    from gpubench.report.render import render_html, render_md
+
+    df = _frame([_float32("torch", 4e-3), _reduced("torch", "bf16", 5e-4),
+                 _reduced("torch", "tf32", 0, device="cpu", status="skipped",
+                          reason="TF32 is a GPU tensor-core format")])
+    s = reduced.build(df)
+    sec = next(x for x in outline.SECTIONS if x.key == "reduced")
+    html = str(render_html(sec.html, s=s))
+    md = render_md(sec.md, s=s)
+    for text in (html, md):
+        assert "Reduced precision" in text and "bfloat16" in text
+        assert "holds" in text and "torch-cpu, TF32: TF32 is a GPU" in text
+    assert 'id="reduced-precision"' in html and sec.anchor == "reduced-precision"
+    assert "| torch-gpu | bfloat16 | 4,096 |" in md
+
+
+def test_the_claims_table_judges_tensor_cores_only_where_they_were_measured() -> None:
+    from gpubench.report.claims import reduced_claim
+
+    df = _frame([_float32("torch", 4e-3), _reduced("torch", "bf16", 5e-4)])
+    statement, evidence, verdict = reduced_claim(df)
+    assert "tensor cores" in statement and "workshop book" in statement
+    assert verdict == "holds" and evidence.startswith("torch-gpu: bfloat16")
+    slow = _frame([_float32("torch", 4e-3), _reduced("torch", "bf16", 3e-3)])
+    assert reduced_claim(slow)[2] == "does not hold"
+    assert reduced_claim(_frame([_float32("torch", 4e-3)])) is None

@@ -71,6 +71,11 @@ def paired_rows(df: pd.DataFrame) -> pd.DataFrame:
         ["backend", "_v", "size_key"], kind="mergesort").drop(columns="_v")
 
 
+def _rate(gflops: float) -> str:
+    """GFLOP/s in whole numbers from 100 up (tensor-core rates run to 10^5 and more)."""
+    return f"{gflops:,.0f}" if gflops >= 100 else fmt_sig(gflops)
+
+
 def _label(variant: object) -> str:
     f = FORMATS.get(str(variant))
     return f.label if f is not None else str(variant)
@@ -87,10 +92,10 @@ def reduced_table(pairs: pd.DataFrame) -> pd.DataFrame | None:
         f32 = (r["flops"] / r["f32_caller_s"] / 1e9 if r["f32_caller_s"] > 0
                else float("nan"))
         out.append([r["backend"], _label(r["variant"]), fmt_int(r["size_key"]),
-                    f"{fmt_sig(rate)} ({r['implementation']})",
+                    f"{_rate(rate)} ({r['implementation']})",
                     f"{fmt_relerr(r['rel_err'])} (≤ {fmt_relerr(r['tolerance'])})",
                     "—" if pd.isna(r["f32_implementation"]) else
-                    f"{fmt_sig(f32)} ({r['f32_implementation']})",
+                    f"{_rate(f32)} ({r['f32_implementation']})",
                     fmt_speedup(r["ratio"])])
     headers = ["backend", "format", "n", "reduced GFLOP/s (implementation)",
                "error vs float64 (tolerance)", "float32 matmul GFLOP/s (implementation)",
