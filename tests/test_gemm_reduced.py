@@ -162,3 +162,46 @@ def test_torch_tf32_is_switched_on_for_the_call_and_back_off_after(monkeypatch) 
         assert torch.allclose(c, a @ b)
     finally:
         torch.set_float32_matmul_precision(before)
+
+
+# -- where it runs -------------------------------------------------------------------------
+
+
+def test_the_full_suite_runs_it_and_the_quick_one_does_not() -> None:
+    from gpubench import suites
+    from gpubench.runner import plan
+
+    def kernels(suite: str, backend: str) -> set[str]:
+        return {it.kernel for it in plan(backend, suites.suite_config(suite), 4)}
+
+    for backend in ("torch-gpu", "jax-gpu", "cupy-gpu", "torch-cpu", "jax-cpu"):
+        assert SPEC.name in kernels("full", backend), backend
+        assert SPEC.name not in kernels("quick", backend), backend
+
+
+def test_the_device_overlay_runs_the_reduced_gemms_and_float32_beside_them() -> None:
+    """tools/device/reduced-precision.yaml: every GPU framework's gemm_reduced and float32
+    matmul rows at n = 1024-8192, NumPy's float32 GEMM as the baseline, nothing else."""
+    from pathlib import Path
+
+    from gpubench import suites
+    from gpubench.config import validate_config
+    from gpubench.kernels.matmul import SPEC as FLOAT32
+    from gpubench.runner import plan
+
+    root = Path(__file__).resolve().parents[1]
+    over = suites.load_yaml(root / "tools" / "device" / "reduced-precision.yaml")
+    cfg = suites.suite_config("full", over)
+    validate_config(cfg)
+    assert cfg["environments"]["mode"] == "system"
+    items = {b: plan(b, cfg, 16) for b in cfg["backends"]}
+    gpu = [it for b, its in items.items() if b.endswith("-gpu") for it in its]
+    assert {it.kernel for it in gpu} == {SPEC.name, FLOAT32.name}
+    assert {it.size for it in gpu} == {1024, 2048, 4096, 8192}
+    assert {it.dtype for it in gpu} == {"float32"}
+    reduced = {(it.implementation, it.variant) for it in gpu if it.kernel == SPEC.name}
+    assert reduced == {("eager", v) for v in FORMATS} | {("jit", v) for v in FORMATS} \
+        | {("cublas", "tf32"), ("cublas", "fp16")}
+    assert {b for b, its in items.items() if its} >= {"numpy-cpu", "torch-gpu", "jax-gpu",
+                                                       "cupy-gpu"}
+    assert {it.kernel for it in items["numpy-cpu"]} == {FLOAT32.name}
