@@ -100,7 +100,7 @@ def test_no_float32_row_beside_it_leaves_the_ratio_empty_and_skips_are_named() -
     s = reduced.build(df)
     assert list(s.table["× float32"]) == ["—"]
     assert s.verdict == "not measured"
-    assert s.not_run == ["torch-cpu, TF32: TF32 is a GPU tensor-core format"]
+    assert s.not_run == ["TF32 (torch-cpu): TF32 is a GPU tensor-core format"]
 
 
 def test_no_reduced_rows_no_section() -> None:
@@ -122,7 +122,7 @@ def test_the_section_renders_in_the_page_and_in_summary_md() -> None:
     md = render_md(sec.md, s=s)
     for text in (html, md):
         assert "Reduced precision" in text and "bfloat16" in text
-        assert "holds" in text and "torch-cpu, TF32: TF32 is a GPU" in text
+        assert "holds" in text and "TF32 (torch-cpu): TF32 is a GPU" in text
     assert 'id="reduced-precision"' in html and sec.anchor == "reduced-precision"
     assert "| torch-gpu | bfloat16 | 4,096 |" in md
 

@@ -66,8 +66,8 @@ FORMATS: dict[str, Format] = {
 CPU_REASON = {
     "tf32": "TF32 is a GPU tensor-core format: a CPU computes these float32 products in "
             "float32",
-    "fp16": "no float16 GEMM path on the CPU here (frameworks upcast or emulate it); "
-            "bfloat16 is the CPU's reduced format",
+    "fp16": "no float16 GEMM path on the CPU here (frameworks upcast or emulate it, "
+            "and bfloat16 is the CPU's reduced format)",
 }
 STORAGE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
 

@@ -142,12 +142,16 @@ def sentences(pairs: pd.DataFrame) -> list[str]:
 
 
 def not_run(df: pd.DataFrame) -> list[str]:
-    """"backend, format: reason" for each format a backend skipped, once each."""
+    """"format (backends): reason" for each format some backends skipped, once per
+    reason."""
     rows = df[(df["kernel"] == REDUCED.name) & (df["status"] == "skipped")]
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str], set[str]] = {}
     for _, r in rows.iterrows():
-        seen.setdefault((str(r["backend"]), str(r["variant"])), str(r["reason"]))
-    return [f"{b}, {_label(v)}: {why}" for (b, v), why in sorted(seen.items())]
+        seen.setdefault((str(r["variant"]), str(r["reason"])), set()).add(str(r["backend"]))
+    order = {v: i for i, v in enumerate(FORMATS)}
+    return [f"{_label(v)} ({', '.join(sorted(b))}): {why}"
+            for (v, why), b in sorted(seen.items(), key=lambda t: (order.get(t[0][0], 99),
+                                                                    t[0][1]))]
 
 
 def build(df: pd.DataFrame) -> Reduced:
