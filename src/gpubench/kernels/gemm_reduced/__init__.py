@@ -88,9 +88,9 @@ def reduced_tolerance(variant: str, n: int) -> float:
       float16 by default);
     - accumulating: a length-n dot product's rounding grows like √n·u_acc in practice.
 
-    Seen on an H200 at n = 8192 (PyTorch, CuPy and JAX alike, a standalone check
-    outside the harness): TF32 2.6e-4, bfloat16 2.7e-3, float16 3.3e-4, each within
-    its tolerance by 7 to 9 times.
+    Seen on an H200 (PyTorch, CuPy and JAX alike, through the harness at n = 1024 and
+    4096 and in a standalone check at n = 8192): TF32 2.6e-4, bfloat16 2.7e-3, float16
+    3.3e-4, each within its tolerance by 7 to 9 times.
 
     A result that is wrong (a transposed operand, unwritten or stale elements) is off by
     O(1), and one accumulated in float16 by ~√n·2**-12 (0.04 at n = 8192): both fail.
