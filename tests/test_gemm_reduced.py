@@ -205,3 +205,17 @@ def test_the_device_overlay_runs_the_reduced_gemms_and_float32_beside_them() -> 
     assert {b for b, its in items.items() if its} >= {"numpy-cpu", "torch-gpu", "jax-gpu",
                                                        "cupy-gpu"}
     assert {it.kernel for it in items["numpy-cpu"]} == {FLOAT32.name}
+
+
+def test_a_format_with_no_cpu_path_is_one_skipped_row_not_one_per_thread_count() -> None:
+    from gpubench import suites
+    from gpubench.runner import plan
+
+    items = [it for it in plan("torch-cpu", suites.suite_config("full"), 16)
+             if it.kernel == SPEC.name]
+    sizes = suites.suite_config("full")["kernels"][SPEC.name]["sizes"]
+    for variant in ("tf32", "fp16"):
+        mine = [it for it in items if it.variant == variant]
+        assert sorted(it.size for it in mine) == sorted(sizes)
+        assert {it.threads for it in mine} == {16}
+    assert len({it.threads for it in items if it.variant == "bf16"}) > 1  # swept
