@@ -49,7 +49,7 @@ class Format:
     u_in: float
     #: unit roundoff of C's format
     u_out: float
-    #: the devices it has a meaningful path on, and why not elsewhere
+    #: the devices it has a meaningful path on (why not elsewhere: :data:`CPU_REASON`)
     devices: tuple[str, ...]
     #: the least CUDA compute capability with tensor cores for it
     min_capability: float
