@@ -34,7 +34,8 @@ def cpu_backend(framework: str) -> Backend:
 
 def cpu_cases(sizes: dict[str, tuple[int, ...]]) -> list:
     """``pytest.param(kernel, framework, implementation, case)`` for every registered CPU
-    implementation of each kernel at the given sizes, every variant and dtype it supports."""
+    implementation of each kernel at the given sizes, every variant and dtype it supports
+    that the kernel offers on a CPU (:meth:`~gpubench.spec.KernelSpec.unoffered`)."""
     from gpubench.spec import get_kernel, implementations
 
     params = []
@@ -42,7 +43,7 @@ def cpu_cases(sizes: dict[str, tuple[int, ...]]) -> list:
         spec = get_kernel(kernel)
         for impl in implementations(kernel, device="cpu"):
             for case in spec.cases(sizes=list(kernel_sizes)):
-                if impl.supports(case)[0]:
+                if impl.supports(case)[0] and not spec.unoffered(case, "cpu"):
                     params.append(pytest.param(
                         kernel, impl.framework, impl.name, case,
                         id=f"{kernel}-{impl.framework}-{impl.name}-"

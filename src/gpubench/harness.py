@@ -49,6 +49,7 @@ from gpubench.spec import (
     Case,
     Implementation,
     KernelSpec,
+    NotOffered,
     WrongResult,
 )
 from gpubench.timing import Rule, Settings, host_time, sample_until, warm_up
@@ -549,7 +550,11 @@ def _result_on_host(backend: Backend, result: Any, outputs: dict[str, Any]) -> A
 
 def skip_reason(spec: KernelSpec, impl: Implementation, case: Case, backend: Backend,
                 settings: Settings) -> str:
-    """Why a case must not run (too big for the implementation or for memory), or ''."""
+    """Why a case must not run (no path on this device, too big for the implementation
+    or for memory), or ''."""
+    unoffered = spec.unoffered(case, backend.device)
+    if unoffered:
+        return unoffered
     if impl.max_size is not None and case.size > impl.max_size:
         return (f"{impl.name} is capped at size {impl.max_size} "
                 f"(hand-written loop; see the implementation's max_size)")
@@ -707,6 +712,8 @@ def measure(
                             "reason": f"out of memory while {stage}: {exc}"}, [])
     except WrongResult as exc:
         return Measurement({**fields, "status": "wrong_result", "reason": f"{stage}: {exc}"}, [])
+    except NotOffered as exc:
+        return Measurement({**fields, "status": "skipped", "reason": f"{stage}: {exc}"}, [])
     except ImportError as exc:
         # a helper framework the implementation needs (interop's producer) is absent here
         return Measurement({**fields, "status": "unavailable",

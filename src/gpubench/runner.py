@@ -166,7 +166,8 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
                     continue
                 counts = sweep if (device == "cpu" and impl.parallel) else (
                     [1] if device == "cpu" else [cores])
-                if case.size in extra:
+                if case.size in extra or spec.unoffered(case, device):
+                    # a case with no path here is one skipped row, not one per count
                     counts = [max(counts)]
                 cold_max = config.get("gpu_cold_max_bytes")
                 case_modes = [m for m in modes if m != "cold" or cold_max is None

@@ -53,6 +53,12 @@ class WrongResult(Exception):
     zero-copy hand-off that copied): recorded as ``wrong_result``, never timed."""
 
 
+class NotOffered(Exception):
+    """Raised by a builder for a case its framework has no meaningful path for on this
+    device (TF32 on a CPU, where the products would simply be float32): recorded as
+    ``skipped`` with the message as its reason, never timed."""
+
+
 @dataclass
 class Check:
     """Outcome of comparing a result with the reference."""
@@ -157,6 +163,12 @@ class KernelSpec:
     def memory_bytes(self, case: Case) -> float:
         """Peak bytes the case needs on one device: inputs, outputs, reference, slack."""
         return 3.0 * self.bytes_moved(case)
+
+    def unoffered(self, case: Case, device: str) -> str:
+        """Why ``case`` has no meaningful path on ``device`` in any framework (a GPU-only
+        number format on a CPU), or '': such a row is ``skipped`` with this reason,
+        before inputs are made."""
+        return ""
 
     # -- how to check ----------------------------------------------------------------
     def tolerance(self, case: Case) -> float:

@@ -134,9 +134,11 @@ def guide(backend: str) -> Guide:
 def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
     """The rows behind the claims judged on paired cases: ("cuda_c", backend) and
     ("often_fast", backend) per backend the guide says it of (:func:`cuda_c_pairs`,
-    :func:`fast_pairs`), "fusion" (:func:`fusion_pairs`) and "threads" (the thread counts'
-    verdict, :func:`thread_claim`)."""
-    out: dict[Any, Any] = {"fusion": fusion_pairs(df), "threads": thread_claim(df)}
+    :func:`fast_pairs`), "fusion" (:func:`fusion_pairs`), "threads" (the thread counts'
+    verdict, :func:`thread_claim`) and "reduced" (tensor cores' speedup at reduced
+    precision, :func:`reduced_claim`; None where not measured)."""
+    out: dict[Any, Any] = {"fusion": fusion_pairs(df), "threads": thread_claim(df),
+                           "reduced": reduced_claim(df)}
     for b in backend_classes():
         said = guide(b)
         for kind, _expect, _claim in said.claims:
@@ -512,6 +514,22 @@ def thread_claim(df: pd.DataFrame) -> list[str]:
     return [statement, judged.evidence, verdict]
 
 
+def reduced_claim(df: pd.DataFrame) -> list[str] | None:
+    """The workshop book's "tensor cores give large speedups at reduced precision", as
+    the Reduced precision section judges it (:mod:`.sections.reduced`: each GPU
+    framework's best reduced format against its own float32 GEMM); None where the run
+    measured no reduced-precision GEMM on a GPU (the quick suite), so the table does
+    not grow a row no run of that suite could answer."""
+    from gpubench.report.sections import reduced
+
+    judged = reduced.build(df)
+    if judged.verdict == NOT_MEASURED:
+        return None
+    return [f"{reduced.STATEMENT} (workshop book; large: at least "
+            f"{reduced.LARGE:g}× the framework's float32 GEMM)", judged.evidence,
+            judged.verdict]
+
+
 def claims(matrix: Any) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -577,4 +595,6 @@ def claims(matrix: Any) -> pd.DataFrame | None:
             columns=["ratio"])), name, guide(name).drop_in, claim))
     if "threads" in pairs:
         rows.append(pairs["threads"])
+    if pairs.get("reduced"):
+        rows.append(pairs["reduced"])
     return text_table(["claim", "measured here", "verdict"], rows)

@@ -94,6 +94,8 @@ class TorchBase(Backend):
 
     def to_host(self, value: Any) -> Any:
         if isinstance(value, self._torch.Tensor):
+            if value.dtype == self._torch.bfloat16:  # NumPy has none: widened (exact)
+                value = value.float()
             return value.detach().cpu().numpy()
         return np.asarray(value)
 

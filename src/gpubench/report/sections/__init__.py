@@ -1,7 +1,7 @@
 """The comparison sections, one module each: :mod:`.summary`, :mod:`.speedup`,
 :mod:`.ceilings`, :mod:`.crossover`, :mod:`.launch_floor`, :mod:`.allocation`,
-:mod:`.first_call`, :mod:`.code` and :mod:`.details` (the per-kernel results, drawn on
-demand; shared helpers in :mod:`.common`).
+:mod:`.threads`, :mod:`.reduced`, :mod:`.first_call`, :mod:`.code` and :mod:`.details`
+(the per-kernel results, drawn on demand; shared helpers in :mod:`.common`).
 
 Each module's ``build`` returns the section's data (tables as DataFrames of formatted
 cells, sentences, figures to draw); the templates in ``report/templates`` render it to
@@ -24,6 +24,7 @@ from gpubench.report.sections import (
     first_call,
     kernels,
     launch_floor,
+    reduced,
     speedup,
     summary,
     threads,
@@ -155,6 +156,7 @@ __all__ = [
     "pick",
     "picks_for",
     "primary_mode",
+    "reduced",
     "roofline_figure",
     "roofline_points",
     "size_classes",
