@@ -525,8 +525,9 @@ def log_traceback(reason: str, exc: BaseException) -> None:
 
 def _cache_dirs(backend: Backend, implementation: str) -> list[Path]:
     """The cache folders to watch for a row: none where the implementation never
-    touches them (:meth:`~gpubench.backends.facts.Facts.uses_compile_cache`); a backend that cannot say
-    whether it does is watched, one that cannot name its folders has none."""
+    touches them (:meth:`~gpubench.backends.facts.Facts.uses_compile_cache`); a backend
+    that cannot say whether it does is watched, one that cannot name its folders has
+    none."""
     try:
         uses = bool(backend.facts.uses_compile_cache(implementation))
     except Exception:  # noqa: BLE001 - cannot say: watch its folders

@@ -65,7 +65,8 @@ def step_environment(compile_cache: str | os.PathLike[str] | None,
     if compile_cache is not None:
         root = Path(compile_cache).resolve()
         wanted.update({var: str(root / sub) for var, sub in compile_cache_vars().items()})
-        wanted.update({k: v for cls in classes for k, v in cls.facts.compile_cache_settings.items()})
+        wanted.update({k: v for cls in classes
+                       for k, v in cls.facts.compile_cache_settings.items()})
     return {k: v for k, v in wanted.items() if k not in environ}
 
 

@@ -11,7 +11,8 @@ package holds everything that imports the framework (the adapter, its memory pro
 ceiling measurements, its several-device code), none of it at module level. A backend
 class declares its facts in one frozen record (:class:`~gpubench.backends.facts.Facts`)
 and names its hook objects (:mod:`gpubench.backends.hooks`). Nothing outside the
-packages names a framework. A plugin (:func:`load_plugins`) adds an out-of-tree one to :data:`BACKENDS`.
+packages names a framework. A plugin (:func:`load_plugins`) adds an out-of-tree one to
+:data:`BACKENDS`.
 """
 
 from __future__ import annotations

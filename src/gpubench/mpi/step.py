@@ -305,7 +305,8 @@ class Step:
             if found is None:
                 return "unavailable", f"MPI launcher: {why}"
             self.launcher = found
-        probe = probe_python(self.python, backend_class(self.backend).facts.probe_module, not single, env)
+        module = backend_class(self.backend).facts.probe_module
+        probe = probe_python(self.python, module, not single, env)
         if not single and "mpi" not in probe:
             return "unavailable", (f"mpi4py cannot load an MPI library in {self.python}: "
                                    f"{probe.get('mpi_error', '?')} (pip install mpi4py; "
