@@ -51,7 +51,8 @@ def _entry(cls: type[Backend]) -> tuple[str, str]:
 def _scan() -> dict[str, str]:
     """Backend id -> "module:Class" of every class the framework packages list in their
     ``BACKENDS``, in their ``facts.registry_order``. Importing a package imports its
-    adapter only: no framework is imported before a backend starts."""
+    adapter and the hook modules it names, none of which imports the framework at
+    module level: no framework is imported before a backend starts."""
     found: list[type[Backend]] = []
     for info in pkgutil.iter_modules(__path__):
         if info.ispkg:
