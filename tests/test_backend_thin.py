@@ -5,8 +5,10 @@ the class one at a time would grow it past what a framework author can read at o
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
+import pickle
 
 import pytest
 
@@ -78,6 +80,16 @@ def test_facts_are_frozen_and_their_mappings_read_only() -> None:
     derived = facts.but(timer="cuda_event")
     assert (derived.timer, facts.timer) == ("cuda_event", "perf_counter")
     assert derived.compile_cache_vars == {"A_CACHE_DIR": "a"}
+
+
+def test_facts_travel_to_another_process() -> None:
+    """A started backend whose instance holds its own facts (Numba's simulator) pickles
+    and deep-copies with them, read-only mappings and all."""
+    facts = Facts(compile_cache_vars={"A_CACHE_DIR": "a"}, timer="perf_counter+sync")
+    for copied in (pickle.loads(pickle.dumps(facts)), copy.deepcopy(facts)):
+        assert copied == facts and type(copied) is Facts
+        with pytest.raises(TypeError):
+            copied.compile_cache_vars["B_CACHE_DIR"] = "b"  # type: ignore[index]
 
 
 @pytest.mark.parametrize("backend", list(backend_classes()))

@@ -106,6 +106,12 @@ class Facts:
         if self.compiling is not None:
             object.__setattr__(self, "compiling", frozenset(self.compiling))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Rebuilt from its fields with plain dicts: a read-only mapping does not pickle
+        or deep-copy, and a backend's facts may travel with it to another process."""
+        return type(self), tuple(dict(getattr(self, f.name)) if f.name in _MAPPINGS
+                                 else getattr(self, f.name) for f in dataclasses.fields(self))
+
     def uses_compile_cache(self, implementation: str) -> bool:
         """Whether the implementation's build or first call can read or write the
         compile cache folders (:attr:`compiling`). Rows of one that cannot are not
