@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends import BACKENDS
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.spec import implementation
 
 BACKENDS["escape-gpu"] = "escape_plugin:EscapeGPU"
@@ -26,8 +26,7 @@ class EscapeGPU(Backend):
     framework = "escape"
     device = "gpu"
     #: the stand-in of device events: not a host clock, so the escape gate looks at it
-    timer = "standin_events"
-    caller_timer = "perf_counter+join side thread"
+    facts = Facts(timer="standin_events", caller_timer="perf_counter+join side thread")
 
     def start(self, threads: int) -> dict[str, str]:
         self._side = ThreadPoolExecutor(1)

@@ -15,7 +15,7 @@ from gpubench.backends import Backend, backend_classes, load_backend
 
 #: framework -> module that must import for its CPU backend (each backend's
 #: ``probe_module``)
-CPU_FRAMEWORKS = {cls.framework: cls.probe_module for cls in backend_classes().values()
+CPU_FRAMEWORKS = {cls.framework: cls.facts.probe_module for cls in backend_classes().values()
                   if cls.device == "cpu"}
 
 _started: dict[str, Backend] = {}

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends import BACKENDS
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.spec import implementation
 
 BACKENDS["rounds-gpu"] = "rounds_plugin:RoundsGPU"
@@ -63,8 +63,7 @@ def cache_dir() -> Path | None:
 class RoundsGPU(Backend):
     framework = "rounds"
     device = "gpu"
-    timer = "standin_events"
-    caller_timer = "perf_counter+standin wait"
+    facts = Facts(timer="standin_events", caller_timer="perf_counter+standin wait")
 
     def start(self, threads: int) -> dict[str, str]:
         where = cache_dir()

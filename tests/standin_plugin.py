@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends import BACKENDS
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.spec import BuildContext, implementation
 
 # -- the registration line -------------------------------------------------------------
@@ -29,20 +29,15 @@ BACKENDS["standin-cpu"] = "standin_plugin:StandinCPU"
 
 # -- the adapter --------------------------------------------------------------------------
 class StandinCPU(Backend):
-    """Host NumPy under another name; runs the MPI jobs too (``mpi = True``)."""
+    """Host NumPy under another name; runs the MPI jobs too (``mpi=True``)."""
 
     framework = "standin"
     device = "cpu"
-    mpi = True
     # its facts (tests/test_registry_complete.py): NumPy underneath, so NumPy's
     # environment and packages; no several-device version
-    environment = "numpy"
-    display_name = "Stand-in"
-    order = 100
-    version_keys = ("standin",)
-    key_packages = ("numpy",)
-    probe_packages = ("numpy",)
-    multi_device = ()
+    facts = Facts(mpi=True, environment="numpy", display_name="Stand-in", order=100,
+                  version_keys=("standin",), key_packages=("numpy",),
+                  probe_packages=("numpy",))
 
     def start(self, threads: int) -> dict[str, str]:
         self.started_on = self.device_index

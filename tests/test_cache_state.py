@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, _plugin
 
 from gpubench import results
+from gpubench.backends.facts import Facts
 from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import Settings, cache_snapshot, cache_state, measure
 from gpubench.spec import Case, Implementation, get_kernel, implementations
@@ -192,15 +193,17 @@ def test_an_implementation_that_never_touches_the_cache_is_none_and_not_scanned(
     cache.mkdir()
 
     class Eager(_Cached):
-        def uses_compile_cache(self, implementation: str) -> bool:
-            return False
+        facts = _Cached.facts.but(compiling=frozenset())  # none of its rows compiles
 
     m = _measure(Eager(cache), _builder(write=cache / "k.cubin"))
     assert m.fields["status"] == "ok" and m.fields["cache_state"] == "none"
 
-    class CannotSay(_Cached):
+    class Unknown(Facts):
         def uses_compile_cache(self, implementation: str) -> bool:
             raise RuntimeError("unknown")
+
+    class CannotSay(_Cached):
+        facts = Unknown()
 
     m = _measure(CannotSay(cache), _builder(write=cache / "k2.cubin"))
     assert m.fields["cache_state"] == "cold"  # watched, as before
@@ -224,15 +227,15 @@ def test_a_backend_watches_its_caches_only_for_the_rows_that_compile(backend_id,
     backend = load_backend(backend_id)
     framework, device = backend_id.split("-")
     impls = [i for k in kernel_names() for i in implementations(k, framework, device)]
-    assert backend.compiling and backend.compiling <= {i.name for i in
+    assert backend.facts.compiling and backend.facts.compiling <= {i.name for i in
                                                        implementations_all(framework)}
     mixed = {i.source_file for i in implementations_all(framework)
-             if i.name in backend.compiling}
+             if i.name in backend.facts.compiling}
     for impl in impls:
-        if impl.name in backend.compiling:
-            assert backend.uses_compile_cache(impl.name)
+        if impl.name in backend.facts.compiling:
+            assert backend.facts.uses_compile_cache(impl.name)
             continue
-        assert not backend.uses_compile_cache(impl.name)
+        assert not backend.facts.uses_compile_cache(impl.name)
         # its builder, or its whole module where no implementation there compiles
         text = (inspect.getsource(impl.builder) if impl.source_file in mixed else
                 inspect.getsource(sys.modules[impl.source_file]))

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from gpubench import plausibility, results
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.harness import Settings, caller_clocks, caller_sample, pipeline_depth
 from gpubench.runner import run_backend
 
@@ -35,7 +35,7 @@ class _Counting(Backend):
     """A host backend that counts device-wide waits and records when work ran."""
 
     device = "gpu"
-    caller_timer = "perf_counter+count"
+    facts = Facts(caller_timer="perf_counter+count")
 
     def __init__(self) -> None:
         self.waits = 0

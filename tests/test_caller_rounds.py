@@ -15,7 +15,7 @@ import pytest
 from conftest import _plugin
 
 from gpubench import results
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.backends.numpy.adapter import NumpyCPU
 from gpubench.harness import (
     CallerClock,
@@ -50,7 +50,7 @@ class _Transient(Backend):
     moment the old clock began the samples a verdict ranks."""
 
     device = "gpu"
-    caller_timer = "fake clock+wait"
+    facts = Facts(caller_timer="fake clock+wait")
 
     def __init__(self, clock: _Clock, burst_s: float, slow: float = 3.0) -> None:
         self.clock, self.burst_s, self.slow = clock, burst_s, slow
@@ -202,7 +202,7 @@ class _RecordingGPU(NumpyCPU):
     clock settling (before its first round, and again after the device clock)."""
 
     device = "gpu"
-    caller_timer = "perf_counter+record"
+    facts = NumpyCPU.facts.but(caller_timer="perf_counter+record")
 
     def __init__(self) -> None:
         self.events: list[str] = []
@@ -358,7 +358,7 @@ class _ApartGPU(_RecordingGPU):
     """A backend whose device clock must not come between the caller's rounds (JAX's
     CUPTI)."""
 
-    device_clock_apart = True
+    facts = _RecordingGPU.facts.but(device_clock_apart=True)
 
 
 def test_a_backend_that_keeps_its_device_clock_apart_gets_it_before_every_round():
@@ -384,7 +384,7 @@ class _AfterDetach(Backend):
     calls after that."""
 
     device = "gpu"
-    caller_timer = "fake clock+wait"
+    facts = Facts(caller_timer="fake clock+wait")
 
     def __init__(self, clock: _Clock, transient_s: float, settle_s: float) -> None:
         self.clock, self.transient_s, self.settle_s = clock, transient_s, settle_s

@@ -61,8 +61,9 @@ def test_start_without_cupy_is_unavailable_with_reason(monkeypatch: pytest.Monke
 
 def test_backend_describes_itself() -> None:
     backend = load_backend("cupy-gpu")
-    assert (backend.framework, backend.device, backend.timer) == ("cupy", "gpu", "cuda_event")
-    assert backend.supports_cold
+    assert (backend.framework, backend.device, backend.facts.timer) == ("cupy", "gpu",
+                                                                        "cuda_event")
+    assert backend.facts.supports_cold
 
 
 def test_implementations_register_without_cupy() -> None:

@@ -66,7 +66,7 @@ def test_the_wait_is_block_until_ready_on_the_result_and_nothing_else(backend):
     # what a JAX user waits for; no effects barrier (it cost 10-55 µs a call on the H100)
     assert calls == [("block_until_ready", result)]
     assert calls[0][1] is result
-    assert "block_until_ready" in JaxGPU.caller_timer
+    assert "block_until_ready" in JaxGPU.facts.caller_timer
 
 
 def test_every_leaf_of_the_result_is_waited_on(backend):

@@ -17,7 +17,7 @@ import pytest
 from report_data import row, write_set
 
 from gpubench import memory, results
-from gpubench.backends import backend_classes, find_backend_class
+from gpubench.backends import Facts, backend_classes, find_backend_class
 from gpubench.backends.cuda_python import memory as driver_memory
 from gpubench.backends.jax import memory as jax_memory
 from gpubench.backends.numba import memory as numba_memory
@@ -34,7 +34,7 @@ def gpu_backend(backend_id: str = "torch-gpu", **attrs: Any) -> SimpleNamespace:
     """A stand-in of a GPU backend, naming the probe its real class names."""
     cls = find_backend_class(backend_id)
     b = SimpleNamespace(device="gpu", backend_id=backend_id,
-                        memory_probe=cls.memory_probe if cls else "",
+                        facts=cls.facts if cls else Facts(),
                         device_sync=lambda result: None, **attrs)
     return b
 
@@ -46,11 +46,11 @@ def test_every_gpu_backend_names_a_probe_and_no_cpu_backend_does() -> None:
         if not cls.__module__.startswith("gpubench."):
             continue
         if cls.device == "gpu":
-            module, _, name = cls.memory_probe.partition(":")
+            module, _, name = cls.facts.memory_probe.partition(":")
             probe = getattr(importlib.import_module(module), name)
             assert issubclass(probe, memory.Probe) and probe.meter, backend_id
         else:
-            assert cls.memory_probe == "", backend_id
+            assert cls.facts.memory_probe == "", backend_id
 
 
 # -- PyTorch ----------------------------------------------------------------------------
@@ -411,7 +411,7 @@ def test_row_data_counts_outputs_or_the_returned_result() -> None:
 
 
 def test_cpu_rows_get_no_reading_and_no_claim() -> None:
-    cpu = SimpleNamespace(device="cpu", backend_id="numpy-cpu", memory_probe="")
+    cpu = SimpleNamespace(device="cpu", backend_id="numpy-cpu", facts=Facts())
     assert memory.baseline(cpu) is None
     assert memory.peak_fields(lambda: 1 / 0, cpu, DATA, None) == {}
 
@@ -444,7 +444,7 @@ class CountingBackend(NumpyCPU):
 
     framework = "fakemem"
     device = "gpu"
-    memory_probe = "the test's own"
+    facts = NumpyCPU.facts.but(memory_probe="the test's own")
     used = 0
 
     def to_device(self, array: np.ndarray) -> Any:

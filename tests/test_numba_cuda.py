@@ -100,7 +100,7 @@ def _worker(kernels: list[str], drop_row_stack: bool) -> None:
     backend = load_backend("numba-gpu")
     versions = backend.start(1)  # first import of numba.cuda: the shim goes in before it
     _add_simulator_shuffles()
-    print(json.dumps({"event": "start", "versions": versions, "timer": backend.timer,
+    print(json.dumps({"event": "start", "versions": versions, "timer": backend.facts.timer,
                       "device": backend.device_name(), "free": backend.free_memory(),
                       "row_stack_is_vstack": getattr(np, "row_stack", None) is np.vstack}),
           flush=True)

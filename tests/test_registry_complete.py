@@ -5,6 +5,7 @@ class from its own facts, with no other file edited."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pkgutil
 import re
@@ -16,7 +17,7 @@ import yaml
 from conftest import ROOT, _plugin
 
 import gpubench.kernels
-from gpubench.backends import BACKENDS, Backend, backend_classes
+from gpubench.backends import BACKENDS, Backend, Facts, backend_classes
 from gpubench.spec import (
     BOUNDS,
     CEILINGS,
@@ -28,9 +29,8 @@ from gpubench.spec import (
 )
 from gpubench.workloads import WORKLOAD_CLASSES
 
-#: the facts each backend class (or a framework base class of its own) must declare
-BACKEND_FACTS = ("environment", "display_name", "order", "version_keys", "key_packages",
-                 "probe_packages", "multi_device")
+#: the names of the facts, which a backend declares in its record (``facts``) only
+FACT_NAMES = frozenset(f.name for f in dataclasses.fields(Facts))
 
 
 def kernel_problems(spec: KernelSpec) -> list[str]:
@@ -62,21 +62,25 @@ def kernel_problems(spec: KernelSpec) -> list[str]:
 
 
 def backend_problems(cls: type[Backend]) -> list[str]:
-    """What a backend class leaves undeclared (the base class's defaults do not count)."""
+    """What a backend class leaves undeclared (the base class's defaults do not count),
+    and any fact it sets beside its record, where nothing reads it."""
     own = [k for k in cls.__mro__ if k is not Backend and issubclass(k, Backend)]
-    out = [f for f in BACKEND_FACTS if not any(f in vars(k) for k in own)]
-    if cls.order is None:
+    out = [] if any("facts" in vars(k) for k in own) else ["facts"]
+    out += sorted(f"{n} outside facts" for k in own for n in vars(k) if n in FACT_NAMES)
+    facts = cls.facts
+    if not isinstance(facts, Facts):
+        return [*out, f"facts is a {type(facts).__name__}"]
+    if facts.order is None:
         out.append("order None")
-    if not cls.display_name or not cls.version_keys:
+    if not facts.display_name or not facts.version_keys:
         out.append("display_name or version_keys empty")
-    if not cls.environment:
+    if not facts.environment:
         out.append("environment empty")
-    if not cls.key_packages:
+    if not facts.key_packages:
         out.append("key_packages empty")
-    if not cls.probe_packages:
+    if not facts.probe_packages:
         out.append("probe_packages empty")
-    out += [f"multi_device {m!r}" for m in cls.multi_device
-            if m not in cls.multi_device_steps()]
+    out += [f"multi_device {m!r}" for m in facts.multi_device if m not in cls.multi.steps()]
     return out
 
 
@@ -141,7 +145,7 @@ def test_every_backend_declares_its_facts(backend: str) -> None:
     assert backend_problems(cls) == []
     # its environment has a requirements file to build it from
     envs = ROOT / "workflow" / "envs" / "pip"
-    name = cls.environment + ("-cuda12" if cls.device == "gpu" else "")
+    name = cls.facts.environment + ("-cuda12" if cls.device == "gpu" else "")
     assert (envs / f"{name}.txt").is_file()
 
 
@@ -166,7 +170,17 @@ def test_the_completeness_checks_bite() -> None:
     class BareBackend(Backend):
         framework, device = "bare", "cpu"
 
-    assert set(BACKEND_FACTS) <= set(backend_problems(BareBackend))
+    assert {"facts", "order None", "environment empty"} <= set(backend_problems(BareBackend))
+
+    class OldStyle(Backend):  # a fact set as a class attribute: nothing would read it
+        framework, device = "old", "gpu"
+        facts = Facts(environment="numpy", display_name="Old", order=1,
+                      version_keys=("old",), key_packages=("numpy",),
+                      probe_packages=("numpy",), multi_device=("old_devices",))
+        timer = "old_events"
+
+    assert backend_problems(OldStyle) == ["timer outside facts",
+                                          "multi_device 'old_devices'"]
 
 
 # -- a kernel from a plugin ---------------------------------------------------------------

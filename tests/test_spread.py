@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpubench import results
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 from gpubench.spread import WEIGHT, Spread, keep_reason
 from gpubench.timing import Settings
 from gpubench.worker import spread_result
@@ -45,8 +45,7 @@ class _Regimes(Backend):
     no stable median: there any statistic of its samples flips between the two)."""
 
     framework = "regimes"
-    timer = "fake"
-    caller_timer = "fake clock+wait"
+    facts = Facts(timer="fake", caller_timer="fake clock+wait")
 
     def __init__(self, clock: _Clock, period_s: float = 1.5, device: str = "gpu",
                  fail_after: int | None = None, free: int | None = None) -> None:

@@ -12,29 +12,36 @@ from pathlib import Path
 import numpy as np
 
 from gpubench.backends.base import Backend
+from gpubench.backends.hooks import PinnedStaging
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+class HostStaging(PinnedStaging):
+    """NumPy memory standing in for pinned; its backend says whether copies fail."""
+
+    min_bytes = 64
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        self.backend.allocs.append(nbytes)
+        return np.zeros(nbytes, np.uint8)
+
+    def copy(self, value):
+        if self.backend.broken:
+            raise RuntimeError("pinned memory exhausted")
+        host = self.view(value.nbytes, value.dtype, value.shape)
+        host[...] = value
+        return host
+
+
 class HostStaged(Backend):
-    """A CPU backend that stages like a GPU one (NumPy memory stands in for pinned)."""
+    """A CPU backend that stages like a GPU one."""
 
     framework, device = "fake", "gpu"
-    staging_min_bytes = 64
+    staging_type = HostStaging
 
     def __init__(self, broken: bool = False) -> None:
         self.broken, self.allocs = broken, []
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        self.allocs.append(nbytes)
-        return np.zeros(nbytes, np.uint8)
-
-    def _copy_to_staging(self, value):
-        if self.broken:
-            raise RuntimeError("pinned memory exhausted")
-        host = self._staging_view(value.nbytes, value.dtype, value.shape)
-        host[...] = value
-        return host
 
 
 def test_big_results_share_one_growing_buffer():
@@ -42,7 +49,7 @@ def test_big_results_share_one_growing_buffer():
     x = np.arange(100, dtype=np.float64)
     got = b.to_host_for_check(x)
     np.testing.assert_array_equal(got, x)
-    assert np.shares_memory(got, b._staging)
+    assert np.shares_memory(got, b.staging.buffer)
     y = np.arange(30, dtype=np.float32).reshape(5, 6)
     got = b.to_host_for_check(y)
     np.testing.assert_array_equal(got, y)
@@ -51,7 +58,7 @@ def test_big_results_share_one_growing_buffer():
     assert b.allocs == [800, 1600]
     small = np.ones(3)
     assert b.to_host_for_check(small) is not None and not np.shares_memory(
-        b.to_host_for_check(small), b._staging)
+        b.to_host_for_check(small), b.staging.buffer)
 
 
 def test_a_staging_failure_falls_back_once_and_says_so(capsys):
@@ -66,12 +73,13 @@ def test_a_staging_failure_falls_back_once_and_says_so(capsys):
 SIM_SCRIPT = r"""
 import json, numpy as np
 from gpubench.backends import load_backend
-b = load_backend("numba-gpu"); b.start(1); b.staging_min_bytes = 64
+b = load_backend("numba-gpu"); b.start(1)
+b.staging = b.staging_type(b); b.staging.min_bytes = 64
 out = {}
 for dtype, n in (("float64", 1000), ("float32", 300)):
     x = np.random.default_rng(0).random(n).astype(dtype)
     got = b.to_host_for_check(b.to_device(x))
-    out[dtype] = [bool(np.array_equal(got, x)), bool(np.shares_memory(got, b._staging)),
+    out[dtype] = [bool(np.array_equal(got, x)), bool(np.shares_memory(got, b.staging.buffer)),
                   str(got.dtype)]
 print(json.dumps(out))
 """

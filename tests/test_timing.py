@@ -246,7 +246,7 @@ def test_a_backend_times_between_its_event_pair_else_on_the_host_clock():
     result, seconds = Gpu().time_call(call)  # no pair: the host clock and block()
     assert result == "out" and seconds >= 0 and log == ["call", "block"]
     # one timer for every kernel unless a backend says otherwise (JAX)
-    assert gpu.device_timer(None) == (gpu.timer, gpu.time_call)
+    assert gpu.device_timer(None) == (gpu.facts.timer, gpu.time_call)
 
 
 def _schema_and_configs():

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     print("\n2. harness sync / plain loop, median over alternating rounds")
     bad = 0
     for name, apart, settle in ORDERS:
-        backend.device_clock_apart, backend.detach_settle_s = apart, settle
+        backend.facts = backend.facts.but(device_clock_apart=apart)  # this instance's
+        backend.detach_settle_s = settle
         for size in args.sizes:
             syncs, plains = [], []
             for r in range(args.rounds):

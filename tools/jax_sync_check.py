@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"setup failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
     print(f"jax {versions.get('jax')} on {versions.get('jax_device')}; caller clock: "
-          f"{backend.caller_timer}; {args.rounds} rounds per size, {args.reps} plain calls "
+          f"{backend.facts.caller_timer}; {args.rounds} rounds per size, {args.reps} plain calls "
           f"per round; harness settings: caller_min_samples={settings.caller_min_samples}, "
           f"caller_max_time_s={settings.caller_max_time_s}")
     print(f"{'size':>10} {'harness sync':>14} {'plain loop':>12} {'paired':>7} "

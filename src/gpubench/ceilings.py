@@ -137,20 +137,20 @@ def cpu_ceilings(copy_bytes: int = 1 << 28, gemm_n: int = 2048) -> dict[str, flo
 
 
 #: ``(copy_bytes, l2_bytes) -> (rates, l2 rates)``: other frameworks' copy methods, which
-#: the measuring framework records beside its own (:meth:`~gpubench.backends.base.Backend.
-#: measure_copies`)
+#: the measuring framework records beside its own (:meth:`~gpubench.backends.hooks.
+#: DeviceCeilings.measure_copies`)
 MoreCopies = Callable[[int, int], tuple[dict[str, float],
                                          dict[tuple[str, int], tuple[float, bool]]]]
 
 
 def device_measurers() -> list[Any]:
     """The GPU backend classes the probe may measure the device through, in the order
-    it tries them (:attr:`~gpubench.backends.base.Backend.device_probe_rank`)."""
+    it tries them (:attr:`~gpubench.backends.facts.Facts.device_probe_rank`)."""
     from gpubench.backends import backend_classes
 
     ranked = [c for c in backend_classes().values()
-              if c.device == "gpu" and c.device_probe_rank is not None]
-    return sorted(ranked, key=lambda c: c.device_probe_rank)
+              if c.device == "gpu" and c.facts.device_probe_rank is not None]
+    return sorted(ranked, key=lambda c: c.facts.device_probe_rank)
 
 
 def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192,
@@ -171,13 +171,13 @@ def gpu_ceilings(copy_bytes: int = 1 << 30, gemm_n: int = 8192,
             l2: dict[tuple[str, int], tuple[float, bool]] = {}
             for other in measurers:
                 if other is not me:
-                    found, found_l2 = other.measure_copies(nbytes, l2_bytes)
+                    found, found_l2 = other.ceilings.measure_copies(nbytes, l2_bytes)
                     rates.update(found)
                     l2.update(found_l2)
             return rates, l2
 
         try:
-            return cls.measure_ceilings(copy_bytes, gemm_n, sizes, more)
+            return cls.ceilings.measure_ceilings(copy_bytes, gemm_n, sizes, more)
         except ImportError as exc:
             missing = exc
     raise missing

@@ -68,7 +68,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 #: every GPU environment's CUDA libraries, beside a backend's own
-#: :attr:`~gpubench.backends.base.Backend.key_packages`
+#: :attr:`~gpubench.backends.facts.Facts.key_packages`
 GPU_KEY_PACKAGES = ("nvidia-*", "cuda-*")
 #: tools of the environment itself, left out of a lock as ``pip freeze`` does
 NOT_LOCKED = frozenset({"pip", "setuptools", "wheel", "distribute"})
@@ -95,14 +95,14 @@ def env_config(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def env_name(backend_id: str, cuda: int = 12) -> str:
-    """The backend's declared :attr:`~gpubench.backends.base.Backend.environment`
+    """The backend's declared :attr:`~gpubench.backends.facts.Facts.environment`
     (``numpy-cpu`` -> ``numpy``), with the CUDA major on a GPU (``jax-gpu`` with CUDA 13
     -> ``jax-cuda13``); a backend not registered here: its framework's name."""
     from gpubench.backends import find_backend_class, split_backend_id
 
     framework, device = split_backend_id(backend_id)
     cls = find_backend_class(backend_id)
-    name = (cls.environment if cls is not None else "") or framework
+    name = (cls.facts.environment if cls is not None else "") or framework
     return f"{name}-cuda{cuda}" if device == "gpu" else name
 
 
@@ -312,7 +312,7 @@ def key_packages(framework: str, device: str, lock: Lock) -> list[str]:
     from gpubench.backends import backend_id, find_backend_class
 
     cls = find_backend_class(backend_id(framework, device))
-    patterns = (cls.key_packages if cls is not None else ()) or (framework,)
+    patterns = (cls.facts.key_packages if cls is not None else ()) or (framework,)
     if device == "gpu":
         patterns = patterns + GPU_KEY_PACKAGES
     versions = lock.versions()

@@ -6,7 +6,7 @@ poison again; time calls one by one until the relative spread (IQR / median) is 
 the target, or the time cap or sample cap is hit; check the outputs again. A wrong
 result is recorded as ``wrong_result`` and is not timed further.
 
-Two clocks. The samples above are the backend's own clock (:attr:`Backend.timer`): on a
+Two clocks. The samples above are the backend's own clock (its ``facts.timer``): on a
 GPU, device time on the caller's stream, which is what % of ceiling and the roofline
 need but not what a Python caller waits for. On GPUs (hot mode) the harness then times
 the *caller's clock*: host ``perf_counter`` around calls followed by the framework's
@@ -112,6 +112,16 @@ def summarize(samples: list[float]) -> dict[str, float]:
     }
 
 
+def before_sample(backend: Backend, cold: bool) -> None:
+    """Prepare the device for one timed sample, outside the timed region: a cold sample
+    starts from an evicted cache (:meth:`Backend.flush_cache`), a hot one behind a busy
+    kernel that hides the launch (:meth:`Backend.hide_launch`)."""
+    if cold:
+        backend.flush_cache()
+    else:
+        backend.hide_launch()
+
+
 def time_samples(
     call: Callable[[], Any], backend: Backend, settings: Settings,
     clock: Callable[[], float] | None = None, cold: bool = False, hide_launch: bool = True,
@@ -136,7 +146,7 @@ def time_samples(
 
     def sample() -> tuple[Any, float]:
         if cold or hide_launch:
-            backend.before_sample(cold)
+            before_sample(backend, cold)
         return timed(call)
 
     got = sample_until(sample, settings.rule(), clock)
@@ -349,7 +359,7 @@ class CallerClock:
 
     def fields(self) -> dict[str, Any]:
         waits = self.pipe_waits if self.k > 1 else self.sync_waits
-        out: dict[str, Any] = {"caller_timer": self.backend.caller_timer,
+        out: dict[str, Any] = {"caller_timer": self.backend.facts.caller_timer,
                                "pipelined_k": self.k,
                                "pipelined_wait_s": float(np.median(waits)),
                                "caller_rounds": self.rounds}
@@ -517,10 +527,11 @@ def log_traceback(reason: str, exc: BaseException) -> None:
 
 def _cache_dirs(backend: Backend, implementation: str) -> list[Path]:
     """The cache folders to watch for a row: none where the implementation never
-    touches them (:meth:`Backend.uses_compile_cache`); a backend that cannot say
-    whether it does is watched, one that cannot name its folders has none."""
+    touches them (:meth:`~gpubench.backends.facts.Facts.uses_compile_cache`); a backend
+    that cannot say whether it does is watched, one that cannot name its folders has
+    none."""
     try:
-        uses = bool(backend.uses_compile_cache(implementation))
+        uses = bool(backend.facts.uses_compile_cache(implementation))
     except Exception:  # noqa: BLE001 - cannot say: watch its folders
         uses = True
     try:
@@ -667,7 +678,7 @@ def measure(
             # the device clock's samples between the caller's first two rounds (with one
             # round, before it, as they always were)
             cc = CallerClock(call, backend, settings)
-            spread = cc.planned > 1 and not backend.device_clock_apart
+            spread = cc.planned > 1 and not backend.facts.device_clock_apart
             if not spread:
                 device_clock()
             stage = "caller clocks"

@@ -106,12 +106,12 @@ class LiveBytes:
 
 
 def probe_for(backend: Any) -> Probe | None:
-    """The backend's probe (None on a CPU): its class names it in ``memory_probe``
+    """The backend's probe (None on a CPU): its facts name it in ``memory_probe``
     ("module:Class"); made once per backend. Raises :class:`NotMeasured` for a GPU
     backend that names none or whose probe cannot start."""
     if backend.device != "gpu":
         return None
-    where = getattr(backend, "memory_probe", "")
+    where = backend.facts.memory_probe
     if not where:
         raise NotMeasured(f"no memory probe for {backend.backend_id} (its memory_probe)")
     cached = getattr(backend, "_memory_probe", None)

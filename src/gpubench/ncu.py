@@ -105,6 +105,7 @@ def child(cell: Cell, size: int) -> int:
     import numpy as np
 
     from gpubench.backends import backend_id, load_backend
+    from gpubench.backends.cuda_common import capture_profile
     from gpubench.harness import build_context
     from gpubench.spec import get_kernel, implementations
     from gpubench.timing import Settings
@@ -123,10 +124,10 @@ def child(cell: Cell, size: int) -> int:
     call = impl.builder(ctx)
     for _ in range(CALLS):
         backend.device_sync(call())
-    backend.capture_profile(True)
+    capture_profile(True)
     for _ in range(CALLS):
         backend.device_sync(call())
-    backend.capture_profile(False)
+    capture_profile(False)
     del ctx
     print(marker(spec.bytes_moved(case), backend.device_name()), file=sys.stderr)
     return 0

@@ -24,10 +24,10 @@ COMMON_PACKAGES = ("numpy", "mpi4py", "pandas", "matplotlib", "snakemake", "nvid
 
 def packages() -> tuple[str, ...]:
     """Distributions whose versions the probe records: each registered backend's
-    :attr:`~gpubench.backends.base.Backend.probe_packages`, then the common ones."""
+    :attr:`~gpubench.backends.facts.Facts.probe_packages`, then the common ones."""
     from gpubench.backends import backend_classes
 
-    names = [p for cls in backend_classes().values() for p in cls.probe_packages]
+    names = [p for cls in backend_classes().values() for p in cls.facts.probe_packages]
     return tuple(dict.fromkeys([*names, *COMMON_PACKAGES]))
 
 
@@ -160,7 +160,7 @@ def _steady_copy(elements: int) -> tuple[Any, Any]:
     missing: ImportError = ImportError("no GPU framework to copy with")
     for cls in ceilings.device_measurers():
         try:
-            return cls.steady_copy(elements)
+            return cls.ceilings.steady_copy(elements)
         except ImportError as exc:
             missing = exc
     raise missing

@@ -44,10 +44,10 @@ COMMON_FRAMEWORKS = frozenset({"numpy"})
 def compile_cache_vars() -> dict[str, str]:
     """Where each framework keeps its persistent compilation cache, as a subfolder of the
     step's compile cache folder (config key ``compile_cache_dir``): every registered
-    backend's :attr:`~gpubench.backends.base.Backend.compile_cache_vars`."""
+    backend's :attr:`~gpubench.backends.facts.Facts.compile_cache_vars`."""
     out: dict[str, str] = {}
     for cls in backend_classes().values():
-        out.update(cls.compile_cache_vars)
+        out.update(cls.facts.compile_cache_vars)
     return out
 
 
@@ -61,11 +61,12 @@ def step_environment(compile_cache: str | os.PathLike[str] | None,
     already set in ``environ`` is the user's choice and is left as it is."""
     environ = os.environ if environ is None else environ
     classes = backend_classes().values()
-    wanted = {k: v for cls in classes for k, v in cls.step_settings.items()}
+    wanted = {k: v for cls in classes for k, v in cls.facts.step_settings.items()}
     if compile_cache is not None:
         root = Path(compile_cache).resolve()
         wanted.update({var: str(root / sub) for var, sub in compile_cache_vars().items()})
-        wanted.update({k: v for cls in classes for k, v in cls.compile_cache_settings.items()})
+        wanted.update({k: v for cls in classes
+                       for k, v in cls.facts.compile_cache_settings.items()})
     return {k: v for k, v in wanted.items() if k not in environ}
 
 
@@ -144,7 +145,7 @@ def plan(backend_id: str, config: Mapping[str, Any], cores: int) -> list[PlanIte
     load_plugins()
     framework, device = split_backend_id(backend_id)
     sweep = thread_counts(config.get("threads", [1, "max"]), cores)
-    cold_ok = device == "gpu" and load_backend(backend_id).supports_cold
+    cold_ok = device == "gpu" and load_backend(backend_id).facts.supports_cold
     items: list[PlanItem] = []
     for name, kcfg, impls in configured_implementations(backend_id, config):
         spec = get_kernel(name)

@@ -136,7 +136,7 @@ def main() -> int:
     if backend.device == "cpu":
         pin_cpus(threads)
     settings = Settings.from_config(job.get("harness", {}))
-    hello: dict[str, Any] = {"event": "hello", "timer": backend.timer}
+    hello: dict[str, Any] = {"event": "hello", "timer": backend.facts.timer}
     try:
         t0 = time.perf_counter()
         hello["versions"] = backend.start(threads)

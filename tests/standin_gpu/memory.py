@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpubench.memory import Probe
-from standin_gpu.adapter import ALLOCATED
+from standin_gpu.device import ALLOCATED
 
 
 class StandinProbe(Probe):

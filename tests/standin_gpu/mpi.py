@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from standin_gpu.adapter import device_empty
+from gpubench.backends.hooks import MultiDevice
+from standin_gpu.device import device_empty
 
 
 def standin_devices(ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
@@ -20,3 +21,11 @@ def standin_devices(ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
 
 
 STEPS = {"standin_devices": standin_devices}
+
+
+class StandinMulti(MultiDevice):
+    """The stand-in's several-device step."""
+
+    @classmethod
+    def steps(cls) -> dict[str, Callable[[Any, list[np.ndarray]], Callable[[], float]]]:
+        return STEPS

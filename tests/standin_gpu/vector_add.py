@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.spec import BuildContext, implementation
-from standin_gpu.adapter import CACHE_ENV, device_empty
+from standin_gpu.device import CACHE_ENV, device_empty
 
 
 @implementation("vector_add", "standin_gpu", "add", devices=("gpu",))

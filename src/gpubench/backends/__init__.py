@@ -8,8 +8,11 @@ jobs (:mod:`gpubench.mpi`) both go through it and never touch a framework direct
 Each framework is one package here, ``gpubench/backends/<framework>/``, found by a scan
 (as kernels are): its ``__init__`` lists its Backend classes in ``BACKENDS``, and the
 package holds everything that imports the framework (the adapter, its memory probe, its
-ceiling measurements, its several-device code). Nothing outside the packages names a
-framework. A plugin (:func:`load_plugins`) adds an out-of-tree one to :data:`BACKENDS`.
+ceiling measurements, its several-device code), none of it at module level. A backend
+class declares its facts in one frozen record (:class:`~gpubench.backends.facts.Facts`)
+and names its hook objects (:mod:`gpubench.backends.hooks`). Nothing outside the
+packages names a framework. A plugin (:func:`load_plugins`) adds an out-of-tree one to
+:data:`BACKENDS`.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import sys
 from gpubench.backends.base import (
     ID_SEPARATOR,
     Backend,
+    Facts,
     Unavailable,
     backend_id,
     split_backend_id,
 )
 from gpubench.plugins import load_plugins as _import_plugins
 
-__all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "ID_SEPARATOR", "Backend", "Unavailable",
+__all__ = ["BACKENDS", "BASELINE_FRAMEWORK", "ID_SEPARATOR", "Backend", "Facts", "Unavailable",
            "backend_class", "backend_classes", "backend_id", "find_backend_class",
            "load_backend", "load_plugins", "split_backend_id"]
 
@@ -46,14 +50,15 @@ def _entry(cls: type[Backend]) -> tuple[str, str]:
 
 def _scan() -> dict[str, str]:
     """Backend id -> "module:Class" of every class the framework packages list in their
-    ``BACKENDS``, in :attr:`~Backend.registry_order`. Importing a package imports its
-    adapter only: no framework is imported before a backend starts."""
+    ``BACKENDS``, in their ``facts.registry_order``. Importing a package imports its
+    adapter and the hook modules it names, none of which imports the framework at
+    module level: no framework is imported before a backend starts."""
     found: list[type[Backend]] = []
     for info in pkgutil.iter_modules(__path__):
         if info.ispkg:
             module = importlib.import_module(f"{__name__}.{info.name}")
             found += _listed(module)
-    found.sort(key=lambda c: (c.registry_order, backend_id(c.framework, c.device)))
+    found.sort(key=lambda c: (c.facts.registry_order, backend_id(c.framework, c.device)))
     _scanned[:] = found
     return dict(_entry(c) for c in found)
 
@@ -61,8 +66,8 @@ def _scan() -> dict[str, str]:
 #: backend id -> "module:Class": the scanned packages', then any a plugin adds
 BACKENDS: dict[str, str] = _scan()
 #: the framework every other is compared with (speed-ups, correctness references): the
-#: one whose backend class says :attr:`~Backend.baseline`
-BASELINE_FRAMEWORK: str = next(c.framework for c in _scanned if c.baseline)
+#: one whose backend class's facts say ``baseline``
+BASELINE_FRAMEWORK: str = next(c.framework for c in _scanned if c.facts.baseline)
 
 
 def load_plugins() -> list[str]:
@@ -109,11 +114,12 @@ def reader_name(backend_id: str) -> str:
     "CuPy" alone). The one table of names: the backend classes; an unknown id stays."""
     classes = backend_classes()
     cls = classes.get(backend_id) or find_backend_class(backend_id)
-    if cls is None or not cls.display_name:
+    if cls is None or not cls.facts.display_name:
         return backend_id
+    name = cls.facts.display_name
     framework, device = split_backend_id(backend_id)
     both = sum(split_backend_id(b)[0] == framework for b in classes) > 1
-    return f"{cls.display_name} on {device.upper()}" if both and device else cls.display_name
+    return f"{name} on {device.upper()}" if both and device else name
 
 
 def load_backend(backend_id: str) -> Backend:

@@ -4,6 +4,7 @@ facts of the backends that hold their own device buffers (:class:`CudaBuffersBac
 from __future__ import annotations
 
 from gpubench.backends.base import Backend
+from gpubench.backends.facts import Facts
 
 #: Bytes written to evict L2 before a cold sample: 4x the largest L2 we target
 #: (H200: 60 MB, H100: 50 MB), so no input line survives.
@@ -45,19 +46,31 @@ def nvml_uuid(physical: str) -> str:
         return ""
 
 
+def capture_profile(on: bool) -> None:
+    """Start (or stop) the profiler's capture range (``ncu --profile-from-start off``)
+    around the profiled calls: CUDA's runtime API, which serves every GPU framework here
+    (a framework's own profiler switch would reach only its own context)."""
+    from cuda.bindings import runtime as rt
+
+    (rt.cudaProfilerStart if on else rt.cudaProfilerStop)()
+
+
 def selection_uuid(selection: object) -> str:
     """NVML's UUID of an MPI rank's selected GPU ('' without a selection)."""
     physical = getattr(selection, "physical", None)
     return nvml_uuid(str(physical)) if physical is not None else ""
 
 
+#: what the backends that hold their own device buffers share; each adds its own with
+#: :meth:`~gpubench.backends.facts.Facts.but`
+CUDA_BUFFERS = Facts(timer="cuda_event", supports_cold=True, mpi=True, host_memory=False,
+                     direct_capable=True)
+
+
 class CudaBuffersBackend(Backend):
-    """The facts CuPy, Numba CUDA and CUDA Python share: GPU rows timed with CUDA events,
-    a cold-cache mode, and MPI ranks whose device buffers a CUDA-aware MPI takes directly."""
+    """The backends CuPy, Numba CUDA and CUDA Python share: GPU rows timed with CUDA
+    events, a cold-cache mode, and MPI ranks whose device buffers a CUDA-aware MPI takes
+    directly (:data:`CUDA_BUFFERS`)."""
 
     device = "gpu"
-    timer = "cuda_event"
-    supports_cold = True
-    mpi = True
-    host_memory = False
-    direct_capable = True
+    facts = CUDA_BUFFERS

@@ -59,9 +59,10 @@ def planned_steps(config: Mapping[str, Any]) -> list[tuple[str, str, int]]:
 
 
 def job_runs_on(job: str, backend_id: str) -> bool:
-    """Whether ``job`` has a version on this backend: the backend class has the fact the
-    job :attr:`~gpubench.mpi.catalog.MpiJob.needs` (``mpi``, ``multi_device``, ...)."""
-    return bool(getattr(backend_class(backend_id), catalog_of_jobs()[job].needs, False))
+    """Whether ``job`` has a version on this backend: the backend class's facts have the
+    fact the job :attr:`~gpubench.mpi.catalog.MpiJob.needs` (``mpi``, ``multi_device``,
+    ...)."""
+    return bool(getattr(backend_class(backend_id).facts, catalog_of_jobs()[job].needs))
 
 
 def catalog_of_jobs() -> dict[str, MpiJob]:

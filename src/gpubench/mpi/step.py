@@ -83,11 +83,11 @@ def paths_for(job: str, backend: str) -> list[str]:
     ad = backend_class(backend)
     if job == "device_selection" or catalog_of_jobs()[job].single_process:
         return ["n/a"]
-    if ad.host_memory:
+    if ad.facts.host_memory:
         return ["host"]
     if job not in BUFFER_JOBS:
         return ["staged"]  # a scalar result comes to the host
-    paths = ["direct", "staged"] if ad.direct_capable else ["staged"]
+    paths = ["direct", "staged"] if ad.facts.direct_capable else ["staged"]
     if catalog_of_jobs()[job].message:
         paths = ["host", *paths]  # host buffers on the same ranks: the baseline
     return paths
@@ -116,7 +116,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
                 for size in sizes:
                     add(size, "n/a", mode, devices=ranks)
     elif facts.single_process:
-        for mode in backend_class(backend).multi_device:
+        for mode in backend_class(backend).facts.multi_device:
             for size in cfg["sizes"]:
                 add(size, "n/a", mode, devices=ranks)
     elif facts.message:
@@ -124,7 +124,7 @@ def plan(job: str, backend: str, ranks: int, mpi_cfg: Mapping[str, Any]) -> list
         modes = ["mpi_allreduce"] if job == "allreduce" else [""]
         # NCCL moves device buffers GPU to GPU (NVLink) without a CUDA-aware MPI: MPI
         # only carries its unique id. CuPy ranks only (cupy.cuda.nccl).
-        if backend_class(backend).nccl and cfg.get("nccl", True):
+        if backend_class(backend).facts.nccl and cfg.get("nccl", True):
             modes.append("nccl")
         for mode in modes:
             for path in (["direct"] if mode == "nccl" else paths_for(job, backend)):
@@ -292,7 +292,7 @@ class Step:
         single = self.job in SINGLE_PROCESS_JOBS
         enabled = str(self.cfg.get("enabled", "auto")).lower()
         if self.device == "gpu":  # cheapest check first: NVML, in this process
-            simulated = backend_class(self.backend).simulated(env)
+            simulated = backend_class(self.backend).multi.simulated(env)
             n_gpus, why = devices.nvml_gpu_count(env)
             if simulated:
                 n_gpus = max(n_gpus, self.ranks)  # the CUDA simulator has no real GPU
@@ -305,7 +305,8 @@ class Step:
             if found is None:
                 return "unavailable", f"MPI launcher: {why}"
             self.launcher = found
-        probe = probe_python(self.python, backend_class(self.backend).probe_module, not single, env)
+        module = backend_class(self.backend).facts.probe_module
+        probe = probe_python(self.python, module, not single, env)
         if not single and "mpi" not in probe:
             return "unavailable", (f"mpi4py cannot load an MPI library in {self.python}: "
                                    f"{probe.get('mpi_error', '?')} (pip install mpi4py; "

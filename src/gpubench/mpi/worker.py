@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         from gpubench.backends import backend_class, load_plugins
 
         load_plugins()
-        backend_class(backend).prepare_devices(ndev)
+        backend_class(backend).multi.prepare_devices(ndev)
     else:
         from mpi4py import MPI
 

@@ -43,14 +43,15 @@ from gpubench.workloads import WORKLOAD_CLASSES, class_title, crossover_class
 
 def framework_names() -> dict[str, tuple[str, tuple[str, ...], float]]:
     """Framework -> (how the header calls it, the version keys that stand for it, its
-    place), from each backend's :attr:`~gpubench.backends.base.Backend.display_name`,
+    place), from each backend's :attr:`~gpubench.backends.facts.Facts.display_name`,
     ``version_keys`` and ``order`` (the first backend of a framework speaks for it)."""
     out: dict[str, tuple[str, tuple[str, ...], float]] = {}
     for cls in backend_classes().values():
         if cls.framework not in out:
-            order = float(cls.order) if cls.order is not None else math.inf
-            out[cls.framework] = (cls.display_name or cls.framework,
-                                  cls.version_keys or (cls.framework,), order)
+            facts = cls.facts
+            order = float(facts.order) if facts.order is not None else math.inf
+            out[cls.framework] = (facts.display_name or cls.framework,
+                                  facts.version_keys or (cls.framework,), order)
     return out
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from gpubench.backends.base import Unavailable
 from gpubench.backends.cuda_common import (
+    CUDA_BUFFERS,
     FLUSH_BYTES,
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
@@ -39,6 +40,7 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
+from gpubench.backends.hooks import PinnedStaging
 from gpubench.cuda_launch import THREADS, grid_blocks
 from gpubench.files import atomic_write_bytes, atomic_write_text
 from gpubench.timing import EventPair
@@ -257,29 +259,40 @@ def _timing_event_options(core: Any) -> Any:
     raise RuntimeError("cuda.core.EventOptions takes neither timing_enabled nor enable_timing")
 
 
+class DriverStaging(PinnedStaging):
+    """Device arrays copied back on the backend's stream into ``cuMemHostAlloc`` memory."""
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        return self.backend.pinned_empty((nbytes,), "uint8")
+
+    def copy(self, value: Any) -> np.ndarray | None:
+        if not isinstance(value, DeviceArray):
+            return None
+        host = self.view(value.nbytes, value.dtype, value.shape)
+        self.backend.copy_to_host(host, value)
+        self.backend._stream.sync()
+        return host
+
+
 class CudaPythonGPU(CudaBuffersBackend):
     """CUDA Python on device 0: NVRTC modules, one explicit stream, CUDA-event timing."""
 
-    registry_order = 9
     framework = "cuda_python"
-    environment = "cuda_python"
-    display_name = "CUDA Python"
-    order = 20
-    version_keys = ("cuda-bindings", "cuda-core")
-    key_packages = ("cuda-python", "numpy")
-    probe_packages = ("cuda-python", "cuda-core", "cuda-bindings")
-    multi_device = ()
-    compile_cache_vars = {NVRTC_CACHE_ENV: "nvrtc"}  # its NVRTC cubins
-    caller_timer = "perf_counter+cuCtxSynchronize"
-    memory_probe = "gpubench.backends.cuda_python.memory:DriverProbe"
-    probe_module = "cuda.core"
-    #: the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
-    local_implementations = {"reduction": "nvrtc", "matmul": "tiled",
-                             "monte_carlo_pi": "nvrtc"}
-
-    #: the implementations built from CUDA C through NVRTC (its cache); the copies,
-    #: allocations and interop rows compile nothing
-    compiling = frozenset({"nvrtc", "nvrtc_sliding", "naive", "tiled"})
+    facts = CUDA_BUFFERS.but(
+        registry_order=9, environment="cuda_python", display_name="CUDA Python", order=20,
+        version_keys=("cuda-bindings", "cuda-core"), key_packages=("cuda-python", "numpy"),
+        probe_packages=("cuda-python", "cuda-core", "cuda-bindings"),
+        compile_cache_vars={NVRTC_CACHE_ENV: "nvrtc"},  # its NVRTC cubins
+        caller_timer="perf_counter+cuCtxSynchronize",
+        memory_probe="gpubench.backends.cuda_python.memory:DriverProbe",
+        probe_module="cuda.core",
+        # the MPI jobs' local work: the kernels' ``.cu`` files (tiled matmul)
+        local_implementations={"reduction": "nvrtc", "matmul": "tiled",
+                               "monte_carlo_pi": "nvrtc"},
+        # the implementations built from CUDA C through NVRTC (its cache); the copies,
+        # allocations and interop rows compile nothing
+        compiling=frozenset({"nvrtc", "nvrtc_sliding", "naive", "tiled"}))
+    staging_type = DriverStaging
 
     def compile_cache_dirs(self) -> list[Path]:
         """The cubin cache of :func:`compile_module` (``$GPUBENCH_NVRTC_CACHE_DIR``, set
@@ -432,17 +445,6 @@ class CudaPythonGPU(CudaBuffersBackend):
         raw = (ctypes.c_byte * nbytes).from_address(ptr)
         weakref.finalize(raw, _free_host, ptr)
         return np.frombuffer(raw, dtype=dt, count=nbytes // dt.itemsize).reshape(shape)
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        return self.pinned_empty((nbytes,), "uint8")
-
-    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
-        if not isinstance(value, DeviceArray):
-            return None
-        host = self._staging_view(value.nbytes, value.dtype, value.shape)
-        self.copy_to_host(host, value)
-        self._stream.sync()
-        return host
 
     def copy_to_device(self, dst: DeviceArray, src: np.ndarray) -> None:
         """Queue a host-to-device copy on the stream (pageable sources block until done)."""

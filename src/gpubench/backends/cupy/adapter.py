@@ -15,6 +15,7 @@ import numpy as np
 
 from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Unavailable
 from gpubench.backends.cuda_common import (
+    CUDA_BUFFERS,
     FLUSH_BYTES,
     HIDE_LAUNCH_CYCLES,
     SPIN_KERNEL,
@@ -22,7 +23,10 @@ from gpubench.backends.cuda_common import (
     no_gpu_reason,
     selection_uuid,
 )
+from gpubench.backends.cupy.ceilings import CupyCeilings
 from gpubench.backends.cupy.events import cupy_events
+from gpubench.backends.cupy.mpi import CupyMulti
+from gpubench.backends.hooks import PinnedStaging
 from gpubench.cuda_launch import THREADS, grid_blocks
 
 
@@ -49,74 +53,40 @@ def cupy_raw_grid(function: Any, items: int, shmem: int = 0, threads: int = THRE
     return grid_blocks(items, int(per_sm), int(sm_count), threads)
 
 
+class CupyStaging(PinnedStaging):
+    """CuPy arrays copied back into CuPy's pinned memory (``ndarray.get(out=)``)."""
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        # np.frombuffer keeps the PinnedMemoryPointer (and so the allocation) alive
+        cupy = self.backend._cupy
+        return np.frombuffer(cupy.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
+
+    def copy(self, value: Any) -> np.ndarray | None:
+        if not isinstance(value, self.backend._cupy.ndarray):
+            return None
+        host = self.view(value.nbytes, value.dtype, value.shape)
+        value.get(out=host)  # blocking: done on return
+        return host
+
+
 class CupyGPU(CudaBuffersBackend):
-    registry_order = 5
     framework = "cupy"
-    environment = "cupy"
-    display_name = "CuPy"
-    order = 10
-    version_keys = ("cupy",)
-    key_packages = ("cupy*", "fastrlock", "numpy")
-    probe_packages = ("cupy-cuda12x", "cupy-cuda13x")
-    multi_device = ("cupy_devices",)
-    peer_copy = True
-    nccl = True
-    compile_cache_vars = {"CUPY_CACHE_DIR": "cupy"}  # CuPy's compiled kernels (NVRTC cubins)
-    device_probe_rank = 1
-
-    @classmethod
-    def multi_device_steps(cls) -> dict[str, Any]:
-        from gpubench.backends.cupy.mpi import STEPS
-
-        return STEPS
-
-    @classmethod
-    def measure_ceilings(cls, copy_bytes: int, gemm_n: int, transfer_bytes: list[int],
-                         more_copies: Any) -> dict[str, Any]:
-        from gpubench.backends.cupy.ceilings import cupy_ceilings
-
-        return cupy_ceilings(copy_bytes, gemm_n, transfer_bytes, more_copies)
-
-    @classmethod
-    def measure_copies(cls, copy_bytes: int, l2_bytes: int) -> tuple[Any, Any]:
-        from gpubench.backends.cupy.ceilings import cupy_copies
-
-        return cupy_copies(copy_bytes, l2_bytes)
-
-    @classmethod
-    def steady_copy(cls, elements: int) -> tuple[Any, Any]:
-        import cupy
-
-        src = cupy.random.random(elements, dtype=cupy.float32)
-        dst = cupy.empty_like(src)
-        return (lambda: dst.__setitem__(Ellipsis, src)), cupy.cuda.Device().synchronize
-
-    def nccl_communicator(self, ctx: Any) -> Any:
-        from gpubench.backends.cupy.mpi import nccl_communicator
-
-        return nccl_communicator(ctx)
-
-    def nccl_send_recv(self, comm: Any, buf: Any, peer: int, sending: bool) -> None:
-        from gpubench.backends.cupy.mpi import nccl_send_recv
-
-        nccl_send_recv(comm, buf, peer, sending)
-
-    def nccl_allreduce(self, ctx: Any, send: Any, recv: Any) -> Any:
-        from gpubench.backends.cupy.mpi import nccl_allreduce
-
-        return nccl_allreduce(ctx, send, recv)
-
-    def peer_copy_setup(self, src: int, dst: int, pattern: np.ndarray) -> tuple[Any, Any, bool]:
-        from gpubench.backends.cupy.mpi import peer_copy_setup
-
-        return peer_copy_setup(src, dst, pattern)
-
-    caller_timer = "perf_counter+cudaDeviceSynchronize"
-    memory_probe = "gpubench.backends.cupy.memory:CupyProbe"
-    probe_module = "cupy"
-    #: the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
-    local_implementations = {"reduction": "array_op", "matmul": "cublas",
-                             "monte_carlo_pi": "array_ops"}
+    facts = CUDA_BUFFERS.but(
+        registry_order=5, environment="cupy", display_name="CuPy", order=10,
+        version_keys=("cupy",), key_packages=("cupy*", "fastrlock", "numpy"),
+        probe_packages=("cupy-cuda12x", "cupy-cuda13x"),
+        multi_device=("cupy_devices",), peer_copy=True, nccl=True,
+        compile_cache_vars={"CUPY_CACHE_DIR": "cupy"},  # its compiled kernels (NVRTC cubins)
+        device_probe_rank=1,
+        caller_timer="perf_counter+cudaDeviceSynchronize",
+        memory_probe="gpubench.backends.cupy.memory:CupyProbe",
+        probe_module="cupy",
+        # the MPI jobs' local work: cuBLAS and CuPy's dot, as a CuPy user writes them
+        local_implementations={"reduction": "array_op", "matmul": "cublas",
+                               "monte_carlo_pi": "array_ops"})
+    multi = CupyMulti
+    ceilings = CupyCeilings
+    staging_type = CupyStaging
 
     def start(self, threads: int) -> dict[str, str]:
         """Import CuPy, check for a device, select it (:attr:`device_index`, 0 unless an
@@ -210,17 +180,6 @@ class CupyGPU(CudaBuffersBackend):
 
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         return self._cupy.empty(shape, dtype=dtype)
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        # np.frombuffer keeps the PinnedMemoryPointer (and so the allocation) alive
-        return np.frombuffer(self._cupy.cuda.alloc_pinned_memory(nbytes), np.uint8, nbytes)
-
-    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
-        if not isinstance(value, self._cupy.ndarray):
-            return None
-        host = self._staging_view(value.nbytes, value.dtype, value.shape)
-        value.get(out=host)  # blocking: done on return
-        return host
 
     def poison(self, buffer: Any) -> None:
         buffer.fill(np.nan)

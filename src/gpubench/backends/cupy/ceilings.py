@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.cupy.events import cupy_events
+from gpubench.backends.hooks import DeviceCeilings
 from gpubench.ceilings import (
     L2_COPY_BATCH,
     L2_LOOP_SOURCE,
@@ -165,3 +166,20 @@ def cupy_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int],
     out.update(gpu_name=props["name"].decode(), sm_count=props["multiProcessorCount"],
                l2_bytes=l2_bytes)
     return out
+
+
+def cupy_steady_copy(elements: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """One CuPy device copy of ``elements`` float32, and the wait for the device."""
+    import cupy
+
+    src = cupy.random.random(elements, dtype=cupy.float32)
+    dst = cupy.empty_like(src)
+    return (lambda: dst.__setitem__(Ellipsis, src)), cupy.cuda.Device().synchronize
+
+
+class CupyCeilings(DeviceCeilings):
+    """The GPU measured through CuPy."""
+
+    measure_ceilings = staticmethod(cupy_ceilings)
+    measure_copies = staticmethod(cupy_copies)
+    steady_copy = staticmethod(cupy_steady_copy)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.backends.hooks import MultiDevice
+
 #: one NCCL communicator per MPI communicator, kept for the step's later items
 _NCCL_COMMS: dict[int, Any] = {}
 
@@ -88,7 +90,7 @@ def cupy_devices(_ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
     return step
 
 
-#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.base.Backend.multi_device_steps`)
+#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.hooks.MultiDevice.steps`)
 STEPS = {"cupy_devices": cupy_devices}
 
 
@@ -133,3 +135,16 @@ def peer_copy_setup(src: int, dst: int, pattern: np.ndarray
             return bool(np.array_equal(cupy.asnumpy(out), pattern))
 
     return copy, received, peer
+
+
+class CupyMulti(MultiDevice):
+    """CuPy's several-GPU step, its copies between GPUs and its NCCL."""
+
+    @classmethod
+    def steps(cls) -> dict[str, Callable[[Any, list[np.ndarray]], Callable[[], float]]]:
+        return STEPS
+
+    nccl_communicator = staticmethod(nccl_communicator)
+    nccl_send_recv = staticmethod(nccl_send_recv)
+    nccl_allreduce = staticmethod(nccl_allreduce)
+    peer_copy_setup = staticmethod(peer_copy_setup)

@@ -9,33 +9,37 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Unavailable
+from gpubench.backends.base import (
+    FULL_PRECISION,
+    REDUCIBLE_DTYPES,
+    Backend,
+    Facts,
+    Unavailable,
+)
+from gpubench.backends.jax.mpi import JaxCpuMulti, JaxMulti
+
+#: what JAX's CPU and GPU backends both declare
+JAX = Facts(
+    compile_cache_vars={"JAX_COMPILATION_CACHE_DIR": "jax"},  # XLA executables, autotuning
+    # JAX stores every compile (its defaults keep only those over 1 s, which leaves the
+    # first call of most kernels uncached) of any size
+    compile_cache_settings={"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"},
+    display_name="JAX", order=30, version_keys=("jax",),
+    key_packages=("jax", "jaxlib", "jax-cuda*", "ml-dtypes", "numpy"),
+    probe_packages=("jax", "jaxlib"), mpi=True, probe_module="jax",
+    # MPI cannot receive into immutable arrays: communication is staged through host
+    # buffers, on CPU ranks too
+    host_memory=False,
+    # sharding over several devices, and (newer JAX) shard_map
+    multi_device=("jax_sharding", "jax_shard_map"))
 
 
 class JaxBase(Backend):
     framework = "jax"
-    compile_cache_vars = {"JAX_COMPILATION_CACHE_DIR": "jax"}  # XLA executables, autotuning
-    #: JAX stores every compile (its defaults keep only those over 1 s, which leaves the
-    #: first call of most kernels uncached) of any size
-    compile_cache_settings = {"JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-                              "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1"}
-    display_name = "JAX"
-    order = 30
-    version_keys = ("jax",)
-    key_packages = ("jax", "jaxlib", "jax-cuda*", "ml-dtypes", "numpy")
-    probe_packages = ("jax", "jaxlib")
+    facts = JAX
+    multi = JaxMulti
     platform = "cpu"
-    mpi = True
-    probe_module = "jax"
-    #: MPI cannot receive into immutable arrays: communication is staged through host
-    #: buffers, on CPU ranks too
-    host_memory = False
-
-    @classmethod
-    def multi_device_steps(cls) -> dict[str, Any]:
-        from gpubench.backends.jax.mpi import STEPS
-
-        return STEPS
 
     def start(self, threads: int) -> dict[str, str]:
         try:
@@ -125,23 +129,11 @@ class JaxBase(Backend):
 
 
 class JaxCPU(JaxBase):
-    registry_order = 3
     device = "cpu"
     platform = "cpu"
-    environment = "jax-cpu"
+    facts = JAX.but(registry_order=3, environment="jax-cpu")
     #: several CPU "devices" for the sharding path (the XLA flag; newer JAX's option)
-    multi_device = ("jax_sharding", "jax_shard_map")
-
-    @classmethod
-    def prepare_devices(cls, devices: int) -> None:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
-                                   f" --xla_force_host_platform_device_count={devices}")
-        try:  # newer JAX reads its own option instead of the XLA flag
-            import jax
-
-            jax.config.update("jax_num_cpu_devices", devices)
-        except Exception:  # noqa: BLE001 - older JAX: the XLA flag above applies
-            pass
+    multi = JaxCpuMulti
 
 
 class JaxGPU(JaxBase):
@@ -159,16 +151,18 @@ class JaxGPU(JaxBase):
     (``perf_counter+sync``), as does everything when the hooks are missing.
     """
 
-    registry_order = 7
     device = "gpu"
     platform = "gpu"
-    environment = "jax"
-    multi_device = ("jax_sharding", "jax_shard_map")
-    timer = "perf_counter+sync"
-    #: JAX has no device-wide wait: the result's, and every pending effect's
-    caller_timer = "perf_counter+block_until_ready"
-    memory_probe = "gpubench.backends.jax.memory:JaxProbe"
-    supports_cold = True
+    facts = JAX.but(
+        registry_order=7, environment="jax", timer="perf_counter+sync",
+        # JAX has no device-wide wait: the result's, and every pending effect's
+        caller_timer="perf_counter+block_until_ready",
+        memory_probe="gpubench.backends.jax.memory:JaxProbe", supports_cold=True,
+        # CUPTI, once let go, leaves JAX's calls slower for a while
+        # (``tools/jax_detach_transient.py``, evidence/jax-sync-clock): the device
+        # clock's samples come first, then the caller's rounds, after
+        # ``detach_settle_s`` of untimed calls
+        device_clock_apart=True)
     _cupti: Any = None
     _cupti_attached = False
 
@@ -197,7 +191,7 @@ class JaxGPU(JaxBase):
         if self._cupti and spec.place_inputs and spec.hide_launch and not spec.host_timed:
             return "cupti_kernels", self.cupti_time_call
         self.detach_cupti()
-        return self.timer, self.time_call
+        return self.facts.timer, self.time_call
 
     def device_sync(self, result: Any) -> None:
         """The caller's clock's wait: what a JAX user waits for, ``jax.block_until_ready``
@@ -209,10 +203,8 @@ class JaxGPU(JaxBase):
         ``tools/jax_sync_check.py``."""
         self.block(result)
 
-    #: CUPTI, once let go, leaves JAX's calls slower for a while
-    #: (``tools/jax_detach_transient.py``, evidence/jax-sync-clock): the device clock's samples come
-    #: first, then the caller's rounds, after ``detach_settle_s`` of untimed calls
-    device_clock_apart = True
+    #: untimed calls after CUPTI is let go, before the caller's clock
+    #: (``facts.device_clock_apart``)
     detach_settle_s = 0.0
 
     def before_caller_clock(self) -> float:

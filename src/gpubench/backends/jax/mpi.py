@@ -3,10 +3,13 @@ or by ``shard_map`` (:mod:`gpubench.mpi.jobs`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from gpubench.backends.hooks import MultiDevice
 
 
 def jax_mesh(ctx: Any, parts: list[np.ndarray]) -> tuple[Any, Any]:
@@ -58,5 +61,29 @@ def jax_shard_map(ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
     return lambda: float(fn(x))
 
 
-#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.base.Backend.multi_device_steps`)
+#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.hooks.MultiDevice.steps`)
 STEPS = {"jax_sharding": jax_sharding, "jax_shard_map": jax_shard_map}
+
+
+class JaxMulti(MultiDevice):
+    """JAX's several-device steps: sharding, and ``shard_map``."""
+
+    @classmethod
+    def steps(cls) -> dict[str, Callable[[Any, list[np.ndarray]], Callable[[], float]]]:
+        return STEPS
+
+
+class JaxCpuMulti(JaxMulti):
+    """On the host, JAX sees one device unless told to make several (the XLA flag;
+    newer JAX's option) before it starts."""
+
+    @classmethod
+    def prepare_devices(cls, devices: int) -> None:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   f" --xla_force_host_platform_device_count={devices}")
+        try:  # newer JAX reads its own option instead of the XLA flag
+            import jax
+
+            jax.config.update("jax_num_cpu_devices", devices)
+        except Exception:  # noqa: BLE001 - older JAX: the XLA flag above applies
+            pass

@@ -3,28 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from gpubench.backends.base import Backend, Unavailable
+from gpubench.backends.base import Backend, Facts, Unavailable
+
+#: the facts Numba's CPU and CUDA backends both declare (one framework, one column)
+NUMBA: dict[str, Any] = dict(
+    compile_cache_vars={"NUMBA_CACHE_DIR": "numba"},  # cache=True functions (none here)
+    display_name="Numba", order=40, version_keys=("numba", "numba-cuda"),
+    key_packages=("numba", "numba-cuda", "llvmlite", "numpy"))
 
 
-class NumbaFacts(Backend):
-    """What Numba's CPU and CUDA backends both declare (one framework, one column)."""
-
+class NumbaCPU(Backend):
     framework = "numba"
-    compile_cache_vars = {"NUMBA_CACHE_DIR": "numba"}  # cache=True functions (none here)
-    display_name = "Numba"
-    order = 40
-    version_keys = ("numba", "numba-cuda")
-    key_packages = ("numba", "numba-cuda", "llvmlite", "numpy")
-    multi_device = ()
-
-
-class NumbaCPU(NumbaFacts):
-    registry_order = 2
     device = "cpu"
-    probe_module = "numba"
-    environment = "numba"
-    probe_packages = ("numba",)
+    facts = Facts(**NUMBA, registry_order=2, probe_module="numba", environment="numba",
+                  probe_packages=("numba",))
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba stores compiled functions (``NUMBA_CACHE_DIR``, or

@@ -29,8 +29,10 @@ from typing import Any
 import numpy as np
 
 from gpubench.backends.base import Unavailable
-from gpubench.backends.cuda_common import CudaBuffersBackend
-from gpubench.backends.numba.adapter import NumbaFacts
+from gpubench.backends.cuda_common import CUDA_BUFFERS, CudaBuffersBackend
+from gpubench.backends.hooks import PinnedStaging
+from gpubench.backends.numba.adapter import NUMBA
+from gpubench.backends.numba.mpi import NumbaMulti
 from gpubench.timing import EventPair
 
 #: threads per block of the 1-D kernels on a GPU (a multiple of the warp size that lets
@@ -150,33 +152,38 @@ def fill(buffer: Any, value: float) -> None:
         _fill_kernel()[blocks, threads](flat, value)
 
 
-class NumbaGPU(CudaBuffersBackend, NumbaFacts):
+class NumbaStaging(PinnedStaging):
+    """Numba CUDA's device arrays copied back into its pinned array (default stream)."""
+
+    def alloc(self, nbytes: int) -> np.ndarray:
+        return self.backend._cuda.pinned_array(nbytes, dtype=np.uint8)
+
+    def copy(self, value: Any) -> np.ndarray | None:
+        if not hasattr(value, "copy_to_host") or not value.is_c_contiguous():
+            return None
+        host = self.view(value.nbytes, value.dtype, value.shape)
+        value.copy_to_host(ary=host)  # default stream: synchronous
+        return host
+
+
+class NumbaGPU(CudaBuffersBackend):
     """Numba CUDA kernels on the first GPU, timed with CUDA events on stream 0."""
 
-    registry_order = 6
-    environment = "numba-cuda"
-    probe_packages = ("numba", "numba-cuda")
-    #: numba.cuda.synchronize() waits for the whole context (every stream)
-    caller_timer = "perf_counter+numba.cuda.synchronize"
-    memory_probe = "gpubench.backends.numba.memory:NumbaProbe"
-    probe_module = "numba.cuda"
-    #: several GPUs from one process: one context per device (``cuda.gpus[d]``)
-    multi_device = ("numba_devices",)
-
-    @classmethod
-    def multi_device_steps(cls) -> dict[str, Any]:
-        from gpubench.backends.numba.mpi import STEPS
-
-        return STEPS
-
-    #: the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
-    local_implementations = {"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
-                             "monte_carlo_pi": "xoroshiro"}
-
-    @classmethod
-    def simulated(cls, env: Any) -> bool:
-        """Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs without a GPU."""
-        return env.get("NUMBA_ENABLE_CUDASIM") == "1"
+    framework = "numba"
+    facts = CUDA_BUFFERS.but(
+        **NUMBA, registry_order=6, environment="numba-cuda",
+        probe_packages=("numba", "numba-cuda"),
+        # numba.cuda.synchronize() waits for the whole context (every stream)
+        caller_timer="perf_counter+numba.cuda.synchronize",
+        memory_probe="gpubench.backends.numba.memory:NumbaProbe",
+        probe_module="numba.cuda",
+        # several GPUs from one process: one context per device (``cuda.gpus[d]``)
+        multi_device=("numba_devices",),
+        # the MPI jobs' local work: the kernels' own ``@cuda.jit`` versions
+        local_implementations={"reduction": "cuda_jit", "matmul": "cuda_jit_tiled",
+                               "monte_carlo_pi": "xoroshiro"})
+    multi = NumbaMulti
+    staging_type = NumbaStaging
 
     def compile_cache_dirs(self) -> list[Path]:
         """None: Numba caches ``@cuda.jit`` kernels on disk only for ``cache=True``,
@@ -206,7 +213,7 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
         _config().CUDA_LOW_OCCUPANCY_WARNINGS = 0
         if self._sim:
             # No cache to evict and every element costs a Python call: keep it tiny.
-            self.timer = "perf_counter+sync"
+            self.facts = self.facts.but(timer="perf_counter+sync")  # this instance's
             self._scratch = cuda.device_array(1024, dtype=np.float32)
         else:
             self._scratch = cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32)
@@ -281,16 +288,6 @@ class NumbaGPU(CudaBuffersBackend, NumbaFacts):
 
     def empty(self, shape: tuple[int, ...], dtype: str) -> Any:
         return self._cuda.device_array(shape, dtype=np.dtype(dtype))
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        return self._cuda.pinned_array(nbytes, dtype=np.uint8)
-
-    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
-        if not hasattr(value, "copy_to_host") or not value.is_c_contiguous():
-            return None
-        host = self._staging_view(value.nbytes, value.dtype, value.shape)
-        value.copy_to_host(ary=host)  # default stream: synchronous
-        return host
 
     def poison(self, buffer: Any) -> None:
         if np.issubdtype(buffer.dtype, np.inexact):

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.backends.hooks import MultiDevice
+
 
 def numba_devices(ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
     """Numba CUDA: each device's part reduced by the reduction kernel's own ``@cuda.jit``
@@ -38,5 +40,18 @@ def numba_devices(ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
     return step
 
 
-#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.base.Backend.multi_device_steps`)
+#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.hooks.MultiDevice.steps`)
 STEPS = {"numba_devices": numba_devices}
+
+
+class NumbaMulti(MultiDevice):
+    """Numba CUDA's several-GPU step, and its simulator, which needs no GPU."""
+
+    @classmethod
+    def steps(cls) -> dict[str, Callable[[Any, list[np.ndarray]], Callable[[], float]]]:
+        return STEPS
+
+    @classmethod
+    def simulated(cls, env: Any) -> bool:
+        """Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) runs without a GPU."""
+        return env.get("NUMBA_ENABLE_CUDASIM") == "1"

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 
 
 class NumpyCPU(Backend):
-    registry_order = 0
-    baseline = True
     framework = "numpy"
     device = "cpu"
-    environment = "numpy"
-    display_name = "NumPy"
-    order = 0
-    version_keys = ("numpy",)
-    key_packages = ("numpy", "scipy")  # scipy: the fft kernel's scipy_fft
-    probe_packages = ("numpy",)
-    multi_device = ()
-    mpi = True
+    facts = Facts(
+        registry_order=0, baseline=True, environment="numpy", display_name="NumPy",
+        order=0, version_keys=("numpy",),
+        key_packages=("numpy", "scipy"),  # scipy: the fft kernel's scipy_fft
+        probe_packages=("numpy",), mpi=True)
 
     def start(self, threads: int) -> dict[str, str]:
         import numpy as np

@@ -16,20 +16,15 @@ from __future__ import annotations
 
 import platform
 
-from gpubench.backends.base import Backend
+from gpubench.backends.base import Backend, Facts
 
 
 class PythonCPU(Backend):
-    registry_order = 1
     framework = "python"
     device = "cpu"
-    environment = "numpy"
-    display_name = "Python"
-    order = -10
-    version_keys = ("python",)
-    key_packages = ("numpy",)
-    probe_packages = ("numpy",)
-    multi_device = ()
+    facts = Facts(registry_order=1, environment="numpy", display_name="Python", order=-10,
+                  version_keys=("python",), key_packages=("numpy",),
+                  probe_packages=("numpy",))
 
     def start(self, threads: int) -> dict[str, str]:
         import numpy as np

@@ -11,9 +11,18 @@ from typing import Any
 
 import numpy as np
 
-from gpubench.backends.base import FULL_PRECISION, REDUCIBLE_DTYPES, Backend, Unavailable
+from gpubench.backends.base import (
+    FULL_PRECISION,
+    REDUCIBLE_DTYPES,
+    Backend,
+    Facts,
+    Unavailable,
+)
 from gpubench.backends.cuda_common import HIDE_LAUNCH_CYCLES
+from gpubench.backends.hooks import PinnedStaging
+from gpubench.backends.torch.ceilings import TorchCeilings
 from gpubench.backends.torch.events import torch_events
+from gpubench.backends.torch.mpi import TorchMulti
 
 
 def inductor_cache_dir() -> Path:
@@ -30,19 +39,25 @@ def inductor_cache_dir() -> Path:
     return Path(tempfile.gettempdir()) / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
+#: what PyTorch's CPU and GPU backends both declare
+TORCH = Facts(
+    display_name="PyTorch", order=50, version_keys=("torch",),
+    key_packages=("torch", "triton", "numpy"), probe_packages=("torch",),
+    compile_cache_vars={"TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's
+                        "TRITON_CACHE_DIR": "triton"},  # Triton's compiled kernels
+    # TorchInductor compiles in the calling thread, not in a pool of worker processes
+    # that may still be compiling (other rows' kernels) while later rows are timed
+    step_settings={"TORCHINDUCTOR_COMPILE_THREADS": "1"},
+    # the implementations that compile through TorchInductor or Triton: the others
+    # (eager, autograd, copies) run PyTorch's own precompiled kernels and never touch
+    # those caches (on a first H100 run 201 such rows read "warm" and were left out of
+    # the first-call figures)
+    compiling=frozenset({"compile", "triton"}))
+
+
 class TorchBase(Backend):
     framework = "torch"
-    display_name = "PyTorch"
-    order = 50
-    version_keys = ("torch",)
-    key_packages = ("torch", "triton", "numpy")
-    probe_packages = ("torch",)
-    multi_device = ()
-    compile_cache_vars = {"TORCHINDUCTOR_CACHE_DIR": "torchinductor",  # torch.compile's
-                          "TRITON_CACHE_DIR": "triton"}  # Triton's compiled kernels
-    #: TorchInductor compiles in the calling thread, not in a pool of worker processes
-    #: that may still be compiling (other rows' kernels) while later rows are timed
-    step_settings = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    facts = TORCH
     torch_device = "cpu"
 
     def start(self, threads: int) -> dict[str, str]:
@@ -53,12 +68,6 @@ class TorchBase(Backend):
         torch.set_num_threads(threads)
         self._torch = torch
         return {"torch": torch.__version__, "torch_threads": str(torch.get_num_threads())}
-
-    #: the implementations that compile through TorchInductor or Triton: the others
-    #: (eager, autograd, copies) run PyTorch's own precompiled kernels and never touch
-    #: those caches (on a first H100 run 201 such rows read "warm" and were left
-    #: out of the first-call figures)
-    compiling = frozenset({"compile", "triton"})
 
     def compile_cache_dirs(self) -> list[Path]:
         """TorchInductor's cache (``torch.compile``: FX graphs, generated code, compiled
@@ -108,63 +117,49 @@ class TorchBase(Backend):
 
 
 class TorchCPU(TorchBase):
-    registry_order = 4
     device = "cpu"
-    environment = "torch-cpu"
+    facts = TORCH.but(registry_order=4, environment="torch-cpu")
     torch_device = "cpu"
 
 
-class TorchGPU(TorchBase):
-    """PyTorch on the first CUDA device, timed with CUDA events on the current stream."""
+class TorchStaging(PinnedStaging):
+    """CUDA tensors copied back into a pinned tensor's memory, viewed through NumPy."""
 
-    registry_order = 8
-    device = "gpu"
-    torch_device = "cuda"
-    environment = "torch"
-    timer = "cuda_event"
-    #: torch.cuda.synchronize() waits for every stream of the device (cudaDeviceSynchronize)
-    caller_timer = "perf_counter+torch.cuda.synchronize"
-    memory_probe = "gpubench.backends.torch.memory:TorchProbe"
-    supports_cold = True
-    multi_device = ("torch_devices",)
-    device_probe_rank = 0
+    tensor: Any = None  # the pinned tensor that owns the buffer
 
-    @classmethod
-    def multi_device_steps(cls) -> dict[str, Any]:
-        from gpubench.backends.torch.mpi import STEPS
+    def alloc(self, nbytes: int) -> np.ndarray:
+        torch = self.backend._torch
+        self.tensor = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+        return self.tensor.numpy()
 
-        return STEPS
-
-    @classmethod
-    def measure_ceilings(cls, copy_bytes: int, gemm_n: int, transfer_bytes: list[int],
-                         more_copies: Any) -> dict[str, Any]:
-        from gpubench.backends.torch.ceilings import torch_ceilings
-
-        return torch_ceilings(copy_bytes, gemm_n, transfer_bytes, more_copies)
-
-    @classmethod
-    def steady_copy(cls, elements: int) -> tuple[Any, Any]:
-        import torch
-
-        src = torch.rand(elements, device="cuda")
-        dst = torch.empty_like(src)
-        return (lambda: dst.copy_(src)), torch.cuda.synchronize
-
-    def _alloc_pinned(self, nbytes: int) -> np.ndarray:
-        self._staging_tensor = self._torch.empty(nbytes, dtype=self._torch.uint8,
-                                                 pin_memory=True)
-        return self._staging_tensor.numpy()
-
-    def _copy_to_staging(self, value: Any) -> np.ndarray | None:
-        if not isinstance(value, self._torch.Tensor) or value.device.type != "cuda":
+    def copy(self, value: Any) -> np.ndarray | None:
+        torch = self.backend._torch
+        if not isinstance(value, torch.Tensor) or value.device.type != "cuda":
             return None
         try:
             dtype = np.dtype(str(value.dtype).removeprefix("torch."))
         except TypeError:  # bfloat16 and the like have no NumPy dtype
             return None
-        host = self._staging_view(value.nbytes, dtype, tuple(value.shape))
-        self._torch.from_numpy(host).copy_(value.detach())  # blocking into pinned memory
+        host = self.view(value.nbytes, dtype, tuple(value.shape))
+        torch.from_numpy(host).copy_(value.detach())  # blocking into pinned memory
         return host
+
+
+class TorchGPU(TorchBase):
+    """PyTorch on the first CUDA device, timed with CUDA events on the current stream."""
+
+    device = "gpu"
+    torch_device = "cuda"
+    facts = TORCH.but(
+        registry_order=8, environment="torch", timer="cuda_event",
+        # torch.cuda.synchronize() waits for every stream of the device
+        # (cudaDeviceSynchronize)
+        caller_timer="perf_counter+torch.cuda.synchronize",
+        memory_probe="gpubench.backends.torch.memory:TorchProbe",
+        supports_cold=True, multi_device=("torch_devices",), device_probe_rank=0)
+    multi = TorchMulti
+    ceilings = TorchCeilings
+    staging_type = TorchStaging
 
     def start(self, threads: int) -> dict[str, str]:
         versions = super().start(threads)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from gpubench.backends.hooks import DeviceCeilings
 from gpubench.backends.torch.events import torch_events
 from gpubench.ceilings import (
     L2_COPY_BATCH,
@@ -86,3 +87,20 @@ def torch_ceilings(copy_bytes: int, gemm_n: int, transfer_bytes: Sequence[int],
     out["pageable_gbps"] = pageable_rates(ev, copier(pageable, False), transfer_bytes)
     out.update(gpu_name=props.name, sm_count=props.multi_processor_count, l2_bytes=l2_bytes)
     return out
+
+
+def torch_steady_copy(elements: int) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """One PyTorch device copy of ``elements`` float32, and the wait for the device."""
+    import torch
+
+    src = torch.rand(elements, device="cuda")
+    dst = torch.empty_like(src)
+    return (lambda: dst.copy_(src)), torch.cuda.synchronize
+
+
+class TorchCeilings(DeviceCeilings):
+    """The GPU measured through PyTorch (its own copy methods: none beside the
+    measuring framework's)."""
+
+    measure_ceilings = staticmethod(torch_ceilings)
+    steady_copy = staticmethod(torch_steady_copy)

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from gpubench.backends.hooks import MultiDevice
+
 #: the devices the PyTorch version spreads over (tests run it on ``cpu`` stand-ins)
 TORCH_DEVICE = "cuda:{}"
 
@@ -29,5 +31,13 @@ def torch_devices(_ctx: Any, parts: list[np.ndarray]) -> Callable[[], float]:
     return step
 
 
-#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.base.Backend.multi_device_steps`)
+#: the ``multi_gpu`` job's modes (:meth:`~gpubench.backends.hooks.MultiDevice.steps`)
 STEPS = {"torch_devices": torch_devices}
+
+
+class TorchMulti(MultiDevice):
+    """PyTorch's several-GPU step (one tensor per device)."""
+
+    @classmethod
+    def steps(cls) -> dict[str, Callable[[Any, list[np.ndarray]], Callable[[], float]]]:
+        return STEPS

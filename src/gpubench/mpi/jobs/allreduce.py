@@ -29,7 +29,7 @@ def job_allreduce(ctx: Context) -> dict[str, Any] | None:
             st["send"] = ad.to_device(mine)
             st["recv"] = ad.to_device(np.zeros(count, np.float32))
         if mode == "nccl":
-            st["nccl"] = ad.nccl_allreduce(ctx, st["send"], st["recv"])
+            st["nccl"] = ad.multi.nccl_allreduce(ctx, st["send"], st["recv"])
         return st
 
     st = ctx.guarded(setup)

@@ -30,7 +30,7 @@ def job_multi_gpu(ctx: Context) -> dict[str, Any] | None:
     host = rng.standard_normal(n).astype(dtype)
     ref = float(np.dot(host.astype(np.float64), host.astype(np.float64)))
     parts = [host[s:s + c] for s, c in (split(n, ndev, d) for d in range(ndev))]
-    steps = ctx.ad.multi_device_steps()
+    steps = ctx.ad.multi.steps()
     if mode not in steps:
         raise ValueError(f"unknown multi_gpu mode {mode!r}; known: {sorted(steps)}")
     step = steps[mode](ctx, parts)

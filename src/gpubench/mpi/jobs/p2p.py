@@ -30,7 +30,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         if path != "host" and ctx.rank < 2:
             st["dev"] = ad.to_device(st["host"])
         if nccl_mode:  # collective: every rank joins the communicator
-            st["nccl"] = ad.nccl_communicator(ctx)
+            st["nccl"] = ad.multi.nccl_communicator(ctx)
         return st
 
     st = ctx.guarded(setup)
@@ -44,7 +44,7 @@ def job_p2p(ctx: Context) -> dict[str, Any] | None:
         for turn in (0, 1):
             sending = (turn == 0) == first
             if nccl_mode:
-                ad.nccl_send_recv(st["nccl"], st["dev"], peer, sending)
+                ad.multi.nccl_send_recv(st["nccl"], st["dev"], peer, sending)
             elif path == "host":
                 comm.Send(host, dest=peer) if sending else comm.Recv(host, source=peer)
             elif path == "direct":

@@ -25,7 +25,7 @@ def job_peer_copy(ctx: Context) -> dict[str, Any] | None:
     nbytes = int(ctx.item["size"])
     src, dst = (int(x) for x in str(ctx.item["mode"]).split("->"))
     pattern = ctx.common_rng(9).integers(0, 255, nbytes, dtype=np.uint8)
-    copy, received, peer = ctx.ad.peer_copy_setup(src, dst, pattern)
+    copy, received, peer = ctx.ad.multi.peer_copy_setup(src, dst, pattern)
     copy()
     same = received()
     samples = one_process_samples(ctx, copy)
