@@ -5,13 +5,17 @@
 # so that it outlives the call; every call waits up to WAIT_S seconds, then packs each
 # step finished since the last call into $OUT/<step>.tgz (UNTIL=<step>: return once that
 # step is done). Usage: STEPS=evidence/<folder>/steps.sh bash tools/device/chain.sh
+# (STEPS="a.sh b.sh": both, one after the other, in the same machine session)
 [ -d /tmp/site/snakemake ] || python3 -m pip install -q --no-index --no-deps --no-compile \
   --target /tmp/site .whl/*.whl
 if [ ! -f /tmp/chain.started ]; then
   touch /tmp/chain.started
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1; nvidia-smi topo -m >> "$OUT/nvidia-smi.txt" 2>&1
   lscpu > "$OUT/lscpu.txt" 2>&1
-  setsid nohup bash "${STEPS:?STEPS=<steps file>}" > /tmp/chain.log 2>&1 &
+  # several steps files run one after the other (each ends with chain.done: only the
+  # last one's stays)
+  setsid nohup bash -c 'for s; do rm -f /tmp/chain.done; bash "$s"; done; touch /tmp/chain.done' \
+    _ ${STEPS:?STEPS=<steps file> ...} > /tmp/chain.log 2>&1 &
 fi
 for _ in $(seq "${WAIT_S:-560}"); do [ -f "/tmp/${UNTIL:-chain}.done" ] && break; sleep 1; done
 shopt -s nullglob

@@ -1,12 +1,13 @@
 #!/bin/bash
 # The thread sweep of ../threads.yaml on the GPU host's CPU into results/<name> (STEPS
 # file for tools/device/chain.sh; carry .whl and .devcfg, whose COMMIT is the commit
-# under test): RUN=<name>.
+# under test): RUN=<name>; THREADS_EXTRA=<config file> over threads.yaml.
 source tools/device/step.sh
 snapshot /tmp/tree
 cpu_run() {
   local out=$ROOT/results/$1
   (cd "$TREE" && $SM --configfile config/config.yaml evidence/cpu-thread-counts/threads.yaml \
+    ${THREADS_EXTRA:-} \
     --config results_dir="$out" logs_dir="$out/logs")
   local rc=$?
   lscpu > "$out/lscpu.txt" 2>&1

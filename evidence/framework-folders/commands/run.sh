@@ -1,7 +1,7 @@
 #!/bin/bash
 # The default suite's GPU steps and NumPy (../gpu-steps.yaml) into results/folders (STEPS
 # file for tools/device/chain.sh; carry .whl and .devcfg, whose COMMIT is the commit
-# under test).
+# under test; FOLDERS_RUN=<name>: another folder than results/folders).
 source tools/device/step.sh
 snapshot /tmp/tree
 gpu_run() {
@@ -15,5 +15,5 @@ gpu_run() {
   nvidia-smi --query-gpu=name,serial,uuid,clocks.max.sm,power.limit --format=csv > "$out/gpu.txt" 2>&1
   return $rc
 }
-step folders gpu_run folders
+step "${FOLDERS_RUN:-folders}" gpu_run "${FOLDERS_RUN:-folders}"
 touch /tmp/chain.done
