@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import hostload, results
+from gpubench import hostload, occupancy, results
 from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
 from gpubench.report import (
@@ -102,9 +102,10 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         raise results.SchemaError(f"{path}: missing columns {lacking}; not a gpubench "
                                   f"timings file (schema v{results.SCHEMA_VERSION})")
     missing = [c for c in results.COLUMN_NAMES if c not in frame.columns]
-    # the host's conditions are shown only where a step was busy: without them, nothing
-    # is shown and nothing changes, so they need no note
-    named = [c for c in missing if c not in hostload.COLUMNS]
+    # the host's conditions are shown only where a step was busy, occupancy only in the
+    # block-size sweep's rows, which files without the column do not have: without them,
+    # nothing is shown and nothing changes, so they need no note
+    named = [c for c in missing if c not in (*hostload.COLUMNS, *occupancy.COLUMNS)]
     if named:
         notes.append(missing_in_words(path.name, named))
     if missing:
