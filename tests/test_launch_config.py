@@ -171,7 +171,7 @@ def test_cuda_python_occupancy_asks_the_kernels_occupancy_api() -> None:
     assert driver_occupancy(be, kernel, 1024) == 0.5
     assert driver_occupancy(be, kernel, 128) == 1.0
     assert asked == [(1024, 0), (128, 0)]
-    with pytest.raises(RuntimeError, match="no Kernel.occupancy"):
+    with pytest.raises(RuntimeError, match=r"no Kernel\.occupancy"):
         driver_occupancy(be, SimpleNamespace(), 256)
 
 
