@@ -185,3 +185,27 @@ def test_cupy_occupancy_asks_cupys_driver(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setitem(sys.modules, "cupy", fake)
     fn = SimpleNamespace(kernel=SimpleNamespace(ptr=7))
     assert cupy_occupancy(fn, 256) == 0.5
+
+
+def test_the_device_overlay_plans_the_sweep_alone() -> None:
+    """tools/device/block-sizes.yaml over the full suite: the three GPU frameworks'
+    sweep rows at 2**20, 2**24 and 2**26 elements, every other kernel off."""
+    from gpubench.config import validate_config
+    from gpubench.runner import plan
+    from gpubench.spec import kernel_names
+    from gpubench.suites import load_yaml, suite_config
+
+    over = load_yaml(ROOT / "tools" / "device" / "block-sizes.yaml")
+    cfg = suite_config("full", over)
+    validate_config(cfg)
+    assert cfg["environments"]["mode"] == "system"
+    enabled = [k for k in kernel_names() if cfg["kernels"].get(k, {}).get("enabled", True)
+               and k in cfg["kernels"]]
+    assert enabled == [SPEC.name]
+    rows = {b: plan(b, cfg, 16) for b in cfg["backends"]}
+    assert sorted(rows) == ["cuda_python-gpu", "cupy-gpu", "numba-gpu"]
+    for backend, items in rows.items():
+        assert {(i.kernel, i.mode) for i in items} == {(SPEC.name, "hot")}, backend
+        assert {i.size for i in items} == {1 << 20, 1 << 24, 1 << 26}
+        assert {i.variant for i in items} == set(SPEC.variants)
+        assert len(items) == len(SPEC.variants) * 2 * 3
