@@ -209,3 +209,22 @@ def test_the_device_overlay_plans_the_sweep_alone() -> None:
         assert {i.size for i in items} == {1 << 20, 1 << 24, 1 << 26}
         assert {i.variant for i in items} == set(SPEC.variants)
         assert len(items) == len(SPEC.variants) * 2 * 3
+
+
+def test_numba_occupancy_asks_the_compiled_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numba's query gives resident blocks over the whole device: per SM it is that over
+    the SM count, for the overload the row's arguments compiled."""
+    import gpubench.backends.numba.gpu as gpu
+    from gpubench.kernels.launch_config.with_numba_cuda import numba_occupancy
+
+    monkeypatch.setattr(gpu, "is_simulator", lambda: False)
+    monkeypatch.setattr(gpu, "device_limits", lambda: (132, 2048))
+    kernel = SimpleNamespace(max_cooperative_grid_blocks=lambda threads: 132 * (
+        1 if threads == 1024 else 2048 // threads))
+    other = SimpleNamespace(max_cooperative_grid_blocks=lambda threads: 0)
+    dispatcher = SimpleNamespace(typeof_pyval=lambda x: type(x).__name__,
+                                 overloads={("float", "int"): kernel, ("int",): other})
+    assert numba_occupancy(dispatcher, (1.0, 2), 1024) == 0.5
+    assert numba_occupancy(dispatcher, (1.0, 2), 64) == 1.0
+    with pytest.raises(ValueError, match="cannot launch"):
+        numba_occupancy(dispatcher, (2,), 256)

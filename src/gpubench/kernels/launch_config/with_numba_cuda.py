@@ -4,9 +4,9 @@ per block.
 ``add`` is vector_add's own ``cuda_jit`` kernel (the same dispatcher), ``poly`` the same
 grid-stride loop around the multiply-add chain; both launch with vector_add's rule
 (:func:`gpubench.backends.numba.gpu.grid_1d`: at most one full wave) at the variant's
-block size. The occupancy comes from Numba's driver
-(``Context.get_active_blocks_per_multiprocessor`` on the compiled kernel, the driver's
-``cuOccupancyMaxActiveBlocksPerMultiprocessor``); Numba's CUDA simulator has none.
+block size. The occupancy comes from Numba's own query on the compiled kernel
+(``max_cooperative_grid_blocks``: the driver's ``cuOccupancyMaxActiveBlocksPerMultiprocessor``
+times the SM count); Numba's CUDA simulator has none.
 """
 
 from __future__ import annotations
@@ -57,15 +57,16 @@ def kernel_for(work: str) -> Any:
 def numba_occupancy(dispatcher: Any, args: tuple[Any, ...], threads: int) -> float:
     """Theoretical occupancy of ``dispatcher``'s kernel compiled for ``args`` (after a
     launch compiled it) at ``threads`` per block."""
-    from gpubench.backends.numba.gpu import device_limits, import_cuda, is_simulator
+    from gpubench.backends.numba.gpu import device_limits, is_simulator
 
     if is_simulator():
         raise NotImplementedError("Numba's CUDA simulator has no occupancy calculator")
-    types = tuple(dispatcher.typeof_pyval(x) for x in args)
-    cufunc = dispatcher.overloads[types]._codelibrary.get_cufunc()
-    blocks = import_cuda().current_context().get_active_blocks_per_multiprocessor(
-        cufunc, threads, 0)
-    return occupancy.theoretical(int(blocks), threads, device_limits()[1])
+    kernel = dispatcher.overloads[tuple(dispatcher.typeof_pyval(x) for x in args)]
+    sms, most = device_limits()
+    # Numba's occupancy query: resident blocks per SM (the driver's
+    # cuOccupancyMaxActiveBlocksPerMultiprocessor) times the SM count
+    blocks = int(kernel.max_cooperative_grid_blocks(threads)) // sms
+    return occupancy.theoretical(blocks, threads, most)
 
 
 @implementation("launch_config", "numba", "cuda_jit", devices=("gpu",))
