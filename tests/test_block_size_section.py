@@ -103,3 +103,23 @@ def test_the_claims_table_carries_the_verdict() -> None:
     statement, evidence, verdict = claims.claim_pairs(df)["block_size"]
     assert statement.startswith(block_size.STATEMENT) and verdict == "holds"
     assert evidence == block_size.build(df).evidence
+
+
+def test_a_file_before_the_occupancy_columns_reads_as_current(tmp_path) -> None:
+    """Schema 7 lacks only the occupancy columns: its rows read as current, with no note;
+    a version before it still gets the note about older rows."""
+    from gpubench import occupancy, results
+    from gpubench.report import read_timings_lenient
+
+    rows = [row("cupy", "gpu", "raw_kernel", "vector_add", n, "float32", 1e-3)[0]
+            for n in (1 << 10, 1 << 20)]
+    for version, noted in ((7, False), (6, True)):
+        old = pd.DataFrame(rows).drop(columns=list(occupancy.COLUMNS)).assign(
+            schema_version=version)
+        path = tmp_path / f"v{version}.csv"
+        results.atomic_write_csv(path, old)
+        df, notes = read_timings_lenient(path)
+        assert (df["schema_version"] == results.SCHEMA_VERSION).all()
+        assert df["occupancy"].isna().all()
+        assert not any("occupancy" in n for n in notes)
+        assert any("older gpubench" in n for n in notes) == noted, notes

@@ -35,6 +35,10 @@ from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 #: :mod:`gpubench.hostload`); 8: theoretical occupancy (``occupancy``,
 #: ``occupancy_reason``, :mod:`gpubench.occupancy`)
 SCHEMA_VERSION = 8
+#: older versions whose rows the report reads as this version's, with no note: 7 lacks
+#: only the occupancy columns, which every kernel's rows but the block-size sweep's leave
+#: empty (and no file of version 7 has such rows)
+READ_AS_CURRENT = (7,)
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked

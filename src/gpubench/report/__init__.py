@@ -124,6 +124,10 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
     with np.errstate(invalid="ignore"):
         whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
+    same = whole & np.isin(version, results.READ_AS_CURRENT)
+    if same.any():  # rows that differ from this version's only in columns left empty
+        version[same] = results.SCHEMA_VERSION
+        frame.loc[same, "schema_version"] = results.SCHEMA_VERSION
     versions = {int(v) for v in version[whole]}
     if versions - {results.SCHEMA_VERSION}:
         older = int((version[whole] < results.SCHEMA_VERSION).sum())
