@@ -123,3 +123,29 @@ def test_a_file_before_the_occupancy_columns_reads_as_current(tmp_path) -> None:
         assert df["occupancy"].isna().all()
         assert not any("occupancy" in n for n in notes)
         assert any("older gpubench" in n for n in notes) == noted, notes
+
+
+def test_the_page_and_summary_show_the_section(tmp_path) -> None:
+    """Listed in the outline: the page and summary.md render it, the table of contents
+    links it; its verdict stands in the claims table."""
+    import json
+
+    from report_data import ENV
+
+    from gpubench import results
+    from gpubench.report import figures, load_inputs, render_html, render_markdown
+
+    times = {64: 2.0e-3, 128: 1.5e-3, 256: 1.2e-3, 512: 1.0e-3, 1024: 1.1e-3}
+    rows = [row("cupy", "gpu", "raw_kernel", SPEC.name, 1 << 24, "float32", t,
+                variant=f"{WORK}_{b}", seed=b)[0] | {"occupancy": 1.0} for b, t in times.items()]
+    rows.append(row("numpy", "cpu", "ufunc", "vector_add", 1 << 20, "float32", 1e-3)[0])
+    results.atomic_write_csv(tmp_path / "timings.csv", pd.DataFrame(rows))
+    (tmp_path / "host.json").write_text(json.dumps(ENV))
+    inputs = load_inputs(tmp_path / "timings.csv", tmp_path / "host.json")
+    md = render_markdown(inputs)
+    assert "## Block size" in md and "**holds**" in md
+    assert "| 1.21 ms · 100% |" in md and "| 512 | 256 | 21.5%, surely |" in md
+    assert md.count(block_size.STATEMENT) == 2  # the section and the claims table
+    html = render_html(inputs, figures.FigureQueue())
+    assert 'id="block-size"' in html and 'href="#block-size"' in html
+    assert block_size.STATEMENT in html
