@@ -198,8 +198,8 @@ def build(df: pd.DataFrame) -> BlockSize:
     sentences += _best_sentences(found)
     unmeasured = _occupancy_reasons(df)
     if unmeasured:
-        sentences.append(f"Occupancy not measured in {unmeasured[0]} row(s): "
-                         f"{unmeasured[1]}.")
+        why = unmeasured[1].removeprefix("not measured: ")
+        sentences.append(f"Occupancy not measured in {unmeasured[0]} row(s): {why}.")
     if surely:
         verdict = "holds"
         worst = max(surely, key=lambda r: r.loss)
