@@ -37,7 +37,8 @@ from gpubench.kernels.moving_average.with_cuda_python_sliding import (
 from gpubench.spec import BuildContext, Case, get_kernel, implementations
 
 CUDA_KERNELS = ("vector_add", "elementwise", "reduction", "matmul", "monte_carlo_pi",
-                "moving_average", "launch_overhead", "stencil", "linear_grad", "axpy")
+                "moving_average", "launch_overhead", "stencil", "linear_grad", "axpy",
+                "launch_config")
 #: those with single-device cases (the rest are the MPI jobs' local computations, whose
 #: launches tests/test_mpi_units.py checks on a rank's arrays)
 CASE_KERNELS = tuple(k for k in CUDA_KERNELS if get_kernel(k).suite)

@@ -41,6 +41,7 @@ import numpy as np
 
 from gpubench import energy as energy_meter
 from gpubench import memory as memory_meter
+from gpubench import occupancy
 from gpubench.backends.base import Backend
 from gpubench.hostpar import blas_in_caller
 from gpubench.ledger import Ledger
@@ -648,6 +649,7 @@ def measure(
             ledger.enter("cache scans")
             fields["cache_state"] = ("none" if not cache_dirs else
                                      cache_state(cache_before, cache_snapshot(cache_dirs)))
+        fields.update(occupancy.fields(ctx))
         if spec.report_class and workload_class(spec.report_class).precision:
             fields["matmul_precision"] = backend.matmul_precision(case.dtype)
         ledger.enter("checks")

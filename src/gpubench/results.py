@@ -32,8 +32,13 @@ from gpubench.inputs import DECOMPRESS_ERRORS, InputError, open_bounded
 #: ``caller_spread_s`` (the spread rounds, :mod:`gpubench.spread`) and peak device memory
 #: (``memory_*``); 6: ``matmul_precision``; 7: the host's conditions while the row's
 #: worker ran (``host_load_*``, ``host_steal_pct``, ``host_other_cpu_pct``,
-#: :mod:`gpubench.hostload`)
-SCHEMA_VERSION = 7
+#: :mod:`gpubench.hostload`); 8: theoretical occupancy (``occupancy``,
+#: ``occupancy_reason``, :mod:`gpubench.occupancy`)
+SCHEMA_VERSION = 8
+#: older versions whose rows the report reads as this version's, with no note: 7 lacks
+#: only the occupancy columns, which every kernel's rows but the block-size sweep's leave
+#: empty (and no file of version 7 has such rows)
+READ_AS_CURRENT = (7,)
 
 #: ``implausible``: measured and correct, but faster than the hardware can be (above a
 #: measured ceiling, or device work missing from the timed stream); never ranked
@@ -199,6 +204,13 @@ COLUMNS: tuple[Column, ...] = KEY_COLUMNS + (
            "cuda_driver_hook (see gpubench.memory)"),
     Column("memory_reason", "str", "'not measured: <why>' for a GPU row without a "
            "reading (JAX's hidden high-water mark, no probe); empty otherwise"),
+    Column("occupancy", "float", "theoretical occupancy of the row's launch: resident "
+           "threads per SM at its threads per block (blocks from the framework's occupancy "
+           "API) over the SM's most, 0-1; rows of the block-size sweep (launch_config) "
+           "only, empty for other kernels"),
+    Column("occupancy_reason", "str", "'not measured: <why>' for a block-size sweep row "
+           "without an occupancy (Numba's CUDA simulator, no occupancy API); empty "
+           "otherwise"),
     Column("rel_err", "float", "||out - ref|| / ||ref|| against the float64 reference"),
     Column("tolerance", "float", "largest rel_err that passes"),
     Column("timer", "str", "what timed the samples (perf_counter, cuda_event, cupti_kernels)"),
@@ -354,6 +366,7 @@ MEASURED: tuple[tuple[str, str, str], ...] = (
     ("caller_rounds",       "int > 0", "the caller's clock takes at least one round"),
     ("caller_spread_rounds", "int >= 0", "0 where the row was not spread"),
     ("caller_spread_s",     ">= 0",    "a window's length"),
+    ("occupancy",           "> 0",     "a launch keeps at least one block resident"),
     ("host_load_start",     ">= 0",    "a count of tasks"),
     ("host_load_end",       ">= 0",    "a count of tasks"),
     ("host_steal_pct",      ">= 0",    "a share of CPU time"),

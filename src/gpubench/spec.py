@@ -130,6 +130,13 @@ class KernelSpec:
     #: ``axpy``), which :func:`kernel_names` and everything reading it leave out; its
     #: builders return an operation with arguments, not the zero-argument call to time
     suite: bool = True
+    #: variants that are one computation launched at several threads per block:
+    #: variant -> (computation, threads per block); the report's block-size section
+    #: compares the variants of one computation (empty: not such a kernel)
+    block_sweep: Mapping[str, tuple[str, int]] = {}
+    #: framework -> the threads per block its own hand-written kernels launch with (the
+    #: default that section reads each framework's sweep against)
+    default_blocks: Mapping[str, int] = {}
     #: relative tolerance of ||out - ref|| / ||ref|| per dtype
     tolerances: Mapping[str, float] = {
         "float32": 1e-5,
@@ -284,6 +291,9 @@ class BuildContext:
     seed: int
     #: the same inputs in host memory, for implementations that time their transfers
     host_inputs: dict[str, Any] = field(default_factory=dict)
+    #: the row's theoretical occupancy, as a function the harness calls after the first
+    #: call (:func:`gpubench.occupancy.attach`); None: the row records none
+    occupancy: Callable[[], float] | None = None
 
     def out(self, name: str) -> Any:
         return self.outputs[name]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpubench import hostload, results
+from gpubench import hostload, occupancy, results
 from gpubench.cli_parsers import report_parser
 from gpubench.files import WriteError
 from gpubench.report import (
@@ -102,9 +102,10 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
         raise results.SchemaError(f"{path}: missing columns {lacking}; not a gpubench "
                                   f"timings file (schema v{results.SCHEMA_VERSION})")
     missing = [c for c in results.COLUMN_NAMES if c not in frame.columns]
-    # the host's conditions are shown only where a step was busy: without them, nothing
-    # is shown and nothing changes, so they need no note
-    named = [c for c in missing if c not in hostload.COLUMNS]
+    # the host's conditions are shown only where a step was busy, occupancy only in the
+    # block-size sweep's rows, which files without the column do not have: without them,
+    # nothing is shown and nothing changes, so they need no note
+    named = [c for c in missing if c not in (*hostload.COLUMNS, *occupancy.COLUMNS)]
     if named:
         notes.append(missing_in_words(path.name, named))
     if missing:
@@ -123,6 +124,10 @@ def read_timings_lenient(path: str | Path) -> tuple[pd.DataFrame, list[str]]:
     version = pd.to_numeric(frame["schema_version"], errors="coerce").to_numpy(float)
     with np.errstate(invalid="ignore"):
         whole = (np.abs(version) < 2**31) & (np.floor(version) == version)
+    same = whole & np.isin(version, results.READ_AS_CURRENT)
+    if same.any():  # rows that differ from this version's only in columns left empty
+        version[same] = results.SCHEMA_VERSION
+        frame.loc[same, "schema_version"] = results.SCHEMA_VERSION
     versions = {int(v) for v in version[whole]}
     if versions - {results.SCHEMA_VERSION}:
         older = int((version[whole] < results.SCHEMA_VERSION).sum())

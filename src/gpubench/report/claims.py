@@ -135,10 +135,14 @@ def claim_pairs(df: pd.DataFrame) -> dict[Any, Any]:
     """The rows behind the claims judged on paired cases: ("cuda_c", backend) and
     ("often_fast", backend) per backend the guide says it of (:func:`cuda_c_pairs`,
     :func:`fast_pairs`), "fusion" (:func:`fusion_pairs`), "threads" (the thread counts'
-    verdict, :func:`thread_claim`) and "reduced" (tensor cores' speedup at reduced
-    precision, :func:`reduced_claim`; None where not measured)."""
+    verdict, :func:`thread_claim`), "reduced" (tensor cores' speedup at reduced
+    precision, :func:`reduced_claim`; None where not measured) and "block_size" (the block
+    sizes' verdict, where a run swept them, :func:`block_size_claim`)."""
     out: dict[Any, Any] = {"fusion": fusion_pairs(df), "threads": thread_claim(df),
                            "reduced": reduced_claim(df)}
+    block = block_size_claim(df)
+    if block is not None:
+        out["block_size"] = block
     for b in backend_classes():
         said = guide(b)
         for kind, _expect, _claim in said.claims:
@@ -530,6 +534,22 @@ def reduced_claim(df: pd.DataFrame) -> list[str] | None:
             judged.verdict]
 
 
+def block_size_claim(df: pd.DataFrame) -> list[str] | None:
+    """The workshop book's advice to choose the threads per block, as the Block size
+    section judges it (:mod:`.sections.block_size`): holds where a framework's default
+    block size was surely slower than another in some case and size. None where the run
+    swept no block sizes (the full suite's GPU steps do; a run without them has no row
+    rather than a "not measured" one in every report)."""
+    from gpubench.report.sections import block_size
+
+    judged = block_size.build(df)
+    if judged.table is None:
+        return None
+    verdict = {"holds": "holds", "does not hold here": "does not hold"}.get(
+        judged.verdict, NOT_MEASURED)
+    return [f"{block_size.STATEMENT} (workshop book)", judged.evidence, verdict]
+
+
 def claims(matrix: Any) -> pd.DataFrame | None:
     """The source documents' assertions beside this run's answer: holds, does not hold
     or partly."""
@@ -597,4 +617,6 @@ def claims(matrix: Any) -> pd.DataFrame | None:
         rows.append(pairs["threads"])
     if pairs.get("reduced"):
         rows.append(pairs["reduced"])
+    if "block_size" in pairs:
+        rows.append(pairs["block_size"])
     return text_table(["claim", "measured here", "verdict"], rows)

@@ -348,6 +348,8 @@ class CudaPythonGPU(CudaBuffersBackend):
                                     record=stream.record, wait=lambda ev: ev.sync())
         self.arch = "".join(str(v) for v in dev.compute_capability)
         self.sm_count = int(dev.properties.multiprocessor_count)
+        #: resident threads an SM holds (what theoretical occupancy is a share of)
+        self.max_threads_per_sm = int(dev.properties.max_threads_per_multiprocessor)
         # Evict L2 before cold samples by writing a buffer several times its size.
         self._scratch = _Allocation(FLUSH_BYTES)
         # The busy kernel of hide_launch(), compiled and run once here.

@@ -1,7 +1,8 @@
 """The comparison sections, one module each: :mod:`.summary`, :mod:`.speedup`,
 :mod:`.ceilings`, :mod:`.crossover`, :mod:`.launch_floor`, :mod:`.allocation`,
-:mod:`.threads`, :mod:`.reduced`, :mod:`.first_call`, :mod:`.code` and :mod:`.details`
-(the per-kernel results, drawn on demand; shared helpers in :mod:`.common`).
+:mod:`.threads`, :mod:`.reduced`, :mod:`.block_size`, :mod:`.first_call`, :mod:`.code`
+and :mod:`.details` (the per-kernel results, drawn on demand; shared helpers in
+:mod:`.common`).
 
 Each module's ``build`` returns the section's data (tables as DataFrames of formatted
 cells, sentences, figures to draw); the templates in ``report/templates`` render it to
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from gpubench.report.sections import (
     allocation,
+    block_size,
     ceilings,
     code,
     correctness,
@@ -123,6 +125,7 @@ __all__ = [
     "allocation",
     "best_per",
     "best_table",
+    "block_size",
     "canonical_order",
     "ceiling_table",
     "ceilings",
