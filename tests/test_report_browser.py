@@ -195,14 +195,17 @@ class DevTools:
         return out
 
 
-def _load(dev: DevTools, page: Path) -> str:
+def _load(dev: DevTools, page: Path, before: str = "") -> str:
     """Open ``page`` in a new tab of ``dev``'s browser, wait for its load event and return
-    the tab's session (Page, Runtime and Log enabled)."""
+    the tab's session (Page, Runtime and Log enabled). ``before``: a script run in the
+    page before any of its own (its listeners come first)."""
     target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = dev.send("Target.attachToTarget", {"targetId": target,
                                                  "flatten": True})["sessionId"]
     for domain in ("Page", "Runtime", "Log"):
         dev.send(f"{domain}.enable", session=session)
+    if before:
+        dev.send("Page.addScriptToEvaluateOnNewDocument", {"source": before}, session)
     dev.send("Page.navigate", {"url": page.as_uri()}, session)
     dev.wait_for("Page.loadEventFired")
     return session
@@ -528,6 +531,61 @@ def test_a_detail_selector_changes_the_figure(tmp_path: Path) -> None:
     # the device clock: the table's time column says so
     assert "median (pipelined)" in cpu["header"] and "median (device)" in device["header"]
     assert device["rows"] == cpu["rows"] and device["traces"] == cpu["traces"]
+
+
+#: a reader who picks the second kernel on the load event, before the page's own load
+#: listeners run (so before plotly.js is even asked for)
+EARLY_PICK = """window.addEventListener("load", () => {
+  const select = document.getElementById("detail-kernel");
+  select.value = select.options[1].value;
+  window.gpubenchEarly = {plotlyAbsent: typeof window.Plotly === "undefined"};
+  select.dispatchEvent(new Event("change"));
+  window.gpubenchEarly.shown = window.gpubenchDetails.shown;
+});"""
+
+#: the detail view's figure once that selection is shown, then once it is interactive
+EARLY_VIEW = """(async () => {
+  while (!window.gpubenchEarly) await new Promise(r => setTimeout(r, 10));
+  await window.gpubenchEarly.shown;
+  const plot = document.getElementById("detail-plot");
+  const svg = plot.querySelector(":scope > svg.detail-sketch");
+  const sketch = svg && {plotlyAbsent: typeof window.Plotly === "undefined",
+    title: svg.querySelector("text").textContent,
+    lines: svg.querySelectorAll("g.sketch-line polyline").length,
+    points: svg.querySelectorAll("g.sketch-line circle").length,
+    ticks: [...svg.querySelectorAll("text")].filter(t => /^10/.test(t.textContent)).length};
+  await window.gpubenchDetails.drawn;
+  return {early: window.gpubenchEarly, sketch,
+          after: {title: (plot.querySelector(".gtitle") || {}).textContent || "",
+                  traces: plot.querySelectorAll("g.trace").length,
+                  sketchLeft: plot.querySelectorAll("svg.detail-sketch").length}};
+})()"""
+
+
+def test_a_detail_selection_before_plotly_is_ready_shows_its_figure(tmp_path: Path) -> None:
+    """plotly.js compiles for seconds after the page opens: a kernel chosen on the load
+    event shows its figure at once as inline SVG (its title, its lines, log ticks), and
+    the interactive figure of the same choice replaces it once plotly.js is ready."""
+    _browser()
+    paths = write_set(tmp_path / "in")
+    page = tmp_path / "index.html"
+    build_report(paths["timings"], paths["env"], page, tmp_path / "summary.md",
+                 samples_csv=paths["samples"], mpi_csv=paths["mpi"])
+    with DevTools(_browser(), tmp_path / "profile-early") as dev:
+        session = _load(dev, page, before=EARLY_PICK)
+        out = dev.send("Runtime.evaluate", {"expression": EARLY_VIEW, "awaitPromise": True,
+                                            "returnByValue": True}, session)["result"]["value"]
+        problems = dev.problems()
+    assert problems == [], problems
+    assert out["early"]["plotlyAbsent"] is True, out
+    sketch = out["sketch"]
+    assert sketch is not None and sketch["plotlyAbsent"] is True, out
+    assert sketch["title"].startswith("matmul · "), sketch
+    assert sketch["lines"] > 0 and sketch["points"] >= sketch["lines"], sketch
+    assert sketch["ticks"] >= 4, sketch  # decades on both axes of both panels
+    after = out["after"]
+    assert after["title"] == sketch["title"] and after["sketchLeft"] == 0, out
+    assert after["traces"] == sketch["lines"], out
 
 
 #: the speedup section's one figure: its title before and after choosing the second
