@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_data import cases_drawn, write_set
+from report_data import cases_drawn, details_data, write_set
 
 from gpubench.report import build_report, compare
 
@@ -295,14 +295,19 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
           f"{info['all_figures_ms'] / 1000:.2f} s")
     _assert_clean(info)
     # the per-kernel figures are drawn on demand (one at a time), the speedup figures
-    # behind one selector, the first screen's figure inline: each a PNG for summary.md
+    # behind one selector, the first screen's figure inline: each a PNG for summary.md,
+    # where the per-kernel figures are one per kernel (its first case)
     text = page.read_text(encoding="utf-8")
     drawn_on_demand = cases_drawn(text)
+    data = details_data(text)
+    status = data["headers"].index("status") - 7  # the cells after the clock's columns
+    kernels = {data["cases"][r[0]]["kernel"] for r in data["rows"] if r[10][status] == "ok"}
     choices, static = text.count('class="plot-choice"'), text.count('class="plot static')
     assert n_specs == info["figures"] and drawn_on_demand >= 40, info
     assert info["picks"] == [choices] and choices >= 10 and static == info["static"] >= 1
     assert len(sorted((tmp_path / "summary_figures").glob("fig-*.png"))) == (
-        n_specs - len(info["picks"]) + choices + static + drawn_on_demand)
+        n_specs - len(info["picks"]) + choices + static + len(kernels))
+    assert len(kernels) == 13 < drawn_on_demand
 
 
 VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
