@@ -229,7 +229,10 @@ def write_rows_csv(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -
 DETAILS_JS = r"""
 (function () {
   var data, ui = {}, state = {}, drawn = Promise.resolve(), shown = drawn, generation = 0;
-  var SVG = "http://www.w3.org/2000/svg";
+  // SVG's namespace, as the HTML parser gives it (the page names no URL of its own)
+  var probe = document.createElement("div");
+  probe.innerHTML = "<svg></svg>";
+  var SVG = probe.firstChild.namespaceURI;
   var SYMBOLS = ["circle", "square", "triangle-up", "diamond", "triangle-down",
                  "triangle-left", "triangle-right", "pentagon", "hexagon", "star"];
   var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
