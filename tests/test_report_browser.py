@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_data import cases_drawn, write_set
+from report_data import cases_drawn, details_data, write_set
 
 from gpubench.report import build_report, compare
 
@@ -195,14 +195,17 @@ class DevTools:
         return out
 
 
-def _load(dev: DevTools, page: Path) -> str:
+def _load(dev: DevTools, page: Path, before: str = "") -> str:
     """Open ``page`` in a new tab of ``dev``'s browser, wait for its load event and return
-    the tab's session (Page, Runtime and Log enabled)."""
+    the tab's session (Page, Runtime and Log enabled). ``before``: a script run in the
+    page before any of its own (its listeners come first)."""
     target = dev.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = dev.send("Target.attachToTarget", {"targetId": target,
                                                  "flatten": True})["sessionId"]
     for domain in ("Page", "Runtime", "Log"):
         dev.send(f"{domain}.enable", session=session)
+    if before:
+        dev.send("Page.addScriptToEvaluateOnNewDocument", {"source": before}, session)
     dev.send("Page.navigate", {"url": page.as_uri()}, session)
     dev.wait_for("Page.loadEventFired")
     return session
@@ -292,14 +295,19 @@ def test_full_h100_page_opens_clean_with_every_figure_drawn(tmp_path: Path) -> N
           f"{info['all_figures_ms'] / 1000:.2f} s")
     _assert_clean(info)
     # the per-kernel figures are drawn on demand (one at a time), the speedup figures
-    # behind one selector, the first screen's figure inline: each a PNG for summary.md
+    # behind one selector, the first screen's figure inline: each a PNG for summary.md,
+    # where the per-kernel figures are one per kernel (its first case)
     text = page.read_text(encoding="utf-8")
     drawn_on_demand = cases_drawn(text)
+    data = details_data(text)
+    status = data["headers"].index("status") - 7  # the cells after the clock's columns
+    kernels = {data["cases"][r[0]]["kernel"] for r in data["rows"] if r[10][status] == "ok"}
     choices, static = text.count('class="plot-choice"'), text.count('class="plot static')
     assert n_specs == info["figures"] and drawn_on_demand >= 40, info
     assert info["picks"] == [choices] and choices >= 10 and static == info["static"] >= 1
     assert len(sorted((tmp_path / "summary_figures").glob("fig-*.png"))) == (
-        n_specs - len(info["picks"]) + choices + static + drawn_on_demand)
+        n_specs - len(info["picks"]) + choices + static + len(kernels))
+    assert len(kernels) == 13 < drawn_on_demand
 
 
 VERDICTS_H100 = ROOT / "evidence" / "h100-default-suite"
@@ -528,6 +536,61 @@ def test_a_detail_selector_changes_the_figure(tmp_path: Path) -> None:
     # the device clock: the table's time column says so
     assert "median (pipelined)" in cpu["header"] and "median (device)" in device["header"]
     assert device["rows"] == cpu["rows"] and device["traces"] == cpu["traces"]
+
+
+#: a reader who picks the second kernel on the load event, before the page's own load
+#: listeners run (so before plotly.js is even asked for)
+EARLY_PICK = """window.addEventListener("load", () => {
+  const select = document.getElementById("detail-kernel");
+  select.value = select.options[1].value;
+  window.gpubenchEarly = {plotlyAbsent: typeof window.Plotly === "undefined"};
+  select.dispatchEvent(new Event("change"));
+  window.gpubenchEarly.shown = window.gpubenchDetails.shown;
+});"""
+
+#: the detail view's figure once that selection is shown, then once it is interactive
+EARLY_VIEW = """(async () => {
+  while (!window.gpubenchEarly) await new Promise(r => setTimeout(r, 10));
+  await window.gpubenchEarly.shown;
+  const plot = document.getElementById("detail-plot");
+  const svg = plot.querySelector(":scope > svg.detail-sketch");
+  const sketch = svg && {plotlyAbsent: typeof window.Plotly === "undefined",
+    title: svg.querySelector("text").textContent,
+    lines: svg.querySelectorAll("g.sketch-line polyline").length,
+    points: svg.querySelectorAll("g.sketch-line circle").length,
+    ticks: [...svg.querySelectorAll("text")].filter(t => /^10/.test(t.textContent)).length};
+  await window.gpubenchDetails.drawn;
+  return {early: window.gpubenchEarly, sketch,
+          after: {title: (plot.querySelector(".gtitle") || {}).textContent || "",
+                  traces: plot.querySelectorAll("g.trace").length,
+                  sketchLeft: plot.querySelectorAll("svg.detail-sketch").length}};
+})()"""
+
+
+def test_a_detail_selection_before_plotly_is_ready_shows_its_figure(tmp_path: Path) -> None:
+    """plotly.js compiles for seconds after the page opens: a kernel chosen on the load
+    event shows its figure at once as inline SVG (its title, its lines, log ticks), and
+    the interactive figure of the same choice replaces it once plotly.js is ready."""
+    _browser()
+    paths = write_set(tmp_path / "in")
+    page = tmp_path / "index.html"
+    build_report(paths["timings"], paths["env"], page, tmp_path / "summary.md",
+                 samples_csv=paths["samples"], mpi_csv=paths["mpi"])
+    with DevTools(_browser(), tmp_path / "profile-early") as dev:
+        session = _load(dev, page, before=EARLY_PICK)
+        out = dev.send("Runtime.evaluate", {"expression": EARLY_VIEW, "awaitPromise": True,
+                                            "returnByValue": True}, session)["result"]["value"]
+        problems = dev.problems()
+    assert problems == [], problems
+    assert out["early"]["plotlyAbsent"] is True, out
+    sketch = out["sketch"]
+    assert sketch is not None and sketch["plotlyAbsent"] is True, out
+    assert sketch["title"].startswith("matmul · "), sketch
+    assert sketch["lines"] > 0 and sketch["points"] >= sketch["lines"], sketch
+    assert sketch["ticks"] >= 4, sketch  # decades on both axes of both panels
+    after = out["after"]
+    assert after["title"] == sketch["title"] and after["sketchLeft"] == 0, out
+    assert after["traces"] == sketch["lines"], out
 
 
 #: the speedup section's one figure: its title before and after choosing the second

@@ -218,13 +218,21 @@ def write_rows_csv(df: pd.DataFrame, columns: Sequence[str], path: str | Path) -
 
 
 #: the detail view in the browser: fills the selectors from the embedded data, draws the
-#: chosen case's figure with plotly.js (once the page's boot script has loaded it) and its
-#: table. ``window.gpubenchDetails.show(state)`` selects and returns a promise that
-#: resolves once the figure is drawn (the browser test and tools/report_speed.py use it);
-#: each drawing leaves a ``gpubench-detail-drawn`` performance mark.
+#: chosen case's table and figure. plotly.js takes seconds to compile after the page
+#: opens, so until it is ready the figure is a light inline SVG of the same lines (log
+#: axes, decade ticks, a legend; no bars or hover), drawn at once and replaced by the
+#: interactive figure when plotly.js is ready. ``window.gpubenchDetails.show(state)``
+#: selects and returns a promise that resolves once the interactive figure is drawn
+#: (``drawn``); ``shown`` resolves once a figure of the choice is on the page, SVG or
+#: interactive (the browser test and tools/report_speed.py use both). Each leaves a
+#: performance mark: ``gpubench-detail-sketch``, ``gpubench-detail-drawn``.
 DETAILS_JS = r"""
 (function () {
-  var data, ui = {}, state = {}, drawn = Promise.resolve();
+  var data, ui = {}, state = {}, drawn = Promise.resolve(), shown = drawn, generation = 0;
+  // SVG's namespace, as the HTML parser gives it (the page names no URL of its own)
+  var probe = document.createElement("div");
+  probe.innerHTML = "<svg></svg>";
+  var SVG = probe.firstChild.namespaceURI;
   var SYMBOLS = ["circle", "square", "triangle-up", "diamond", "triangle-down",
                  "triangle-left", "triangle-right", "pentagon", "hexagon", "star"];
   var COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
@@ -366,6 +374,97 @@ DETAILS_JS = r"""
       x: 0.5, y: 0.5, xref: "paper", yref: "paper", showarrow: false});
     return [traces, layout];
   }
+  function el(name, attrs, parent, text) {
+    var e = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) e.textContent = text;
+    parent.appendChild(e);
+    return e;
+  }
+  function power(k) {  // 10⁻⁶, as the interactive figure writes its ticks
+    return "10" + String(k).replace(/./g, function (ch) {
+      return "⁻⁰¹²³⁴⁵⁶⁷⁸⁹".charAt("-0123456789".indexOf(ch)); });
+  }
+  function logRange(values) {
+    var v = values.filter(function (x) { return x > 0 && isFinite(x); });
+    if (!v.length) return null;
+    var lo = Math.floor(Math.log10(Math.min.apply(null, v))),
+        hi = Math.ceil(Math.log10(Math.max.apply(null, v)));
+    return [lo, hi > lo ? hi : lo + 1];
+  }
+  // the figure's traces as plain SVG, while plotly.js compiles: the same lines, colours
+  // and dashes on the same log axes, drawn in milliseconds by the browser alone
+  function sketch(traces, layout) {
+    var names = [];
+    traces.forEach(function (t) { if (t.showlegend) names.push(t); });
+    var per = 3, rows = Math.ceil(names.length / per), top = 78, ph = 300,
+        W = 1000, H = top + ph + 58 + 18 * rows;
+    var svg = document.createElementNS(SVG, "svg");
+    svg.setAttribute("class", "detail-sketch");
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.setAttribute("aria-hidden", "true");
+    svg.setAttribute("style", "display:block;width:100%;max-width:" + W +
+                     "px;height:auto;font:12px sans-serif");
+    el("text", {x: W / 2, y: 22, "text-anchor": "middle", "font-size": 15}, svg,
+       layout.title.text);
+    el("text", {x: W - 4, y: 14, "text-anchor": "end", fill: "#888", "font-size": 11}, svg,
+       "static preview: the interactive figure follows");
+    [["x", "y", 80, 460, 0], ["x2", "y2", 570, 980, 1]].forEach(function (p) {
+      var mine = traces.filter(function (t) { return t.xaxis === p[0]; }),
+          x0 = p[2], x1 = p[3], y0 = top + ph, y1 = top;
+      var xs = [], ys = [];
+      mine.forEach(function (t) { xs = xs.concat(t.x); ys = ys.concat(t.y); });
+      var note = layout.annotations[p[4]];
+      el("text", {x: (x0 + x1) / 2, y: top - 10, "text-anchor": "middle"}, svg, note.text);
+      el("rect", {x: x0, y: y1, width: x1 - x0, height: ph, fill: "none",
+                  stroke: "#bbb"}, svg);
+      var ax = layout["xaxis" + (p[4] ? "2" : "")], ay = layout["yaxis" + (p[4] ? "2" : "")];
+      el("text", {x: (x0 + x1) / 2, y: y0 + 40, "text-anchor": "middle"}, svg,
+         ax.title.text);
+      el("text", {x: 0, y: 0, "text-anchor": "middle", transform: "translate(" +
+         (x0 - 58) + "," + (top + ph / 2) + ") rotate(-90)"}, svg, ay.title.text);
+      var rx = logRange(xs), ry = logRange(ys);
+      if (!rx || !ry) return;
+      var sx = function (v) { return x0 + (Math.log10(v) - rx[0]) / (rx[1] - rx[0]) * (x1 - x0); },
+          sy = function (v) { return y0 - (Math.log10(v) - ry[0]) / (ry[1] - ry[0]) * ph; };
+      var step = function (r) { return Math.max(1, Math.ceil((r[1] - r[0]) / 8)); };
+      for (var k = rx[0]; k <= rx[1]; k += step(rx)) {
+        el("line", {x1: sx(Math.pow(10, k)), x2: sx(Math.pow(10, k)), y1: y0, y2: y1,
+                    stroke: "#e5e5e5"}, svg);
+        el("text", {x: sx(Math.pow(10, k)), y: y0 + 16, "text-anchor": "middle"}, svg,
+           power(k));
+      }
+      for (k = ry[0]; k <= ry[1]; k += step(ry)) {
+        el("line", {x1: x0, x2: x1, y1: sy(Math.pow(10, k)), y2: sy(Math.pow(10, k)),
+                    stroke: "#e5e5e5"}, svg);
+        el("text", {x: x0 - 6, y: sy(Math.pow(10, k)) + 4, "text-anchor": "end"}, svg,
+           power(k));
+      }
+      mine.forEach(function (t) {
+        var pts = [];
+        t.x.forEach(function (x, i) {
+          if (x > 0 && t.y[i] > 0) pts.push(sx(x).toFixed(1) + "," + sy(t.y[i]).toFixed(1));
+        });
+        var g = el("g", {"class": "sketch-line", stroke: t.line.color}, svg);
+        el("polyline", {points: pts.join(" "), fill: "none", "stroke-width": 1.6,
+                        "stroke-dasharray": t.line.dash === "dot" ? "2,3" : "none"}, g);
+        pts.forEach(function (xy) {
+          xy = xy.split(",");
+          el("circle", {cx: xy[0], cy: xy[1], r: 3, fill: t.line.dash === "dot" ? "white" :
+                        t.line.color}, g);
+        });
+      });
+    });
+    names.forEach(function (t, i) {
+      var x = 80 + (i % per) * 300, y = top + ph + 62 + 18 * Math.floor(i / per);
+      el("line", {x1: x, x2: x + 22, y1: y - 4, y2: y - 4, stroke: t.line.color,
+                  "stroke-width": 2}, svg);
+      el("text", {x: x + 28, y: y}, svg, t.name);
+    });
+    if (!traces.length) el("text", {x: W / 2, y: top + ph / 2, "text-anchor": "middle"}, svg,
+                           "no successful measurement here");
+    return svg;
+  }
   function render() {
     var idx = caseOf(), clock = 0;
     data.clocks.forEach(function (k, i) { if (k[0] === state.clock) clock = i; });
@@ -379,11 +478,24 @@ DETAILS_JS = r"""
     ui.plot.setAttribute("aria-label", "Log-log plots for " + c.title + ": median time per " +
       "call on the " + data.clocks[clock][1] + " and throughput in " + c.unit +
       " against problem size, one line per series.");
-    if (!window.gpubenchPlotly) return (drawn = Promise.resolve());
+    var mine = ++generation;
+    if (typeof window.Plotly === "undefined") {  // not compiled yet: the SVG now
+      var old = ui.plot.querySelector(":scope > svg.detail-sketch");
+      if (old) ui.plot.removeChild(old);
+      ui.plot.appendChild(sketch(fl[0], fl[1]));
+      performance.mark("gpubench-detail-sketch");
+      shown = Promise.resolve();
+    }
+    if (!window.gpubenchPlotly) return (drawn = shown);
     // the first screen's figures first: after them, both have long resolved
     drawn = Promise.all([window.gpubenchPlotly, window.gpubenchFirstScreen]).then(function () {
-      return Plotly.react(ui.plot, fl[0], fl[1], {displaylogo: false, responsive: true});
-    }).then(function () { performance.mark("gpubench-detail-drawn"); });
+      if (mine !== generation) return;  // chosen again since: that choice draws
+      var old = ui.plot.querySelector(":scope > svg.detail-sketch");
+      if (old) ui.plot.removeChild(old);
+      return Plotly.react(ui.plot, fl[0], fl[1], {displaylogo: false, responsive: true})
+        .then(function () { performance.mark("gpubench-detail-drawn"); });
+    });
+    if (typeof window.Plotly !== "undefined") shown = drawn;
     return drawn;
   }
   function show(next) {
@@ -406,9 +518,9 @@ DETAILS_JS = r"""
     ui.notRun = document.getElementById("detail-not-run");
     state = {framework: "all", clock: "caller"};
     window.gpubenchDetails = {show: show, state: state,
-                              get drawn() { return drawn; }};
+                              get drawn() { return drawn; }, get shown() { return shown; }};
     fill();
-    // the figure waits for plotly.js (after the load event); the table shows at once
+    // the table and the figure's SVG at once; the interactive figure when plotly.js is ready
     show({});
   });
 })();

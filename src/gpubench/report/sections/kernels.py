@@ -1,5 +1,5 @@
-"""Per-kernel figures: for each variant and dtype a figure of the ok rows (every mode),
-drawn as PNGs for summary.md; the page shows the same rows on demand (:mod:`.details`).
+"""Per-kernel figures: one per kernel, its first case's ok rows (every mode), drawn as
+PNGs for summary.md; the page shows every case's rows on demand (:mod:`.details`).
 """
 
 from __future__ import annotations
@@ -40,20 +40,30 @@ def _plot_frame(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def figures(df: pd.DataFrame, kernel: str) -> list[Figure]:
-    """One kernel's figures, per variant and dtype with ok rows (every mode), in the
-    report's order: the PNGs of summary.md (the page draws the same data on demand,
-    :mod:`.details`)."""
+    """One kernel's figure for summary.md: its first variant and dtype (in the spec's
+    order) with ok rows, every mode. One PNG per kernel, not per case: drawing them was
+    most of a report's first build, and every case's numbers are in summary.md's tables
+    and in the page's detail view (:mod:`.details`), which draws any case on demand."""
     spec = _kernel_spec(kernel)
     k = df[df["kernel"] == kernel]
     unit = str(k["unit"].iloc[0])
     size_meaning = spec.size_meaning if spec else ""
-    out = []
+    cases = []
     for variant in _ordered(k["variant"], spec.variants if spec else ()):
         kv = k[k["variant"] == variant]
         for dtype in _ordered(kv["dtype"], spec.dtypes if spec else ()):
             ok = kv[(kv["dtype"] == dtype) & (kv["status"] == "ok")]
-            if not ok.empty:  # its legend is the interactive twin's (plots.scaling_figure)
-                title = f"{kernel} · {variant} · {dtype}"
-                out.append(Figure(_alt_text(ok, title, size_meaning, unit), scaling_figure,
-                                  (_plot_frame(ok), title, size_meaning, unit), "scaling"))
-    return out
+            if not ok.empty:
+                cases.append((variant, dtype, ok))
+    if not cases:
+        return []
+    variant, dtype, ok = cases[0]
+    title = f"{kernel} · {variant} · {dtype}"
+    alt = _alt_text(ok, title, size_meaning, unit)
+    if len(cases) > 1:
+        others = ", ".join(f"{v} {d}" for v, d, _ in cases[1:])
+        alt += (f" The kernel's other {len(cases) - 1} case(s) ({others}) are in the "
+                "tables above and the HTML page's per-kernel results.")
+    # its legend is the interactive twin's (plots.scaling_figure)
+    return [Figure(alt, scaling_figure, (_plot_frame(ok), title, size_meaning, unit),
+                   "scaling")]
