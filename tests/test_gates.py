@@ -60,6 +60,18 @@ def test_the_gemm_gate_needs_a_rate_for_the_dtype_and_a_gpu() -> None:
     assert "SGEMM" in plausibility.reason(gpu_row(gflops=fast), {"sgemm_gflops": 1.0})
 
 
+def test_a_reduced_precision_gemm_is_not_read_against_the_float32_rate() -> None:
+    """gemm_reduced runs TF32/bfloat16/float16 on tensor cores, 8-16x SGEMM: its rows pass
+    the GEMM gate, which still refuses the float32 matmul at the same rate; other gates
+    still read them (here the sync clock below the device clock)."""
+    fast = CEIL["sgemm_gflops"] * 15
+    assert not get_kernel("gemm_reduced").gemm_gate and get_kernel("matmul").gemm_gate
+    assert plausibility.reason(gpu_row(kernel="gemm_reduced", gflops=fast), CEIL) == ""
+    assert "SGEMM" in plausibility.reason(gpu_row(gflops=fast), CEIL)
+    assert "sync clock" in plausibility.reason(gpu_row(
+        kernel="gemm_reduced", gflops=fast, sync_median_s=0.5e-3, sync_q3_s=0.6e-3), CEIL)
+
+
 # -- work that escaped the timed stream -----------------------------------------------------------
 
 

@@ -109,7 +109,7 @@ from gpubench.ceilings import (
     link_table,
     number,
 )
-from gpubench.spec import kernel_bound
+from gpubench.spec import find_kernel, kernel_bound
 
 #: a throughput more than this much above its measured ceiling is refused (1.10: 10 %)
 MAX_OVER_CEILING = 1.10
@@ -273,7 +273,8 @@ def reason(row: Mapping[str, Any], ceilings: Mapping[str, Any]) -> str:
     key = gemm_key(row.get("dtype"))
     gemm = number(ceilings.get(key, math.nan))
     gflops = number(row.get("gflops"))
-    if gemm > 0 and gflops > MAX_OVER_CEILING * gemm:
+    spec = find_kernel(row.get("kernel"))
+    if gemm > 0 and (spec is None or spec.gemm_gate) and gflops > MAX_OVER_CEILING * gemm:
         return (f"device time gives {gflops:,.0f} GFLOP/s, {100 * gflops / gemm:.0f} % of "
                 f"the measured {key.split('_')[0].upper()} ceiling ({gemm:,.0f} "
                 "GFLOP/s): faster than the arithmetic units")

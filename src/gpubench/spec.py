@@ -121,6 +121,10 @@ class KernelSpec:
     target_pct: float | None = None
     #: why a row may read above its ceiling and still be right ('' where nothing special)
     ceiling_note: str = ""
+    #: its GPU rows are refused above the measured GEMM rate of their dtype (no arithmetic
+    #: of that dtype runs faster); False where the work runs in a faster format than the
+    #: dtype of its inputs (reduced-precision GEMMs on tensor cores)
+    gemm_gate: bool = True
     #: its first call is the framework's own (False: a hand-off that starts another
     #: framework, which no claim about compilation reads)
     own_first_call: bool = True

@@ -126,6 +126,9 @@ class GemmReduced(KernelSpec):
     #: no measured ceiling: the probe's GEMM is float32, and a reduced row read against
     #: it would claim more than 100% of a peak that is not its own
     ceiling = "none"
+    #: TF32, bfloat16 and float16 run on the tensor cores, 8-16x the float32 GEMM the
+    #: probe measures: that rate is no upper bound for these rows
+    gemm_gate = False
     unit = "GFLOP/s"
     #: in no class: a reduced row is never ranked against the float32 rows
     report_class = None
