@@ -540,6 +540,7 @@ def test_every_default_gpu_size_up_to_2_24_has_a_numpy_row() -> None:
     import yaml
 
     from gpubench.runner import plan
+    from gpubench.spec import implementations
 
     config = yaml.safe_load((Path(__file__).resolve().parents[1] / "config" / "config.yaml")
                             .read_text())
@@ -548,6 +549,8 @@ def test_every_default_gpu_size_up_to_2_24_has_a_numpy_row() -> None:
     for name, k in config["kernels"].items():
         if name in ("transfer", "launch_overhead", "interop"):
             continue  # no NumPy speedup: host-device copies, a call's floor, hand-offs
+        if not implementations(name, "numpy"):
+            continue  # nothing of NumPy's to compare with (a GPU-only sweep, tensor cores)
         for size in k.get("gpu_sizes", []):
             if size <= limit.get(name, 1 << 24):
                 assert (name, size) in numpy, f"{name} at {size} has no NumPy row"
