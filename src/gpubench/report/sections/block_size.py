@@ -27,7 +27,7 @@ import pandas as pd
 from gpubench.backends import reader_name
 from gpubench.report.base import fmt_int, fmt_time
 from gpubench.report.render import text_table
-from gpubench.report.sections.common import primary_mode
+from gpubench.report.sections.common import Judged, primary_mode, swept
 from gpubench.spec import find_kernel
 
 #: what identifies one computation swept over block sizes at one size
@@ -74,16 +74,12 @@ class SizeResult:
 
 
 @dataclass
-class BlockSize:
-    """The section: its table (None: no computation measured at two or more block
-    sizes), the sentences that sum it up and the verdict on the book's statement."""
+class BlockSize(Judged):
+    """The section (table None: no computation measured at two or more block sizes)
+    and the block sizes it compares."""
 
-    table: pd.DataFrame | None
-    sentences: list[str] = field(default_factory=list)
-    verdict: str = ""
-    evidence: str = ""
-    block_sizes: list[int] = field(default_factory=list)
     statement: str = STATEMENT
+    block_sizes: list[int] = field(default_factory=list)
 
 
 def _sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -116,14 +112,10 @@ def _sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
 def size_result(rows: pd.DataFrame) -> SizeResult | None:
     """One case-size; None unless measured at two or more block sizes with positive
     medians."""
-    rows = rows.sort_values("block")
-    threads = [int(t) for t in rows["block"]]
-    if len(threads) < 2 or len(set(threads)) != len(threads):
+    found = swept(rows, "block")
+    if found is None:
         return None
-    med = rows["median_s"].to_numpy(float)
-    q1, q3 = rows["q1_s"].to_numpy(float), rows["q3_s"].to_numpy(float)
-    if not (np.isfinite(med).all() and (med > 0).all()):
-        return None
+    threads, med, q1, q3 = found
     i = int(np.argmin(med))
     default = int(rows["default"].iloc[0]) or None
     if default is None or default not in threads:
@@ -214,7 +206,7 @@ def build(df: pd.DataFrame) -> BlockSize:
     else:
         verdict = "not judged"
         evidence = "no case-size measured its framework's default block size"
-    return BlockSize(table, sentences, verdict, evidence, blocks)
+    return BlockSize(table, sentences, verdict, evidence, block_sizes=blocks)
 
 
 def _best_sentences(found: Sequence[SizeResult]) -> list[str]:

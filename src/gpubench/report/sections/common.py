@@ -6,6 +6,7 @@ times per report).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,35 @@ BOOK_CROSSOVER = 10_000
 #: the old name, kept for code written against it
 TRANSFERS_SUFFIX = "+transfers"
 CLASS_NAMES = ("small", "medium", "large")
+
+
+@dataclass
+class Judged:
+    """A section that judges a statement of the source documents (threads, block sizes,
+    reduced precision): its table (None: nothing measured for it), the sentences that sum
+    it up, the verdict and the evidence the claims table quotes beside the statement."""
+
+    table: pd.DataFrame | None
+    sentences: list[str] = field(default_factory=list)
+    verdict: str = ""
+    evidence: str = ""
+    statement: str = ""
+
+
+def swept(rows: pd.DataFrame, column: str
+          ) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray] | None:
+    """One case-size's rows over a swept setting (``threads``, ``block``), in its order:
+    the settings and their medians, first and third quartiles; None unless two or more
+    distinct settings, each with a positive median."""
+    rows = rows.sort_values(column)
+    values = [int(v) for v in rows[column]]
+    if len(values) < 2 or len(set(values)) != len(values):
+        return None
+    med = rows["median_s"].to_numpy(float)
+    q1, q3 = rows["q1_s"].to_numpy(float), rows["q3_s"].to_numpy(float)
+    if not (np.isfinite(med).all() and (med > 0).all()):
+        return None
+    return values, med, q1, q3
 
 
 def primary_mode(df: pd.DataFrame) -> str:

@@ -27,7 +27,7 @@ from gpubench.kernels.gemm_reduced import SPEC as REDUCED
 from gpubench.kernels.matmul import SPEC as FLOAT32
 from gpubench.report.base import fmt_int, fmt_relerr, fmt_sig, fmt_speedup
 from gpubench.report.render import text_table
-from gpubench.report.sections.common import TRANSFERS_SUFFIX, best_per, primary_mode
+from gpubench.report.sections.common import TRANSFERS_SUFFIX, Judged, best_per, primary_mode
 
 #: the statement judged, and the speedup over float32 from which it counts as holding
 STATEMENT = "tensor cores give GPUs large speedups at reduced precision"
@@ -35,16 +35,13 @@ LARGE = 2.0
 
 
 @dataclass
-class Reduced:
-    """The section's data: its table (None: no reduced-precision rows), a sentence per
-    GPU backend, the formats not run and why, and the verdict on :data:`STATEMENT`."""
+class Reduced(Judged):
+    """The section (table None: no reduced-precision rows; a sentence per GPU backend),
+    the formats not run and why, and the verdict on :data:`STATEMENT`."""
 
-    table: pd.DataFrame | None
-    sentences: list[str] = field(default_factory=list)
-    not_run: list[str] = field(default_factory=list)
     verdict: str = "not measured"
-    evidence: str = ""
     statement: str = STATEMENT
+    not_run: list[str] = field(default_factory=list)
     large: float = LARGE
 
 
@@ -157,4 +154,5 @@ def not_run(df: pd.DataFrame) -> list[str]:
 def build(df: pd.DataFrame) -> Reduced:
     pairs = paired_rows(df)
     verdict, evidence = judge(pairs) if not pairs.empty else ("not measured", "")
-    return Reduced(reduced_table(pairs), sentences(pairs), not_run(df), verdict, evidence)
+    return Reduced(reduced_table(pairs), sentences(pairs), verdict, evidence,
+                   not_run=not_run(df))

@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpubench.report.base import fmt_int, fmt_sig, fmt_speedup, fmt_time
 from gpubench.report.render import text_table
-from gpubench.report.sections.common import primary_mode
+from gpubench.report.sections.common import Judged, primary_mode, swept
 
 #: what identifies one case swept over thread counts
 CASE = ["backend", "implementation", "kernel", "variant", "dtype"]
@@ -53,16 +53,12 @@ class SizeResult:
 
 
 @dataclass
-class Threads:
-    """The Threads section: its table (None: no case measured at two or more thread
-    counts), the sentences that sum it up, and the verdict on the book's statement."""
+class Threads(Judged):
+    """The Threads section (table None: no case measured at two or more thread counts)
+    and the thread counts it compares."""
 
-    table: pd.DataFrame | None
-    sentences: list[str] = field(default_factory=list)
-    verdict: str = ""
-    evidence: str = ""
-    counts: list[int] = field(default_factory=list)
     statement: str = STATEMENT
+    counts: list[int] = field(default_factory=list)
 
 
 def _surely_faster(a_q3: float, b_q1: float) -> bool:
@@ -72,14 +68,10 @@ def _surely_faster(a_q3: float, b_q1: float) -> bool:
 def size_result(rows: pd.DataFrame) -> SizeResult | None:
     """One case at one size; None unless one thread and at least one more count were
     measured (the speedup and efficiency are over one thread)."""
-    rows = rows.sort_values("threads")
-    threads = [int(t) for t in rows["threads"]]
-    if len(threads) < 2 or threads[0] != 1 or len(set(threads)) != len(threads):
+    found = swept(rows, "threads")
+    if found is None or found[0][0] != 1:
         return None
-    med = rows["median_s"].to_numpy(float)
-    q1, q3 = rows["q1_s"].to_numpy(float), rows["q3_s"].to_numpy(float)
-    if not (np.isfinite(med).all() and (med > 0).all()):
-        return None
+    threads, med, q1, q3 = found
     i = int(np.argmin(med))
     most = len(threads) - 1
     below = i < most
@@ -181,7 +173,7 @@ def build(df: pd.DataFrame) -> Threads:
         verdict = "does not hold here"
         evidence = (f"the most threads were fastest, or too close to call, in all "
                     f"{len(all_sizes)} case-sizes")
-    return Threads(table, sentences, verdict, evidence, counts)
+    return Threads(table, sentences, verdict, evidence, counts=counts)
 
 
 def _examples(found: dict[tuple[str, ...], list[SizeResult]],
