@@ -35,3 +35,18 @@ suite_run() {
     > "$ROOT/results/$name/tracebacks.txt" 2>/dev/null
   return $rc
 }
+# overlay_run NAME OVERLAY: config/config.yaml plus one overlay from $TREE into
+# $ROOT/results/NAME (compile caches in $ROOT/results/cache); the samples files removed
+# (samples.csv kept compressed), the GPU's name and clocks in gpu.txt, error rows'
+# tracebacks in tracebacks.txt.
+overlay_run() {
+  local out=$ROOT/results/$1
+  (cd "$TREE" && $SM --configfile config/config.yaml "$2" \
+    --config results_dir="$out" logs_dir="$out/logs" compile_cache_dir="$ROOT/results/cache")
+  local rc=$?
+  rm -f "$out"/raw/*.samples.csv; xz -T0 -6 "$out/samples.csv" 2>/dev/null
+  nvidia-smi --query-gpu=name,serial,uuid,clocks.max.sm,power.limit --format=csv \
+    > "$out/gpu.txt" 2>&1
+  grep -h -A40 "traceback of the error" "$out"/logs/*/*.log > "$out/tracebacks.txt" 2>/dev/null
+  return $rc
+}
